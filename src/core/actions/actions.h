@@ -1,0 +1,71 @@
+#pragma once
+
+// The scheduling actions (Volcano's pkg/scheduler/actions) and helpers they share.
+
+#include <functional>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "core/framework/session.h"
+
+namespace muster::core {
+
+std::unique_ptr<Action> NewEnqueueAction();
+std::unique_ptr<Action> NewAllocateAction();
+std::unique_ptr<Action> NewBackfillAction();
+std::unique_ptr<Action> NewPreemptAction();
+std::unique_ptr<Action> NewReclaimAction();
+
+// A heap ordered by a session order function; ties pop in push order (deterministic).
+template <typename T>
+class OrderedQueue {
+ public:
+  explicit OrderedQueue(std::function<bool(const T&, const T&)> less) : less_(std::move(less)) {}
+  void Push(T v) {
+    items_.push_back({std::move(v), seq_++});
+    std::push_heap(items_.begin(), items_.end(), Cmp());
+  }
+  T Pop() {
+    std::pop_heap(items_.begin(), items_.end(), Cmp());
+    T v = std::move(items_.back().value);
+    items_.pop_back();
+    return v;
+  }
+  bool Empty() const { return items_.empty(); }
+  size_t Size() const { return items_.size(); }
+
+ private:
+  struct Item {
+    T value;
+    uint64_t seq;
+  };
+  auto Cmp() const {
+    return [this](const Item& a, const Item& b) {
+      if (less_(a.value, b.value)) return false;
+      if (less_(b.value, a.value)) return true;
+      return a.seq > b.seq;
+    };
+  }
+  std::function<bool(const T&, const T&)> less_;
+  std::vector<Item> items_;
+  uint64_t seq_ = 0;
+};
+
+struct FeasibleNodes {
+  std::vector<NodeInfo*> nodes;
+  FitErrors errors;
+};
+
+// Nodes where the task passes every predicate and fits in future-idle resources, examined from
+// a rotating start and stopping early once enough are found (Volcano's PredicateNodes with
+// kube-scheduler's numFeasibleNodesToFind).
+FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t);
+
+// The best-scoring node of `nodes` (first in order among equals).
+NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes);
+
+// "Insufficient <resource>" for the first dimension of `need` above `have`; empty when it fits.
+std::string InsufficientReason(const Resources& need, const Resources& have);
+
+}  // namespace muster::core

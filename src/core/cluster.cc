@@ -1,0 +1,508 @@
+#include "core/cluster.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace muster::core {
+namespace {
+
+// Kubernetes' effective request of one container: requests, with limits standing in for any
+// resource that has a limit but no request (API defaulting does the same).
+Resources ContainerRequests(const api::Container& c) {
+  api::ResourceList merged = c.resources.requests;
+  for (const auto& [name, q] : c.resources.limits) merged.emplace(name, q);
+  return Resources::FromList(merged);
+}
+
+int64_t TrailingNumber(const std::string& name) {
+  size_t i = name.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1]))) --i;
+  if (i == name.size() || name.size() - i > 18) return -1;
+  return std::stoll(name.substr(i));
+}
+
+std::string LabelOrAnnotation(const api::ObjectMeta& m, const char* key) {
+  if (auto it = m.labels.find(key); it != m.labels.end()) return it->second;
+  if (auto it = m.annotations.find(key); it != m.annotations.end()) return it->second;
+  return "";
+}
+
+TaskStatus StatusFromPod(const api::Pod& pod) {
+  const std::string& phase = pod.status.phase;
+  if (phase == "Succeeded") return TaskStatus::kSucceeded;
+  if (phase == "Failed") return TaskStatus::kFailed;
+  if (phase == "Unknown") return TaskStatus::kUnknown;
+  if (pod.spec.node_name.empty()) return TaskStatus::kPending;
+  if (!pod.meta.deletion_timestamp.empty()) return TaskStatus::kReleasing;
+  if (phase == "Running") return TaskStatus::kRunning;
+  return TaskStatus::kBound;
+}
+
+}  // namespace
+
+Resources PodRequests(const api::Pod& pod) {
+  Resources sum;
+  for (const auto& c : pod.spec.containers) sum.Add(ContainerRequests(c));
+  for (const auto& c : pod.spec.init_containers) sum.Max(ContainerRequests(c));
+  sum.Add(Resources::FromList(pod.spec.overhead));
+  return sum;
+}
+
+const char* TaskStatusName(TaskStatus s) {
+  static constexpr const char* kNames[] = {"Pending", "Allocated", "Pipelined", "Binding",
+                                           "Bound",   "Running",   "Releasing", "Succeeded",
+                                           "Failed",  "Unknown"};
+  return kNames[static_cast<int>(s)];
+}
+
+bool IsAllocatedStatus(TaskStatus s) {
+  return s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
+         s == TaskStatus::kRunning;
+}
+
+bool OccupiesNode(TaskStatus s) { return IsAllocatedStatus(s) || s == TaskStatus::kReleasing; }
+
+int NodeInfo::FreeGpus() const {
+  int n = 0;
+  for (const auto& g : gpus) n += g.holder < 0 ? 1 : 0;
+  return n;
+}
+
+int JobInfo::ReadyTaskNum() const {
+  return Count(TaskStatus::kBound) + Count(TaskStatus::kBinding) + Count(TaskStatus::kRunning) +
+         Count(TaskStatus::kAllocated) + Count(TaskStatus::kSucceeded);
+}
+
+int JobInfo::ValidTaskNum() const {
+  return Count(TaskStatus::kPending) + Count(TaskStatus::kPipelined) + ReadyTaskNum();
+}
+
+Cluster::Cluster() { EnsureDefaultQueue(); }
+
+void Cluster::EnsureDefaultQueue() {
+  if (queue_index_.count("default")) return;
+  auto q = std::make_unique<QueueInfo>();
+  q->id = static_cast<int>(queues_.size());
+  q->name = "default";
+  queue_index_["default"] = q->id;
+  queues_.push_back(std::move(q));
+}
+
+// --- nodes ----------------------------------------------------------------------------------
+
+void Cluster::UpsertNode(const api::Node& api_node) {
+  const std::string& name = api_node.meta.name;
+  NodeInfo* n = FindNode(name);
+  bool is_new = n == nullptr;
+  if (is_new) {
+    auto owned = std::make_unique<NodeInfo>();
+    owned->id = static_cast<int>(nodes_.size());
+    owned->name = name;
+    n = owned.get();
+    node_index_[name] = n->id;
+    nodes_.push_back(std::move(owned));
+    auto pos = std::lower_bound(node_order_.begin(), node_order_.end(), name,
+                                [&](int id, const std::string& v) { return nodes_[id]->name < v; });
+    node_order_.insert(pos, n->id);
+  }
+  n->node = std::make_shared<const api::Node>(api_node);
+  const api::ResourceList& alloc =
+      api_node.status.allocatable.empty() ? api_node.status.capacity : api_node.status.allocatable;
+  Resources new_alloc = Resources::FromList(alloc);
+  // Keep the occupied amount; recompute idle from the new allocatable.
+  n->idle = new_alloc;
+  n->idle.Sub(n->used);
+  n->allocatable = new_alloc;
+  if (auto it = alloc.find("pods"); it != alloc.end()) {
+    n->max_pods = static_cast<int>(it->second.Value());
+  }
+  n->unschedulable = api_node.spec.unschedulable;
+  n->ready = true;
+  for (const auto& c : api_node.status.conditions) {
+    if (c.type == "Ready") n->ready = c.status == "True";
+  }
+  // GPU devices: one per whole nvidia.com/gpu; holders survive a resize where they fit.
+  int gpu_count = static_cast<int>(new_alloc.Get(kGpu) / 1000);
+  std::string model;
+  int64_t memory = 0;
+  if (auto it = api_node.meta.labels.find("nvidia.com/gpu.product");
+      it != api_node.meta.labels.end()) {
+    model = it->second;
+  }
+  if (auto it = api_node.meta.labels.find("nvidia.com/gpu.memory");
+      it != api_node.meta.labels.end()) {
+    memory = std::atoll(it->second.c_str());
+  }
+  std::vector<GpuDevice> gpus(gpu_count);
+  for (int i = 0; i < gpu_count; ++i) {
+    gpus[i] = GpuDevice{i, model, memory, i < static_cast<int>(n->gpus.size()) ? n->gpus[i].holder : -1};
+  }
+  n->gpus = std::move(gpus);
+  if (is_new) {
+    auto it = waiting_for_node_.find(name);
+    if (it != waiting_for_node_.end()) {
+      std::vector<int> waiting = std::move(it->second);
+      waiting_for_node_.erase(it);
+      for (int tid : waiting) {
+        TaskInfo& t = *tasks_[tid];
+        if (t.node < 0 && OccupiesNode(t.status)) {
+          TaskStatus s = t.status;
+          IndexStatus(t, s, -1);
+          t.status = TaskStatus::kPending;
+          IndexStatus(t, t.status, +1);
+          PlaceTask(t, n->id, s);
+        }
+      }
+    }
+  }
+}
+
+void Cluster::RemoveNode(const std::string& name) {
+  NodeInfo* n = FindNode(name);
+  if (!n) return;
+  std::vector<int> on_node = n->tasks;
+  for (int tid : on_node) {
+    TaskInfo& t = *tasks_[tid];
+    TaskStatus s = t.status;
+    UnplaceTask(t, TaskStatus::kPending);
+    SetStatus(t, s);
+    waiting_for_node_[name].push_back(tid);
+  }
+  node_order_.erase(std::find(node_order_.begin(), node_order_.end(), n->id));
+  node_index_.erase(name);
+  nodes_[n->id].reset();
+}
+
+// --- accounting -----------------------------------------------------------------------------
+
+void Cluster::IndexStatus(TaskInfo& t, TaskStatus status, int sign) {
+  if (t.job >= 0) jobs_[t.job]->count[static_cast<int>(status)] += sign;
+}
+
+void Cluster::AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign) {
+  Resources r = t.resreq;
+  auto apply = [&](Resources& target, bool add) {
+    if ((sign > 0) == add) target.Add(r); else target.Sub(r);
+  };
+  switch (status) {
+    case TaskStatus::kPipelined:
+      apply(n.pipelined, true);
+      break;
+    case TaskStatus::kReleasing:
+      apply(n.releasing, true);
+      apply(n.used, true);
+      apply(n.idle, false);
+      n.releasing_pods += sign;
+      break;
+    default:
+      if (OccupiesNode(status)) {
+        apply(n.used, true);
+        apply(n.idle, false);
+      }
+      break;
+  }
+}
+
+void Cluster::PlaceTask(TaskInfo& t, int node_id, TaskStatus status) {
+  NodeInfo& n = *nodes_[node_id];
+  IndexStatus(t, t.status, -1);
+  t.status = status;
+  t.node = node_id;
+  IndexStatus(t, t.status, +1);
+  n.tasks.push_back(t.id);
+  n.pod_count++;
+  AccountOnNode(t, n, status, +1);
+  if (status != TaskStatus::kPipelined) {
+    if (t.gpus.empty()) t.gpus = ChooseGpus(t, n);
+    for (int g : t.gpus) {
+      if (g < static_cast<int>(n.gpus.size())) n.gpus[g].holder = t.id;
+    }
+  }
+}
+
+void Cluster::UnplaceTask(TaskInfo& t, TaskStatus status) {
+  if (t.node < 0) {
+    SetStatus(t, status);
+    return;
+  }
+  NodeInfo& n = *nodes_[t.node];
+  AccountOnNode(t, n, t.status, -1);
+  for (int g : t.gpus) {
+    if (g < static_cast<int>(n.gpus.size()) && n.gpus[g].holder == t.id) n.gpus[g].holder = -1;
+  }
+  t.gpus.clear();
+  auto it = std::find(n.tasks.begin(), n.tasks.end(), t.id);
+  if (it != n.tasks.end()) n.tasks.erase(it);
+  n.pod_count--;
+  IndexStatus(t, t.status, -1);
+  t.status = status;
+  t.node = -1;
+  IndexStatus(t, t.status, +1);
+}
+
+void Cluster::SetStatus(TaskInfo& t, TaskStatus status) {
+  if (t.node >= 0) {
+    NodeInfo& n = *nodes_[t.node];
+    AccountOnNode(t, n, t.status, -1);
+    AccountOnNode(t, n, status, +1);
+    if (t.status == TaskStatus::kPipelined && status != TaskStatus::kPipelined) {
+      if (t.gpus.empty()) t.gpus = ChooseGpus(t, n);
+      for (int g : t.gpus) n.gpus[g].holder = t.id;
+    }
+  }
+  IndexStatus(t, t.status, -1);
+  t.status = status;
+  IndexStatus(t, t.status, +1);
+}
+
+std::vector<int> Cluster::ChooseGpus(const TaskInfo& t, const NodeInfo& n) const {
+  int64_t want = (t.resreq.Get(kGpu) + 999) / 1000;
+  std::vector<int> out;
+  for (const auto& g : n.gpus) {
+    if (static_cast<int64_t>(out.size()) >= want) break;
+    if (g.holder < 0) out.push_back(g.index);
+  }
+  return out;
+}
+
+// --- pods -----------------------------------------------------------------------------------
+
+void Cluster::UpsertPod(const api::Pod& pod) {
+  std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
+  auto it = task_index_.find(key);
+  TaskInfo* t;
+  if (it == task_index_.end()) {
+    int id;
+    if (!free_tasks_.empty()) {
+      id = free_tasks_.back();
+      free_tasks_.pop_back();
+      tasks_[id] = std::make_unique<TaskInfo>();
+    } else {
+      id = static_cast<int>(tasks_.size());
+      tasks_.push_back(std::make_unique<TaskInfo>());
+    }
+    t = tasks_[id].get();
+    t->id = id;
+    t->seq = seq_++;
+    task_index_[key] = id;
+  } else {
+    t = tasks_[it->second].get();
+    // Drop the old placement and job membership; the new version re-adds both.
+    if (t->node >= 0) UnplaceTask(*t, TaskStatus::kPending);
+    DetachTask(*t);
+    auto w = waiting_for_node_.find(t->pod->spec.node_name);
+    if (w != waiting_for_node_.end()) {
+      std::erase(w->second, t->id);
+    }
+  }
+  t->pod = std::make_shared<const api::Pod>(pod);
+  t->ns = pod.meta.namespace_;
+  t->name = pod.meta.name;
+  t->key = key;
+  t->uid = pod.meta.uid.empty() ? pod.meta.namespace_ + "-" + pod.meta.name : pod.meta.uid;
+  t->group = "";
+  if (auto a = pod.meta.annotations.find(api::kGroupNameAnnotation);
+      a != pod.meta.annotations.end()) {
+    t->group = a->second;
+  }
+  t->role = LabelOrAnnotation(pod.meta, api::kTaskSpecKey);
+  t->preemptable = LabelOrAnnotation(pod.meta, api::kPreemptableKey) != "false";
+  t->resreq = PodRequests(pod);
+  t->best_effort = t->resreq.IsEmpty();
+  t->priority = pod.spec.priority.value_or(1);
+  t->preempt_never = pod.spec.preemption_policy == "Never";
+  t->critical = pod.meta.namespace_ == "kube-system" ||
+                pod.spec.priority_class_name == "system-cluster-critical" ||
+                pod.spec.priority_class_name == "system-node-critical";
+  t->name_index = TrailingNumber(pod.meta.name);
+  t->gpus.clear();
+  t->status = TaskStatus::kPending;
+  t->node = -1;
+  AttachTask(*t);
+  TaskStatus s = StatusFromPod(pod);
+  if (OccupiesNode(s)) {
+    NodeInfo* n = FindNode(pod.spec.node_name);
+    if (n) {
+      PlaceTask(*t, n->id, s);
+    } else {
+      SetStatus(*t, s);
+      waiting_for_node_[pod.spec.node_name].push_back(t->id);
+    }
+  } else {
+    SetStatus(*t, s);
+  }
+}
+
+void Cluster::RemovePod(const std::string& ns, const std::string& name) {
+  auto it = task_index_.find(ns + "/" + name);
+  if (it == task_index_.end()) return;
+  TaskInfo& t = *tasks_[it->second];
+  if (t.node >= 0) UnplaceTask(t, TaskStatus::kPending);
+  if (t.pod) {
+    auto w = waiting_for_node_.find(t.pod->spec.node_name);
+    if (w != waiting_for_node_.end()) std::erase(w->second, t.id);
+  }
+  DetachTask(t);
+  free_tasks_.push_back(t.id);
+  task_index_.erase(it);
+  tasks_[t.id].reset();
+}
+
+void Cluster::AttachTask(TaskInfo& t) {
+  t.job = -1;
+  if (t.group.empty()) return;
+  JobInfo& j = EnsureJob(t.ns, t.group);
+  t.job = j.id;
+  j.tasks.push_back(t.id);
+  j.count[static_cast<int>(t.status)]++;
+}
+
+void Cluster::DetachTask(TaskInfo& t) {
+  if (t.job < 0) return;
+  JobInfo& j = *jobs_[t.job];
+  j.count[static_cast<int>(t.status)]--;
+  std::erase(j.tasks, t.id);
+  t.job = -1;
+}
+
+// --- pod groups, queues, priority classes ------------------------------------------------------
+
+JobInfo& Cluster::EnsureJob(const std::string& ns, const std::string& name) {
+  std::string key = ns + "/" + name;
+  auto it = job_index_.find(key);
+  if (it != job_index_.end()) return *jobs_[it->second];
+  auto j = std::make_unique<JobInfo>();
+  j->id = static_cast<int>(jobs_.size());
+  j->ns = ns;
+  j->name = name;
+  j->key = key;
+  j->uid = ns + "-" + name;
+  j->seq = seq_++;
+  job_index_[key] = j->id;
+  jobs_.push_back(std::move(j));
+  return *jobs_.back();
+}
+
+void Cluster::UpsertPodGroup(const api::PodGroup& pg) {
+  JobInfo& j = EnsureJob(pg.meta.namespace_, pg.meta.name);
+  j.pg = std::make_shared<const api::PodGroup>(pg);
+  if (!pg.meta.uid.empty()) j.uid = pg.meta.uid;
+  j.queue_name = pg.spec.queue.empty() ? "default" : pg.spec.queue;
+  j.min_available = pg.spec.min_member;
+  j.min_task_member = pg.spec.min_task_member;
+  j.task_min_total = 0;
+  for (const auto& [role, n] : j.min_task_member) j.task_min_total += n;
+  j.min_resources.reset();
+  if (pg.spec.min_resources) j.min_resources = Resources::FromList(*pg.spec.min_resources);
+  j.phase = pg.status.phase.empty() ? "Pending" : pg.status.phase;
+  j.creation = pg.meta.creation_timestamp;
+  RefreshJobPriority(j);
+}
+
+void Cluster::RefreshJobPriority(JobInfo& j) {
+  j.priority = 0;
+  if (j.pg && !j.pg->spec.priority_class_name.empty()) {
+    j.priority = PriorityClassValue(j.pg->spec.priority_class_name).value_or(0);
+  }
+}
+
+void Cluster::RemovePodGroup(const std::string& ns, const std::string& name) {
+  JobInfo* j = FindJob(ns + "/" + name);
+  if (!j) return;
+  j->pg.reset();
+  j->phase.clear();
+}
+
+void Cluster::UpsertQueue(const api::Queue& api_queue) {
+  QueueInfo* q = FindQueue(api_queue.meta.name);
+  if (!q) {
+    auto owned = std::make_unique<QueueInfo>();
+    owned->id = static_cast<int>(queues_.size());
+    owned->name = api_queue.meta.name;
+    q = owned.get();
+    queue_index_[q->name] = q->id;
+    queues_.push_back(std::move(owned));
+  }
+  q->queue = std::make_shared<const api::Queue>(api_queue);
+  q->weight = api_queue.spec.weight;
+  q->priority = api_queue.spec.priority;
+  q->open = api_queue.status.state.empty() || api_queue.status.state == "Open";
+  q->reclaimable = api_queue.spec.reclaimable.value_or(true);
+  q->parent = api_queue.spec.parent;
+  q->creation = api_queue.meta.creation_timestamp;
+}
+
+void Cluster::RemoveQueue(const std::string& name) {
+  QueueInfo* q = FindQueue(name);
+  if (!q || name == "default") return;
+  queue_index_.erase(name);
+  queues_[q->id].reset();
+}
+
+void Cluster::UpsertPriorityClass(const api::PriorityClass& pc) {
+  priority_classes_[pc.meta.name] = pc.value;
+  for (auto& j : jobs_) {
+    if (j) RefreshJobPriority(*j);
+  }
+}
+
+void Cluster::RemovePriorityClass(const std::string& name) {
+  priority_classes_.erase(name);
+  for (auto& j : jobs_) {
+    if (j) RefreshJobPriority(*j);
+  }
+}
+
+std::optional<int32_t> Cluster::PriorityClassValue(const std::string& name) const {
+  auto it = priority_classes_.find(name);
+  if (it == priority_classes_.end()) return std::nullopt;
+  return it->second;
+}
+
+// --- lookups ----------------------------------------------------------------------------------
+
+TaskInfo* Cluster::FindTask(const std::string& key) {
+  auto it = task_index_.find(key);
+  return it == task_index_.end() ? nullptr : tasks_[it->second].get();
+}
+JobInfo* Cluster::FindJob(const std::string& key) {
+  auto it = job_index_.find(key);
+  return it == job_index_.end() ? nullptr : jobs_[it->second].get();
+}
+NodeInfo* Cluster::FindNode(const std::string& name) {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : nodes_[it->second].get();
+}
+QueueInfo* Cluster::FindQueue(const std::string& name) {
+  auto it = queue_index_.find(name);
+  return it == queue_index_.end() ? nullptr : queues_[it->second].get();
+}
+
+std::vector<int> Cluster::JobIds() const {
+  std::vector<int> ids;
+  for (const auto& j : jobs_) {
+    if (j) ids.push_back(j->id);
+  }
+  std::sort(ids.begin(), ids.end(), [&](int a, int b) { return jobs_[a]->key < jobs_[b]->key; });
+  return ids;
+}
+
+std::vector<int> Cluster::QueueIds() const {
+  std::vector<int> ids;
+  for (const auto& q : queues_) {
+    if (q) ids.push_back(q->id);
+  }
+  std::sort(ids.begin(), ids.end(),
+            [&](int a, int b) { return queues_[a]->name < queues_[b]->name; });
+  return ids;
+}
+
+Resources Cluster::TotalAllocatable() const {
+  Resources total;
+  for (int id : node_order_) {
+    if (nodes_[id]->ready) total.Add(nodes_[id]->allocatable);
+  }
+  return total;
+}
+
+}  // namespace muster::core

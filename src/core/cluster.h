@@ -1,0 +1,217 @@
+#pragma once
+
+// The engine's view of the cluster: nodes, tasks (pods), jobs (PodGroups) and queues, indexed
+// for placement and updated incrementally from object changes. A scheduling session works on
+// this state in place and undoes what it does not commit; it never copies it.
+//
+// Thread-safety: none. The owner (scheduler adapter, simulator, scenario runner) serialises
+// updates and cycles.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/model.h"
+#include "core/resources.h"
+
+namespace muster::core {
+
+enum class TaskStatus {
+  kPending,
+  kAllocated,
+  kPipelined,
+  kBinding,
+  kBound,
+  kRunning,
+  kReleasing,
+  kSucceeded,
+  kFailed,
+  kUnknown,
+};
+inline constexpr int kNumTaskStatus = 10;
+const char* TaskStatusName(TaskStatus s);
+// Allocated, Binding, Bound, Running: the task holds node resources as an admitted placement.
+bool IsAllocatedStatus(TaskStatus s);
+// Holds resources on its node (allocated statuses plus Releasing).
+bool OccupiesNode(TaskStatus s);
+
+struct GpuDevice {
+  int index = 0;
+  std::string model;
+  int64_t memory_mib = 0;
+  int holder = -1;  // task id, or -1 when free
+};
+
+struct TaskInfo {
+  int id = -1;
+  std::string ns;
+  std::string name;
+  std::string key;  // ns/name
+  std::string uid;  // metadata.uid, or ns-name when unset
+  std::shared_ptr<const api::Pod> pod;
+  std::string group;  // PodGroup name from the annotation; empty when none
+  int job = -1;
+  std::string role;  // volcano.sh/task-spec, "" when none
+  Resources resreq;
+  bool best_effort = false;
+  int32_t priority = 1;
+  bool preemptable = true;
+  bool preempt_never = false;
+  bool critical = false;  // kube-system or system-*-critical: never a victim (conformance)
+  TaskStatus status = TaskStatus::kPending;
+  int node = -1;
+  std::vector<int> gpus;  // device indices on `node`
+  int64_t name_index = -1;  // trailing number in the pod name
+  int64_t seq = 0;          // arrival order
+};
+
+struct NodeInfo {
+  int id = -1;
+  std::string name;
+  std::shared_ptr<const api::Node> node;
+  Resources allocatable;
+  Resources idle;
+  Resources used;
+  Resources releasing;
+  Resources pipelined;
+  int max_pods = 110;
+  int pod_count = 0;        // tasks on the node, pipelined and releasing included
+  int releasing_pods = 0;
+  bool ready = true;
+  bool unschedulable = false;
+  std::vector<GpuDevice> gpus;
+  std::vector<int> tasks;  // task ids on the node
+
+  Resources FutureIdle() const {
+    Resources r = idle;
+    r.Add(releasing).Sub(pipelined);
+    return r;
+  }
+  int FreeGpus() const;
+};
+
+struct QueueInfo {
+  int id = -1;
+  std::string name;
+  std::shared_ptr<const api::Queue> queue;
+  int32_t weight = 1;
+  int32_t priority = 0;
+  bool open = true;
+  bool reclaimable = true;
+  std::string parent;
+  std::string creation;
+};
+
+struct JobInfo {
+  int id = -1;
+  std::string ns;
+  std::string name;
+  std::string key;  // ns/name
+  std::string uid;
+  std::shared_ptr<const api::PodGroup> pg;  // null until the PodGroup is known
+  std::string queue_name;
+  int queue = -1;
+  int32_t min_available = 0;
+  std::map<std::string, int32_t> min_task_member;
+  int32_t task_min_total = 0;
+  std::optional<Resources> min_resources;
+  int32_t priority = 0;
+  std::string phase;  // PodGroup phase as the engine knows it
+  std::string creation;
+  int64_t seq = 0;
+  std::vector<int> tasks;
+  std::array<int, kNumTaskStatus> count{};
+
+  int Count(TaskStatus s) const { return count[static_cast<int>(s)]; }
+  // Bound + Binding + Running + Allocated + Succeeded.
+  int ReadyTaskNum() const;
+  int WaitingTaskNum() const { return Count(TaskStatus::kPipelined); }
+  int ValidTaskNum() const;
+  bool IsPending() const { return phase == "Pending"; }
+};
+
+// Kubernetes effective requests: containers summed, init containers maxed, overhead added;
+// a resource given only in limits counts at its limit.
+Resources PodRequests(const api::Pod& pod);
+
+class Cluster {
+ public:
+  Cluster();
+
+  // Object changes. Upserts replace the previous version of the object with the same key.
+  void UpsertNode(const api::Node& node);
+  void RemoveNode(const std::string& name);
+  void UpsertPod(const api::Pod& pod);
+  void RemovePod(const std::string& ns, const std::string& name);
+  void UpsertPodGroup(const api::PodGroup& pg);
+  void RemovePodGroup(const std::string& ns, const std::string& name);
+  void UpsertQueue(const api::Queue& queue);
+  void RemoveQueue(const std::string& name);
+  void UpsertPriorityClass(const api::PriorityClass& pc);
+  void RemovePriorityClass(const std::string& name);
+
+  // Lookups; nullptr when absent.
+  TaskInfo* FindTask(const std::string& key);
+  JobInfo* FindJob(const std::string& key);
+  NodeInfo* FindNode(const std::string& name);
+  QueueInfo* FindQueue(const std::string& name);
+
+  TaskInfo& task(int id) { return *tasks_[id]; }
+  NodeInfo& node(int id) { return *nodes_[id]; }
+  JobInfo& job(int id) { return *jobs_[id]; }
+  QueueInfo& queue(int id) { return *queues_[id]; }
+  const TaskInfo& task(int id) const { return *tasks_[id]; }
+  const NodeInfo& node(int id) const { return *nodes_[id]; }
+  const JobInfo& job(int id) const { return *jobs_[id]; }
+  const QueueInfo& queue(int id) const { return *queues_[id]; }
+
+  // Live objects in a stable order (nodes and queues by name, jobs by key).
+  const std::vector<int>& NodeIds() const { return node_order_; }
+  std::vector<int> JobIds() const;
+  std::vector<int> QueueIds() const;
+  // Total allocatable over ready nodes.
+  Resources TotalAllocatable() const;
+  std::optional<int32_t> PriorityClassValue(const std::string& name) const;
+
+  // State changes used by sessions. They keep node accounting, GPU holders and job counters
+  // consistent. SetStatus moves a task between statuses without changing its node.
+  void PlaceTask(TaskInfo& t, int node, TaskStatus status);  // precondition: t.node == -1
+  void UnplaceTask(TaskInfo& t, TaskStatus status);          // back to off-node
+  void SetStatus(TaskInfo& t, TaskStatus status);
+
+  // GPU choice for a task on a node: the lowest-indexed free devices. Empty when the task asks
+  // for no GPU; fewer than asked when the node lacks free devices.
+  std::vector<int> ChooseGpus(const TaskInfo& t, const NodeInfo& n) const;
+
+ private:
+  void AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign);
+  void IndexStatus(TaskInfo& t, TaskStatus status, int sign);
+  JobInfo& EnsureJob(const std::string& ns, const std::string& name);
+  void AttachTask(TaskInfo& t);
+  void DetachTask(TaskInfo& t);
+  void RefreshJobPriority(JobInfo& j);
+  void EnsureDefaultQueue();
+
+  std::vector<std::unique_ptr<TaskInfo>> tasks_;
+  std::vector<std::unique_ptr<NodeInfo>> nodes_;
+  std::vector<std::unique_ptr<JobInfo>> jobs_;
+  std::vector<std::unique_ptr<QueueInfo>> queues_;
+  std::unordered_map<std::string, int> task_index_;
+  std::unordered_map<std::string, int> node_index_;
+  std::unordered_map<std::string, int> job_index_;
+  std::unordered_map<std::string, int> queue_index_;
+  std::vector<int> free_tasks_;
+  std::vector<int> node_order_;
+  std::map<std::string, int32_t> priority_classes_;
+  // Tasks bound to a node name that is not (yet) known; placed when the node arrives.
+  std::unordered_map<std::string, std::vector<int>> waiting_for_node_;
+  bool default_queue_declared_ = false;
+  int64_t seq_ = 0;
+};
+
+}  // namespace muster::core

@@ -1,0 +1,620 @@
+#include "core/framework/session.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace muster::core {
+namespace {
+
+std::string Histogram(const std::map<std::string, int>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : counts) parts.push_back(fmt::format("{} {}", n, reason));
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+// Creation time, then UID: Volcano's fallback when every plugin ties.
+template <typename T>
+bool FallbackLess(const T& l, const T& r) {
+  if (l.creation != r.creation) return l.creation < r.creation;
+  return l.uid < r.uid;
+}
+
+}  // namespace
+
+// --- FitErrors --------------------------------------------------------------------------------
+
+void FitErrors::SetNodeError(int node, std::vector<std::string> reasons) {
+  nodes_.emplace_back(node, std::move(reasons));
+}
+
+std::string FitErrors::Error() const {
+  std::map<std::string, int> counts;
+  for (const auto& [node, reasons] : nodes_) {
+    for (const auto& r : reasons) counts[r]++;
+  }
+  return fmt::format("0/{} nodes are unavailable: {}.", nodes_.size(), Histogram(counts));
+}
+
+// --- Session ----------------------------------------------------------------------------------
+
+Session::Session(Cluster& cluster, const SchedulerConf& conf, SessionOptions options)
+    : cluster_(cluster), conf_(conf), options_(std::move(options)) {}
+
+Session::~Session() = default;
+
+CycleResult Session::Run() {
+  Open();
+  for (const auto& name : conf_.actions) {
+    std::unique_ptr<Action> action = NewAction(name);
+    if (action) action->Execute(*this);
+  }
+  Close();
+  return std::move(result_);
+}
+
+void Session::Open() {
+  for (int id : cluster_.NodeIds()) {
+    NodeInfo& n = cluster_.node(id);
+    if (n.ready) nodes_.push_back(&n);
+  }
+  total_resource_ = cluster_.TotalAllocatable();
+  for (int id : cluster_.JobIds()) {
+    JobInfo& j = cluster_.job(id);
+    if (!j.pg) continue;
+    QueueInfo* q = cluster_.FindQueue(j.queue_name);
+    j.queue = q ? q->id : -1;
+    if (!q) continue;
+    jobs_.push_back(&j);
+  }
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& opt : tier.plugins) {
+      std::unique_ptr<Plugin> p = NewPlugin(opt);
+      if (!p) continue;
+      p->OnSessionOpen(*this);
+      plugins_.push_back(std::move(p));
+    }
+  }
+  // Jobs that can never become ready leave the session with the reason on their PodGroup.
+  std::vector<JobInfo*> valid;
+  for (JobInfo* j : jobs_) {
+    if (auto vr = JobValid(*j)) {
+      api::Condition c;
+      c.type = "Unschedulable";
+      c.status = "True";
+      c.reason = vr->reason;
+      c.message = vr->message;
+      c.transition_id = options_.session_id;
+      CycleResult::PodGroupStatus st;
+      st.pod_group = j->key;
+      st.phase = j->phase;
+      st.condition = c;
+      st.running = j->Count(TaskStatus::kRunning);
+      st.succeeded = j->Count(TaskStatus::kSucceeded);
+      st.failed = j->Count(TaskStatus::kFailed);
+      result_.pod_groups.push_back(std::move(st));
+      result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
+      continue;
+    }
+    valid.push_back(j);
+  }
+  jobs_ = std::move(valid);
+}
+
+TaskStatus Session::LastStatus(const TaskInfo& t) const {
+  auto it = last_tx_.find(t.id);
+  return it == last_tx_.end() ? t.status : it->second.first;
+}
+
+std::string Session::JobFitError(const JobInfo& j) const {
+  std::map<std::string, int> counts;
+  for (int s = 0; s < kNumTaskStatus; ++s) {
+    if (j.count[s] > 0) counts[TaskStatusName(static_cast<TaskStatus>(s))] += j.count[s];
+  }
+  counts["minAvailable"] = j.min_available;
+  std::string msg = "pod group is not ready, " + Histogram(counts);
+  std::map<std::string, int> pending_reasons;
+  const TaskInfo* first_failed = nullptr;
+  std::vector<const TaskInfo*> tasks;
+  for (int tid : j.tasks) tasks.push_back(&cluster_.task(tid));
+  std::sort(tasks.begin(), tasks.end(),
+            [&](const TaskInfo* a, const TaskInfo* b) { return TaskOrderLess(*a, *b); });
+  for (const TaskInfo* t : tasks) {
+    if (t->status != TaskStatus::kPending) continue;
+    TaskStatus last = LastStatus(*t);
+    pending_reasons[last == TaskStatus::kAllocated ? "Schedulable" : "Unschedulable"]++;
+  }
+  if (!pending_reasons.empty()) msg += "; Pending: " + Histogram(pending_reasons);
+  auto jfe = job_fit_errors_.find(j.id);
+  if (jfe != job_fit_errors_.end() && !jfe->second.empty()) {
+    msg += ". Origin reason is " + jfe->second;
+  } else {
+    for (const TaskInfo* t : tasks) {
+      auto fe = task_fit_errors_.find(t->id);
+      if (fe != task_fit_errors_.end()) {
+        first_failed = t;
+        msg += fmt::format(". Origin reason is {}: {}", first_failed->name, fe->second.Error());
+        break;
+      }
+    }
+  }
+  return msg;
+}
+
+void Session::Close() {
+  for (auto& p : plugins_) p->OnSessionClose(*this);
+
+  // PodGroup status (Volcano's jobStatus), pod conditions and events.
+  for (JobInfo* j : jobs_) {
+    int allocated = 0;
+    for (int s = 0; s < kNumTaskStatus; ++s) {
+      TaskStatus st = static_cast<TaskStatus>(s);
+      if (IsAllocatedStatus(st) || st == TaskStatus::kSucceeded) allocated += j->count[s];
+    }
+    auto cond = pg_conditions_.find(j->id);
+    bool unschedulable = cond != pg_conditions_.end() && cond->second.type == "Unschedulable";
+    std::string phase = j->phase;
+    if (j->Count(TaskStatus::kRunning) != 0 && unschedulable) {
+      phase = "Unknown";
+    } else if (allocated >= j->min_available) {
+      phase = j->Count(TaskStatus::kSucceeded) == allocated ? "Completed" : "Running";
+    } else if (phase != "Inqueue") {
+      phase = "Pending";
+    }
+    CycleResult::PodGroupStatus st;
+    st.pod_group = j->key;
+    st.phase = phase;
+    if (cond != pg_conditions_.end()) st.condition = cond->second;
+    st.running = j->Count(TaskStatus::kRunning);
+    st.succeeded = j->Count(TaskStatus::kSucceeded);
+    st.failed = j->Count(TaskStatus::kFailed);
+    bool phase_changed = phase != j->phase;
+    j->phase = phase;
+    result_.pod_groups.push_back(std::move(st));
+
+    bool pg_unschedulable = phase == "Unknown" || phase == "Pending" || phase == "Inqueue";
+    std::string job_msg;
+    if (pg_unschedulable && !j->tasks.empty()) {
+      job_msg = JobFitError(*j);
+      result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable",
+                                fmt::format("{}/{} tasks in gang unschedulable: {}",
+                                            j->Count(TaskStatus::kPending), j->tasks.size(),
+                                            job_msg)});
+    } else if (phase_changed && !pg_unschedulable) {
+      result_.events.push_back({"PodGroup", j->key, "Normal", "Scheduled", "pod group is ready"});
+    }
+    std::string base = "all nodes are unavailable";
+    if (cond != pg_conditions_.end() && cond->second.type == "Unschedulable") {
+      base = cond->second.message;
+    }
+    for (int tid : j->tasks) {
+      TaskInfo& t = cluster_.task(tid);
+      TaskStatus last = LastStatus(t);
+      if (t.status != TaskStatus::kPending && t.status != TaskStatus::kAllocated &&
+          t.status != TaskStatus::kPipelined) {
+        continue;
+      }
+      CycleResult::PodCondition pc;
+      pc.pod = t.key;
+      auto lt = last_tx_.find(t.id);
+      std::string node = lt != last_tx_.end() && lt->second.second >= 0
+                             ? cluster_.node(lt->second.second).name
+                             : "";
+      if (last == TaskStatus::kAllocated) {
+        pc.reason = "Schedulable";
+        pc.message = fmt::format(
+            "Pod {}/{} can possibly be assigned to {}, once minAvailable is satisfied", t.ns,
+            t.name, node);
+      } else if (last == TaskStatus::kPipelined) {
+        pc.reason = "Unschedulable";
+        pc.message = fmt::format(
+            "Pod {}/{} can possibly be assigned to {}, once resource is released and "
+            "minAvailable is satisfied",
+            t.ns, t.name, node);
+        pc.nominated_node = node;
+      } else if (auto fe = task_fit_errors_.find(t.id); fe != task_fit_errors_.end()) {
+        pc.reason = "Unschedulable";
+        pc.message = fe->second.Error();
+      } else {
+        pc.reason = "Unschedulable";
+        pc.message = base;
+      }
+      result_.events.push_back({"Pod", t.key, "Warning", "FailedScheduling", pc.message});
+      result_.pod_conditions.push_back(std::move(pc));
+    }
+  }
+
+  // Soft reservations end with the session.
+  for (auto it = open_statements_.rbegin(); it != open_statements_.rend(); ++it) (*it)->Discard();
+  open_statements_.clear();
+  // Committed pipelines hold nodes only within the session; the preemptor's victims are leaving
+  // and the next cycle places it for real.
+  for (JobInfo* j : jobs_) {
+    for (int tid : j->tasks) {
+      TaskInfo& t = cluster_.task(tid);
+      if (t.status == TaskStatus::kPipelined || t.status == TaskStatus::kAllocated) {
+        cluster_.UnplaceTask(t, TaskStatus::kPending);
+      }
+    }
+  }
+}
+
+void Session::KeepOpen(std::unique_ptr<Statement> stmt) {
+  open_statements_.push_back(std::move(stmt));
+}
+
+// --- hook combination -----------------------------------------------------------------------
+
+template <typename Fn>
+const Fn* Session::Find(const std::map<std::string, Fn>& fns, const PluginOption& p,
+                        const char* flag) const {
+  if (flag != nullptr && !p.Enabled(flag)) return nullptr;
+  auto it = fns.find(p.name);
+  return it == fns.end() ? nullptr : &it->second;
+}
+
+bool Session::JobOrderLess(const JobInfo& l, const JobInfo& r) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_order_, p, "enableJobOrder")) {
+        if (int c = (*f)(l, r); c != 0) return c < 0;
+      }
+    }
+  }
+  return FallbackLess(l, r);
+}
+
+bool Session::QueueOrderLess(const QueueInfo& l, const QueueInfo& r) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(queue_order_, p, "enableQueueOrder")) {
+        if (int c = (*f)(l, r); c != 0) return c < 0;
+      }
+    }
+  }
+  if (l.creation != r.creation) return l.creation < r.creation;
+  return l.name < r.name;
+}
+
+bool Session::VictimQueueOrderLess(const QueueInfo& l, const QueueInfo& r,
+                                   const QueueInfo& pq) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(victim_queue_order_, p, "enableQueueOrder")) {
+        if (int c = (*f)(l, r, pq); c != 0) return c < 0;
+      }
+    }
+  }
+  return !QueueOrderLess(l, r);
+}
+
+bool Session::TaskOrderLess(const TaskInfo& l, const TaskInfo& r) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(task_order_, p, "enableTaskOrder")) {
+        if (int c = (*f)(l, r); c != 0) return c < 0;
+      }
+    }
+  }
+  if (l.name_index != r.name_index) return l.name_index < r.name_index;
+  std::string lc = l.pod ? l.pod->meta.creation_timestamp : "";
+  std::string rc = r.pod ? r.pod->meta.creation_timestamp : "";
+  if (lc != rc) return lc < rc;
+  return l.uid < r.uid;
+}
+
+PredicateStatus Session::Predicate(const TaskInfo& t, const NodeInfo& n) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(predicate_, p, "enablePredicate")) {
+        PredicateStatus s = (*f)(t, n);
+        if (!s.ok) return s;
+      }
+    }
+  }
+  return {};
+}
+
+std::vector<double> Session::NodeScores(const TaskInfo& t,
+                                        const std::vector<const NodeInfo*>& nodes) const {
+  std::vector<double> scores(nodes.size(), 0.0);
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(node_order_, p, "enableNodeOrder")) {
+        for (size_t i = 0; i < nodes.size(); ++i) scores[i] += (*f)(t, *nodes[i]);
+      }
+      if (const auto* f = Find(batch_node_order_, p, "enableNodeOrder")) {
+        std::vector<double> s = (*f)(t, nodes);
+        for (size_t i = 0; i < nodes.size() && i < s.size(); ++i) scores[i] += s[i];
+      }
+    }
+  }
+  return scores;
+}
+
+bool Session::JobReady(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_ready_, p, "enableJobReady")) {
+        if (!(*f)(j)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool Session::JobPipelined(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    bool permit = false;
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_pipelined_, p, "enableJobPipelined")) {
+        int v = (*f)(j);
+        if (v < 0) return false;
+        if (v > 0) permit = true;
+      }
+    }
+    if (permit) return true;
+  }
+  return true;
+}
+
+bool Session::JobStarving(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    bool found = false;
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_starving_, p, "enableJobStarving")) {
+        found = true;
+        if (!(*f)(j)) return false;
+      }
+    }
+    if (found) return true;
+  }
+  return false;
+}
+
+std::optional<ValidateResult> Session::JobValid(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_valid_, p, nullptr)) {
+        auto r = (*f)(j);
+        if (r && !r->pass) return r;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool Session::JobEnqueueable(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    bool permit = false;
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_enqueueable_, p, "enableJobEnqueued")) {
+        int v = (*f)(j);
+        if (v < 0) return false;
+        if (v > 0) permit = true;
+      }
+    }
+    if (permit) return true;
+  }
+  return true;
+}
+
+void Session::JobEnqueued(const JobInfo& j) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(job_enqueued_, p, "enableJobEnqueued")) (*f)(j);
+    }
+  }
+}
+
+bool Session::Overused(const QueueInfo& q) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(overused_, p, "enabledOverused")) {
+        if ((*f)(q)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(allocatable_, p, "enabledAllocatable")) {
+        if (!(*f)(q, t)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool Session::Preemptive(const QueueInfo& q, const TaskInfo& t) const {
+  for (const Tier& tier : conf_.tiers) {
+    for (const PluginOption& p : tier.plugins) {
+      if (const auto* f = Find(preemptive_, p, "enablePreemptive")) {
+        if (!(*f)(q, t)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<const TaskInfo*> Intersect(const std::vector<const TaskInfo*>& a,
+                                       const std::vector<const TaskInfo*>& b) {
+  std::vector<const TaskInfo*> out;
+  for (const TaskInfo* x : a) {
+    if (std::find(b.begin(), b.end(), x) != b.end()) out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+#define MUSTER_VICTIMS_COMBINE(fns, flag)                                      \
+  for (const Tier& tier : conf_.tiers) {                                       \
+    std::optional<std::vector<const TaskInfo*>> victims;                       \
+    for (const PluginOption& p : tier.plugins) {                               \
+      const auto* f = Find(fns, p, flag);                                      \
+      if (!f) continue;                                                        \
+      auto [candidates, vote] = (*f)(preemptor, preemptees);                   \
+      if (vote == kAbstain) continue;                                          \
+      if (candidates.empty()) {                                                \
+        victims = std::vector<const TaskInfo*>{};                              \
+        break;                                                                 \
+      }                                                                        \
+      victims = victims ? Intersect(*victims, candidates) : candidates;        \
+    }                                                                          \
+    if (victims) return *victims;                                              \
+  }                                                                            \
+  return {};
+
+std::vector<const TaskInfo*> Session::Preemptable(
+    const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees) const {
+  MUSTER_VICTIMS_COMBINE(preemptable_, "enablePreemptable")
+}
+
+std::vector<const TaskInfo*> Session::Reclaimable(
+    const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees) const {
+  MUSTER_VICTIMS_COMBINE(reclaimable_, "enableReclaimable")
+}
+
+#undef MUSTER_VICTIMS_COMBINE
+
+std::vector<const TaskInfo*> Session::OrderVictims(std::vector<const TaskInfo*> victims,
+                                                   const TaskInfo& preemptor) const {
+  const JobInfo* pj = preemptor.job >= 0 ? &cluster_.job(preemptor.job) : nullptr;
+  std::stable_sort(victims.begin(), victims.end(), [&](const TaskInfo* l, const TaskInfo* r) {
+    if (l->job == r->job || l->job < 0 || r->job < 0) return TaskOrderLess(*r, *l);
+    const JobInfo& lj = cluster_.job(l->job);
+    const JobInfo& rj = cluster_.job(r->job);
+    if (pj && lj.queue != rj.queue && lj.queue >= 0 && rj.queue >= 0 && pj->queue >= 0) {
+      return VictimQueueOrderLess(cluster_.queue(lj.queue), cluster_.queue(rj.queue),
+                                  cluster_.queue(pj->queue));
+    }
+    return JobOrderLess(rj, lj);
+  });
+  return victims;
+}
+
+// --- primitive state changes -------------------------------------------------------------------
+
+void Session::FireAllocate(const TaskInfo& t) {
+  for (auto& h : handlers_) {
+    if (h.on_allocate) h.on_allocate(t);
+  }
+}
+
+void Session::FireDeallocate(const TaskInfo& t) {
+  for (auto& h : handlers_) {
+    if (h.on_deallocate) h.on_deallocate(t);
+  }
+}
+
+void Session::DoAllocate(TaskInfo& t, int node) {
+  cluster_.PlaceTask(t, node, TaskStatus::kAllocated);
+  last_tx_[t.id] = {TaskStatus::kAllocated, node};
+  FireAllocate(t);
+}
+
+void Session::DoPipeline(TaskInfo& t, int node) {
+  cluster_.PlaceTask(t, node, TaskStatus::kPipelined);
+  last_tx_[t.id] = {TaskStatus::kPipelined, node};
+  FireAllocate(t);
+}
+
+void Session::DoEvict(TaskInfo& t) {
+  cluster_.SetStatus(t, TaskStatus::kReleasing);
+  FireDeallocate(t);
+}
+
+void Session::UndoPlacement(TaskInfo& t) {
+  cluster_.UnplaceTask(t, TaskStatus::kPending);
+  FireDeallocate(t);
+}
+
+void Session::UndoEvict(TaskInfo& t, TaskStatus previous) {
+  cluster_.SetStatus(t, previous);
+  FireAllocate(t);
+}
+
+void Session::RecordBind(TaskInfo& t) {
+  cluster_.SetStatus(t, TaskStatus::kBinding);
+  result_.binds.push_back({t.key, cluster_.node(t.node).name, t.gpus});
+  result_.events.push_back({"Pod", t.key, "Normal", "Scheduled",
+                            fmt::format("Successfully assigned {} to {}", t.key,
+                                        cluster_.node(t.node).name)});
+}
+
+void Session::RecordEviction(TaskInfo& t, const std::string& reason) {
+  result_.evictions.push_back({t.key, reason});
+  result_.events.push_back(
+      {"Pod", t.key, "Warning", "Evict", fmt::format("Pod is evicted, because of {}", reason)});
+}
+
+void Session::RecordPipelined(const TaskInfo& t) {
+  if (t.node >= 0) result_.pipelined[t.key] = cluster_.node(t.node).name;
+}
+
+// --- Statement --------------------------------------------------------------------------------
+
+void Statement::Allocate(TaskInfo& t, int node) {
+  ops_.push_back({Kind::kAllocate, t.id, t.status, ""});
+  ssn_.DoAllocate(t, node);
+}
+
+void Statement::Pipeline(TaskInfo& t, int node) {
+  ops_.push_back({Kind::kPipeline, t.id, t.status, ""});
+  ssn_.DoPipeline(t, node);
+}
+
+void Statement::Evict(TaskInfo& t, const std::string& reason) {
+  ops_.push_back({Kind::kEvict, t.id, t.status, reason});
+  ssn_.DoEvict(t);
+}
+
+void Statement::Commit() {
+  for (const Op& op : ops_) {
+    TaskInfo& t = ssn_.cluster().task(op.task);
+    switch (op.kind) {
+      case Kind::kAllocate:
+        ssn_.RecordBind(t);
+        break;
+      case Kind::kPipeline:
+        ssn_.RecordPipelined(t);
+        break;
+      case Kind::kEvict:
+        ssn_.RecordEviction(t, op.reason);
+        break;
+    }
+  }
+  ops_.clear();
+}
+
+void Statement::Discard() {
+  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
+    TaskInfo& t = ssn_.cluster().task(it->task);
+    switch (it->kind) {
+      case Kind::kAllocate:
+      case Kind::kPipeline:
+        ssn_.UndoPlacement(t);
+        break;
+      case Kind::kEvict:
+        ssn_.UndoEvict(t, it->previous);
+        break;
+    }
+  }
+  ops_.clear();
+}
+
+void Statement::Merge(Statement& other) {
+  ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
+  other.ops_.clear();
+}
+
+}  // namespace muster::core

@@ -1,0 +1,313 @@
+#pragma once
+
+// One scheduling cycle ("session" in Volcano): plugins register their callbacks, the configured
+// actions run over the cluster state in place, and the session closes by computing PodGroup
+// status, pod conditions and events. Hook combination follows Volcano's
+// framework/session_plugins.go (see ../shared/reference/volcano.md section 2.4).
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/framework/conf.h"
+
+namespace muster::core {
+
+// Why a task does not fit, per node; Error() renders Volcano's
+// "0/<N> nodes are unavailable: <k> <reason>, ...." text.
+class FitErrors {
+ public:
+  void SetNodeError(int node, std::vector<std::string> reasons);
+  bool empty() const { return nodes_.empty(); }
+  std::string Error() const;
+
+ private:
+  std::vector<std::pair<int, std::vector<std::string>>> nodes_;
+};
+
+// Everything a cycle decided, for the adapter to apply (binds, evictions, status writes, events).
+struct CycleResult {
+  struct Bind {
+    std::string pod;  // ns/name
+    std::string node;
+    std::vector<int> gpus;
+  };
+  struct Eviction {
+    std::string pod;
+    std::string reason;
+  };
+  struct PodGroupStatus {
+    std::string pod_group;  // ns/name
+    std::string phase;
+    std::optional<api::Condition> condition;
+    int32_t running = 0;
+    int32_t succeeded = 0;
+    int32_t failed = 0;
+  };
+  struct PodCondition {  // PodScheduled=False on a pod that stays unscheduled
+    std::string pod;
+    std::string reason;  // Unschedulable, Schedulable
+    std::string message;
+    std::string nominated_node;
+  };
+  struct Event {
+    std::string kind;  // Pod, PodGroup
+    std::string object;  // ns/name
+    std::string type;  // Normal, Warning
+    std::string reason;
+    std::string message;
+  };
+  std::vector<Bind> binds;
+  std::vector<Eviction> evictions;
+  std::map<std::string, std::string> pipelined;  // pod -> node held for it
+  std::vector<PodGroupStatus> pod_groups;
+  std::vector<PodCondition> pod_conditions;
+  std::vector<Event> events;
+};
+
+// Votes of JobPipelined / JobEnqueueable / victim functions.
+inline constexpr int kPermit = 1;
+inline constexpr int kAbstain = 0;
+inline constexpr int kReject = -1;
+
+struct ValidateResult {
+  bool pass = true;
+  std::string reason;
+  std::string message;
+};
+
+struct PredicateStatus {
+  bool ok = true;
+  // Unresolvable failures (affinity, taints) cannot be cured by evicting pods.
+  bool unresolvable = false;
+  std::vector<std::string> reasons;
+};
+
+class Session;
+
+using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
+using QueueOrderFn = std::function<int(const QueueInfo&, const QueueInfo&)>;
+using VictimQueueOrderFn =
+    std::function<int(const QueueInfo&, const QueueInfo&, const QueueInfo& preemptor)>;
+using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
+using PredicateFn = std::function<PredicateStatus(const TaskInfo&, const NodeInfo&)>;
+using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
+using BatchNodeOrderFn =
+    std::function<std::vector<double>(const TaskInfo&, const std::vector<const NodeInfo*>&)>;
+using JobBoolFn = std::function<bool(const JobInfo&)>;
+using JobVoteFn = std::function<int(const JobInfo&)>;
+using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
+using JobEnqueuedFn = std::function<void(const JobInfo&)>;
+using QueueBoolFn = std::function<bool(const QueueInfo&)>;
+using QueueTaskBoolFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
+// Returns the acceptable victims and a vote (kAbstain means "no opinion").
+using VictimsFn = std::function<std::pair<std::vector<const TaskInfo*>, int>(
+    const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees)>;
+
+struct EventHandler {
+  std::function<void(const TaskInfo&)> on_allocate;
+  std::function<void(const TaskInfo&)> on_deallocate;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual void OnSessionOpen(Session& ssn) = 0;
+  virtual void OnSessionClose(Session& ssn) {}
+};
+
+class Action {
+ public:
+  virtual ~Action() = default;
+  virtual void Execute(Session& ssn) = 0;
+};
+
+struct SessionOptions {
+  // Volcano's --minimum-feasible-nodes and --percentage-nodes-to-find (0 = adaptive).
+  int min_feasible_nodes = 100;
+  int percentage_nodes_to_find = 0;
+  // Rotates the first node examined across cycles (kube-scheduler's nextStartNodeIndex).
+  int start_node_index = 0;
+  std::string session_id = "session";
+  // Wall-clock time of the cycle in Unix seconds, for age-based plugins (sla); 0 = unknown.
+  int64_t now_unix = 0;
+};
+
+class Statement;
+
+class Session {
+ public:
+  Session(Cluster& cluster, const SchedulerConf& conf, SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Opens plugins, runs the configured actions, closes. Call once.
+  CycleResult Run();
+
+  Cluster& cluster() { return cluster_; }
+  const SchedulerConf& conf() const { return conf_; }
+  const SessionOptions& options() const { return options_; }
+  // Ready nodes in name order.
+  const std::vector<NodeInfo*>& nodes() const { return nodes_; }
+  // Jobs this session schedules: PodGroup known, queue known.
+  const std::vector<JobInfo*>& jobs() const { return jobs_; }
+  QueueInfo* QueueOf(const JobInfo& j) { return j.queue >= 0 ? &cluster_.queue(j.queue) : nullptr; }
+  JobInfo* JobOf(const TaskInfo& t) { return t.job >= 0 ? &cluster_.job(t.job) : nullptr; }
+  const Resources& total_resource() const { return total_resource_; }
+  CycleResult& result() { return result_; }
+
+  // Registration, by plugin name.
+  void AddJobOrderFn(const std::string& p, JobOrderFn f) { job_order_[p] = std::move(f); }
+  void AddQueueOrderFn(const std::string& p, QueueOrderFn f) { queue_order_[p] = std::move(f); }
+  void AddVictimQueueOrderFn(const std::string& p, VictimQueueOrderFn f) { victim_queue_order_[p] = std::move(f); }
+  void AddTaskOrderFn(const std::string& p, TaskOrderFn f) { task_order_[p] = std::move(f); }
+  void AddPredicateFn(const std::string& p, PredicateFn f) { predicate_[p] = std::move(f); }
+  void AddNodeOrderFn(const std::string& p, NodeOrderFn f) { node_order_[p] = std::move(f); }
+  void AddBatchNodeOrderFn(const std::string& p, BatchNodeOrderFn f) { batch_node_order_[p] = std::move(f); }
+  void AddJobReadyFn(const std::string& p, JobBoolFn f) { job_ready_[p] = std::move(f); }
+  void AddJobPipelinedFn(const std::string& p, JobVoteFn f) { job_pipelined_[p] = std::move(f); }
+  void AddJobStarvingFn(const std::string& p, JobBoolFn f) { job_starving_[p] = std::move(f); }
+  void AddJobValidFn(const std::string& p, JobValidFn f) { job_valid_[p] = std::move(f); }
+  void AddJobEnqueueableFn(const std::string& p, JobVoteFn f) { job_enqueueable_[p] = std::move(f); }
+  void AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn f) { job_enqueued_[p] = std::move(f); }
+  void AddOverusedFn(const std::string& p, QueueBoolFn f) { overused_[p] = std::move(f); }
+  void AddAllocatableFn(const std::string& p, QueueTaskBoolFn f) { allocatable_[p] = std::move(f); }
+  void AddPreemptiveFn(const std::string& p, QueueTaskBoolFn f) { preemptive_[p] = std::move(f); }
+  void AddPreemptableFn(const std::string& p, VictimsFn f) { preemptable_[p] = std::move(f); }
+  void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_[p] = std::move(f); }
+  void AddEventHandler(EventHandler h) { handlers_.push_back(std::move(h)); }
+
+  // Combined hooks (Volcano semantics).
+  bool JobOrderLess(const JobInfo& l, const JobInfo& r) const;
+  bool QueueOrderLess(const QueueInfo& l, const QueueInfo& r) const;
+  bool VictimQueueOrderLess(const QueueInfo& l, const QueueInfo& r, const QueueInfo& p) const;
+  bool TaskOrderLess(const TaskInfo& l, const TaskInfo& r) const;
+  // All predicates; resources are checked by the caller.
+  PredicateStatus Predicate(const TaskInfo& t, const NodeInfo& n) const;
+  // Per node scores (same order as `nodes`).
+  std::vector<double> NodeScores(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes) const;
+  bool JobReady(const JobInfo& j) const;
+  bool JobPipelined(const JobInfo& j) const;
+  bool JobStarving(const JobInfo& j) const;
+  std::optional<ValidateResult> JobValid(const JobInfo& j) const;
+  bool JobEnqueueable(const JobInfo& j) const;
+  void JobEnqueued(const JobInfo& j) const;
+  bool Overused(const QueueInfo& q) const;
+  bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  bool Preemptive(const QueueInfo& q, const TaskInfo& t) const;
+  std::vector<const TaskInfo*> Preemptable(const TaskInfo& preemptor,
+                                           const std::vector<const TaskInfo*>& preemptees) const;
+  std::vector<const TaskInfo*> Reclaimable(const TaskInfo& reclaimer,
+                                           const std::vector<const TaskInfo*>& reclaimees) const;
+  // Victims in eviction order (lowest first), Volcano's BuildVictimsPriorityQueue.
+  std::vector<const TaskInfo*> OrderVictims(std::vector<const TaskInfo*> victims,
+                                            const TaskInfo& preemptor) const;
+
+  // Primitive state changes (statements call these and record how to undo them).
+  void DoAllocate(TaskInfo& t, int node);
+  void DoPipeline(TaskInfo& t, int node);
+  void DoEvict(TaskInfo& t);
+  void UndoPlacement(TaskInfo& t);  // Allocated or Pipelined back to Pending
+  void UndoEvict(TaskInfo& t, TaskStatus previous);
+  void FireAllocate(const TaskInfo& t);
+  void FireDeallocate(const TaskInfo& t);
+  // Records a committed bind / eviction / pipeline in the result.
+  void RecordBind(TaskInfo& t);
+  void RecordEviction(TaskInfo& t, const std::string& reason);
+  void RecordPipelined(const TaskInfo& t);
+  // A statement neither committed nor discarded (a pipelined gang); undone at close.
+  void KeepOpen(std::unique_ptr<Statement> stmt);
+
+  // Scheduling diagnostics gathered during actions.
+  std::map<int, FitErrors>& task_fit_errors() { return task_fit_errors_; }
+  std::map<int, std::string>& job_fit_errors() { return job_fit_errors_; }
+  std::map<int, std::string>& enqueue_rejections() { return enqueue_rejections_; }
+
+  // Job summary in Volcano's FitError() form.
+  std::string JobFitError(const JobInfo& j) const;
+  void SetPodGroupCondition(const JobInfo& j, api::Condition c) { pg_conditions_[j.id] = std::move(c); }
+  const std::map<int, api::Condition>& pod_group_conditions() const { return pg_conditions_; }
+  void RecordEvent(CycleResult::Event e) { result_.events.push_back(std::move(e)); }
+  // The job's statuses when the session opened (Volcano's TransactionContext.LastTransaction).
+  TaskStatus LastStatus(const TaskInfo& t) const;
+
+ private:
+  void Open();
+  void Close();
+  template <typename Fn>
+  const Fn* Find(const std::map<std::string, Fn>& fns, const PluginOption& p,
+                 const char* flag) const;
+
+  Cluster& cluster_;
+  const SchedulerConf& conf_;
+  SessionOptions options_;
+  std::vector<NodeInfo*> nodes_;
+  std::vector<JobInfo*> jobs_;
+  Resources total_resource_;
+  CycleResult result_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::unique_ptr<Statement>> open_statements_;
+  std::map<int, FitErrors> task_fit_errors_;
+  std::map<int, std::string> job_fit_errors_;
+  std::map<int, std::string> enqueue_rejections_;
+  std::map<int, api::Condition> pg_conditions_;
+  std::map<int, std::pair<TaskStatus, int>> last_tx_;  // task -> (status, node) of last op
+
+  std::map<std::string, JobOrderFn> job_order_;
+  std::map<std::string, QueueOrderFn> queue_order_;
+  std::map<std::string, VictimQueueOrderFn> victim_queue_order_;
+  std::map<std::string, TaskOrderFn> task_order_;
+  std::map<std::string, PredicateFn> predicate_;
+  std::map<std::string, NodeOrderFn> node_order_;
+  std::map<std::string, BatchNodeOrderFn> batch_node_order_;
+  std::map<std::string, JobBoolFn> job_ready_;
+  std::map<std::string, JobVoteFn> job_pipelined_;
+  std::map<std::string, JobBoolFn> job_starving_;
+  std::map<std::string, JobValidFn> job_valid_;
+  std::map<std::string, JobVoteFn> job_enqueueable_;
+  std::map<std::string, JobEnqueuedFn> job_enqueued_;
+  std::map<std::string, QueueBoolFn> overused_;
+  std::map<std::string, QueueTaskBoolFn> allocatable_;
+  std::map<std::string, QueueTaskBoolFn> preemptive_;
+  std::map<std::string, VictimsFn> preemptable_;
+  std::map<std::string, VictimsFn> reclaimable_;
+  std::vector<EventHandler> handlers_;
+};
+
+// Gang statement: tentative operations, committed together or undone in reverse.
+class Statement {
+ public:
+  explicit Statement(Session& ssn) : ssn_(ssn) {}
+  ~Statement() = default;
+  void Allocate(TaskInfo& t, int node);
+  void Pipeline(TaskInfo& t, int node);
+  void Evict(TaskInfo& t, const std::string& reason);
+  void Commit();
+  void Discard();
+  // Moves other's operations to the end of this one.
+  void Merge(Statement& other);
+  bool empty() const { return ops_.empty(); }
+
+ private:
+  enum class Kind { kAllocate, kPipeline, kEvict };
+  struct Op {
+    Kind kind;
+    int task;
+    TaskStatus previous;
+    std::string reason;
+  };
+  Session& ssn_;
+  std::vector<Op> ops_;
+};
+
+// Builders for the registries (plugins/registry.cc, actions/registry.cc).
+std::unique_ptr<Plugin> NewPlugin(const PluginOption& option);
+std::unique_ptr<Action> NewAction(const std::string& name);
+
+}  // namespace muster::core

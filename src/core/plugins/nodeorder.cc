@@ -1,0 +1,133 @@
+// nodeorder: kube-scheduler's scores (0-100 each) weighted as Volcano's nodeorder plugin does
+// (leastrequested 1, mostrequested 0, balancedresource 1, nodeaffinity 2, tainttoleration 3,
+// podaffinity 2, podtopologyspread 2, imagelocality 1). binpack: Volcano's binpack score, which
+// here counts nvidia.com/gpu by default (Volcano ignores GPUs unless they are listed).
+
+#include <algorithm>
+#include <cmath>
+
+#include "api/selector.h"
+#include "core/plugins/plugins.h"
+
+namespace muster::core {
+namespace {
+
+constexpr double kMaxNodeScore = 100.0;
+
+// Fraction of a dimension used once the task is placed; 0 when the node has none.
+double UsedFraction(const TaskInfo& t, const NodeInfo& n, ResourceId r) {
+  double alloc = static_cast<double>(n.allocatable.Get(r));
+  if (alloc <= 0) return 0;
+  double used = static_cast<double>(n.used.Get(r) + t.resreq.Get(r));
+  return std::min(used / alloc, 1.0);
+}
+
+class NodeOrderPlugin : public Plugin {
+ public:
+  explicit NodeOrderPlugin(const PluginOption& opt) {
+    auto w = [&](const char* key, double def) { return opt.Number(key, def).value_or(def); };
+    least_ = w("leastrequested.weight", 1);
+    most_ = w("mostrequested.weight", 0);
+    balanced_ = w("balancedresource.weight", 1);
+    node_affinity_ = w("nodeaffinity.weight", 2);
+    taint_ = w("tainttoleration.weight", 3);
+  }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddBatchNodeOrderFn("nodeorder", [this](const TaskInfo& t,
+                                                const std::vector<const NodeInfo*>& nodes) {
+      return Score(t, nodes);
+    });
+  }
+
+ private:
+  std::vector<double> Score(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes) const {
+    std::vector<double> out(nodes.size(), 0.0);
+    std::vector<double> affinity(nodes.size(), 0.0), taints(nodes.size(), 0.0);
+    double max_affinity = 0, max_taints = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& n = *nodes[i];
+      double cpu = UsedFraction(t, n, kCpu), mem = UsedFraction(t, n, kMemory);
+      if (least_ != 0) out[i] += least_ * ((1 - cpu) + (1 - mem)) / 2 * kMaxNodeScore;
+      if (most_ != 0) out[i] += most_ * (cpu + mem) / 2 * kMaxNodeScore;
+      if (balanced_ != 0) out[i] += balanced_ * (1 - std::abs(cpu - mem) / 2) * kMaxNodeScore;
+      if (node_affinity_ != 0) {
+        affinity[i] = static_cast<double>(api::PreferredNodeAffinityScore(*t.pod, *n.node));
+        max_affinity = std::max(max_affinity, affinity[i]);
+      }
+      if (taint_ != 0) {
+        taints[i] = api::CountIntolerablePreferNoSchedule(n.node->spec.taints,
+                                                          t.pod->spec.tolerations);
+        max_taints = std::max(max_taints, taints[i]);
+      }
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (max_affinity > 0) out[i] += node_affinity_ * affinity[i] * kMaxNodeScore / max_affinity;
+      if (taint_ != 0) {
+        double s = max_taints > 0 ? (max_taints - taints[i]) * kMaxNodeScore / max_taints
+                                  : kMaxNodeScore;
+        out[i] += taint_ * s;
+      }
+    }
+    return out;
+  }
+
+  double least_, most_, balanced_, node_affinity_, taint_;
+};
+
+class BinpackPlugin : public Plugin {
+ public:
+  explicit BinpackPlugin(const PluginOption& opt) {
+    weight_ = opt.Number("binpack.weight", 1).value_or(1);
+    weights_.Set(kCpu, static_cast<int64_t>(opt.Number("binpack.cpu", 1).value_or(1)));
+    weights_.Set(kMemory, static_cast<int64_t>(opt.Number("binpack.memory", 1).value_or(1)));
+    weights_.Set(kGpu, 1);
+    std::string listed = opt.Text("binpack.resources", "");
+    size_t start = 0;
+    while (start <= listed.size()) {
+      size_t end = listed.find(',', start);
+      std::string name = listed.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty()) {
+        weights_.Set(ResourceNames::Id(name),
+                     static_cast<int64_t>(opt.Number("binpack.resources." + name, 1).value_or(1)));
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddNodeOrderFn("binpack", [this](const TaskInfo& t, const NodeInfo& n) {
+      double score = 0, weight_sum = 0;
+      for (ResourceId r = 0; r < weights_.Size(); ++r) {
+        double w = static_cast<double>(weights_.Get(r));
+        double req = static_cast<double>(t.resreq.Get(r));
+        if (w <= 0 || req <= 0) continue;
+        double alloc = static_cast<double>(n.allocatable.Get(r));
+        double used = static_cast<double>(n.used.Get(r));
+        if (alloc <= 0 || used + req > alloc) return 0.0;
+        score += (used + req) * w / alloc;
+        weight_sum += w;
+      }
+      if (weight_sum <= 0) return 0.0;
+      return score / weight_sum * kMaxNodeScore * weight_;
+    });
+  }
+
+ private:
+  double weight_;
+  Resources weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& opt) {
+  return std::make_unique<NodeOrderPlugin>(opt);
+}
+std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt) {
+  return std::make_unique<BinpackPlugin>(opt);
+}
+
+}  // namespace muster::core

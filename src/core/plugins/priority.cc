@@ -1,0 +1,68 @@
+// priority: job, task and victim order by PriorityClass value. conformance: never evicts
+// kube-system or system-*-critical pods.
+
+#include "core/plugins/plugins.h"
+
+namespace muster::core {
+namespace {
+
+int HigherFirst(int32_t l, int32_t r) { return l == r ? 0 : (l > r ? -1 : 1); }
+
+class PriorityPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddTaskOrderFn("priority", [](const TaskInfo& l, const TaskInfo& r) {
+      return HigherFirst(l.priority, r.priority);
+    });
+    ssn.AddJobOrderFn("priority", [](const JobInfo& l, const JobInfo& r) {
+      return HigherFirst(l.priority, r.priority);
+    });
+    Session* s = &ssn;
+    VictimsFn victims = [s](const TaskInfo& preemptor,
+                            const std::vector<const TaskInfo*>& preemptees) {
+      const JobInfo* pj = s->JobOf(preemptor);
+      std::vector<const TaskInfo*> out;
+      for (const TaskInfo* t : preemptees) {
+        const JobInfo* j = s->JobOf(*t);
+        if (pj && j && j->id != pj->id) {
+          if (j->priority >= pj->priority) continue;
+        } else if (t->priority >= preemptor.priority) {
+          continue;
+        }
+        out.push_back(t);
+      }
+      return std::make_pair(out, kPermit);
+    };
+    ssn.AddPreemptableFn("priority", victims);
+    ssn.AddReclaimableFn("priority", victims);
+    ssn.AddJobStarvingFn("priority", [](const JobInfo& j) {
+      return j.ReadyTaskNum() + j.WaitingTaskNum() < static_cast<int>(j.tasks.size());
+    });
+  }
+};
+
+class ConformancePlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& ssn) override {
+    VictimsFn victims = [](const TaskInfo&, const std::vector<const TaskInfo*>& preemptees) {
+      std::vector<const TaskInfo*> out;
+      for (const TaskInfo* t : preemptees) {
+        if (!t->critical) out.push_back(t);
+      }
+      return std::make_pair(out, kPermit);
+    };
+    ssn.AddPreemptableFn("conformance", victims);
+    ssn.AddReclaimableFn("conformance", victims);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewPriorityPlugin(const PluginOption&) {
+  return std::make_unique<PriorityPlugin>();
+}
+std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption&) {
+  return std::make_unique<ConformancePlugin>();
+}
+
+}  // namespace muster::core
