@@ -1,5 +1,6 @@
 #include "api/json_codec.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -355,9 +356,10 @@ absl::Status WrongType(std::string_view path, std::string_view expected, const v
 std::string NumberText(const value& json) {
   if (json.is_int64()) return Cat(json.get_int64());
   if (json.is_uint64()) return Cat(json.get_uint64());
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), json.get_double());
-  return std::string(buffer, result.ptr);
+  std::array<char, 64> buffer;
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), json.get_double());
+  return std::string(buffer.data(), result.ptr);
 }
 
 // --- Decoding ---------------------------------------------------------------------------------
@@ -521,12 +523,10 @@ absl::StatusOr<T> DecodeKind(const value& json) {
        {std::pair{"apiVersion", kTypeMeta<T>.api_version}, std::pair{"kind", kTypeMeta<T>.kind}}) {
     const value* given = fields->if_contains(key);
     if (given == nullptr || given->is_null()) continue;
-    const boost::json::string* text = given->if_string();
-    if (text == nullptr) return WrongType(key, "a string", *given);
-    if (std::string_view(*text) != expected) {
-      return Invalid(key,
-                     Cat("expected \"", expected, "\", got \"", std::string_view(*text), "\""));
-    }
+    const absl::StatusOr<std::string> text = Decode<std::string>(*given, key);
+    if (!text.ok()) return text.status();
+    if (*text != expected)
+      return Invalid(key, Cat("expected \"", expected, "\", got \"", *text, "\""));
   }
   return DecodeStruct<T>(json, "");
 }
@@ -543,13 +543,13 @@ struct KindDecoder {
   absl::StatusOr<Object> (*decode)(const value&);
 };
 
-constexpr KindDecoder kKindDecoders[] = {
+constexpr auto kKindDecoders = std::to_array<KindDecoder>({
     {kTypeMeta<Pod>, &DecodeKindAsObject<Pod>},
     {kTypeMeta<Node>, &DecodeKindAsObject<Node>},
     {kTypeMeta<PodGroup>, &DecodeKindAsObject<PodGroup>},
     {kTypeMeta<Queue>, &DecodeKindAsObject<Queue>},
     {kTypeMeta<PriorityClass>, &DecodeKindAsObject<PriorityClass>},
-};
+});
 
 // --- Encoding ---------------------------------------------------------------------------------
 
@@ -641,6 +641,15 @@ value EncodeKind(const T& from) {
   return out;
 }
 
+// apiVersion or kind, which DecodeObject needs to pick a decoder.
+absl::StatusOr<std::string> TypeField(const object& fields, std::string_view key) {
+  const value* given = fields.if_contains(key);
+  if (given == nullptr || given->is_null()) {
+    return Invalid(key, "required to tell the object's type, but missing");
+  }
+  return Decode<std::string>(*given, key);
+}
+
 }  // namespace
 
 absl::StatusOr<Pod> DecodePod(const value& json) { return DecodeKind<Pod>(json); }
@@ -654,24 +663,17 @@ absl::StatusOr<PriorityClass> DecodePriorityClass(const value& json) {
 absl::StatusOr<Object> DecodeObject(const value& json) {
   const object* fields = json.if_object();
   if (fields == nullptr) return WrongType("", "an object", json);
-  std::string_view type[2];
-  const std::string_view keys[2] = {"apiVersion", "kind"};
-  for (int i = 0; i < 2; ++i) {
-    const value* given = fields->if_contains(keys[i]);
-    if (given == nullptr || given->is_null()) {
-      return Invalid(keys[i], "required to tell the object's type, but missing");
-    }
-    const boost::json::string* text = given->if_string();
-    if (text == nullptr) return WrongType(keys[i], "a string", *given);
-    type[i] = std::string_view(*text);
-  }
+  const absl::StatusOr<std::string> api_version = TypeField(*fields, "apiVersion");
+  if (!api_version.ok()) return api_version.status();
+  const absl::StatusOr<std::string> kind = TypeField(*fields, "kind");
+  if (!kind.ok()) return kind.status();
   for (const KindDecoder& decoder : kKindDecoders) {
-    if (decoder.type.api_version == type[0] && decoder.type.kind == type[1]) {
+    if (decoder.type.api_version == *api_version && decoder.type.kind == *kind) {
       return decoder.decode(json);
     }
   }
   return absl::InvalidArgumentError(
-      Cat("no kind \"", type[1], "\" is registered for version \"", type[0], "\""));
+      Cat("no kind \"", *kind, "\" is registered for version \"", *api_version, "\""));
 }
 
 value EncodePod(const Pod& pod) { return EncodeKind(pod); }

@@ -1,5 +1,6 @@
 #include "api/yaml.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -49,7 +50,7 @@ struct Word {
   std::string_view text;
   enum { kTrue, kFalse, kNull, kNaN, kPlusInf, kMinusInf } meaning;
 };
-constexpr Word kWords[] = {
+constexpr auto kWords = std::to_array<Word>({
     {"y", Word::kTrue},         {"Y", Word::kTrue},         {"yes", Word::kTrue},
     {"Yes", Word::kTrue},       {"YES", Word::kTrue},       {"true", Word::kTrue},
     {"True", Word::kTrue},      {"TRUE", Word::kTrue},      {"on", Word::kTrue},
@@ -63,7 +64,7 @@ constexpr Word kWords[] = {
     {".Inf", Word::kPlusInf},   {".INF", Word::kPlusInf},   {"+.inf", Word::kPlusInf},
     {"+.Inf", Word::kPlusInf},  {"+.INF", Word::kPlusInf},  {"-.inf", Word::kMinusInf},
     {"-.Inf", Word::kMinusInf}, {"-.INF", Word::kMinusInf},
-};
+});
 
 // strconv.ParseInt(text, 0, 64), falling back to ParseUint: an optional sign, then a 0x/0o/0b
 // prefix, a leading 0 (octal) or decimal digits.
@@ -102,8 +103,8 @@ std::optional<value> ParseGoInteger(std::string_view text) {
     uint64_t digit = 0;
     if (c >= '0' && c <= '9') {
       digit = static_cast<uint64_t>(c - '0');
-    } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-      digit = static_cast<uint64_t>((c | 0x20) - 'a' + 10);
+    } else if (const char lower = static_cast<char>(c | 0x20); lower >= 'a' && lower <= 'f') {
+      digit = static_cast<uint64_t>(lower - 'a') + 10;
     } else {
       return std::nullopt;
     }
@@ -210,7 +211,7 @@ absl::StatusOr<value> ResolveScalar(const YAML::Node& node) {
   value resolved;
   if (tag == "?" || tag.empty()) {
     resolved = ResolvePlain(text);
-  } else if (tag.rfind(kStandardTagPrefix, 0) == 0) {
+  } else if (tag.starts_with(kStandardTagPrefix)) {
     const std::string_view wanted = std::string_view(tag).substr(kStandardTagPrefix.size());
     if (wanted == "str" || wanted == "binary" || wanted == "timestamp") return value(text);
     if (wanted != "null" && wanted != "bool" && wanted != "int" && wanted != "float") {
@@ -239,10 +240,10 @@ absl::StatusOr<value> ResolveScalar(const YAML::Node& node) {
 std::string FormatGoFloat32(double number) {
   if (std::isnan(number)) return ".nan";
   if (std::isinf(number)) return number > 0 ? ".inf" : "-.inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), static_cast<float>(number),
-                                    std::chars_format::scientific);
-  const std::string_view scientific(buffer, static_cast<size_t>(result.ptr - buffer));
+  std::array<char, 64> buffer;
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
+                                    static_cast<float>(number), std::chars_format::scientific);
+  const std::string_view scientific(buffer.data(), static_cast<size_t>(result.ptr - buffer.data()));
   const size_t e = scientific.find('e');
   std::string_view mantissa = scientific.substr(0, e);
   int exponent = 0;

@@ -33,8 +33,8 @@ class PriorityPlugin : public Plugin {
       }
       return std::make_pair(out, kPermit);
     };
+    // Reclaim is between queues, where queue shares decide, not job priority: no Reclaimable vote.
     ssn.AddPreemptableFn("priority", victims);
-    ssn.AddReclaimableFn("priority", victims);
     ssn.AddJobStarvingFn("priority", [](const JobInfo& j) {
       return j.ReadyTaskNum() + j.WaitingTaskNum() < static_cast<int>(j.tasks.size());
     });

@@ -87,7 +87,7 @@ class ProportionPlugin : public Plugin {
       return ls > rs ? -1 : 1;
     });
     Session* s = &ssn;
-    ssn.AddReclaimableFn("proportion", [this, s](const TaskInfo& reclaimer,
+    ssn.AddReclaimableFn("proportion", [this, s](const TaskInfo&,
                                                  const std::vector<const TaskInfo*>& reclaimees) {
       std::map<int, Resources> allocations;
       std::vector<const TaskInfo*> out;
@@ -97,11 +97,14 @@ class ProportionPlugin : public Plugin {
         QueueAttr& a = attrs_[j->queue];
         auto [it, inserted] = allocations.try_emplace(j->queue, a.allocated);
         Resources& allocated = it->second;
-        if (allocated.LessPartly(reclaimer.resreq)) continue;
-        if (!allocated.LessEqual(a.deserved)) {
-          allocated.Sub(t->resreq);
-          out.push_back(t);
-        }
+        // A queue within its deserved share keeps its pods, and so does one that would fall
+        // below its guarantee.
+        if (allocated.LessEqual(a.deserved)) continue;
+        Resources after = allocated;
+        after.Sub(t->resreq);
+        if (!a.guarantee.LessEqual(after)) continue;
+        allocated = after;
+        out.push_back(t);
       }
       return std::make_pair(out, kPermit);
     });
