@@ -1,7 +1,9 @@
 #include "api/json_codec.h"
 
+#include <array>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -27,7 +29,7 @@ Quantity Q(std::string_view text) {
 value Json(std::string_view text) { return boost::json::parse(text); }
 
 // The objects of a scenario's `objects:` list, as YAML.
-std::vector<value> ObjectsIn(const std::string& yaml) {
+std::vector<value> ObjectsIn(std::string_view yaml) {
   absl::StatusOr<std::vector<value>> documents = ParseYamlDocuments(yaml);
   EXPECT_TRUE(documents.ok()) << documents.status();
   if (!documents.ok() || documents->size() != 1 || !documents->front().is_array()) {
@@ -39,34 +41,51 @@ std::vector<value> ObjectsIn(const std::string& yaml) {
 }
 
 // Shapes from the seed scenarios (conformance/seed/*.yaml, conformance/volcano/*.yaml).
-constexpr char kSeedObjects[] = R"(
-- {apiVersion: v1, kind: Node, metadata: {name: gpu-node-a, labels: {node.kubernetes.io/instance-type: g4dn.xlarge, topology.kubernetes.io/zone: ap-southeast-1c}},
+constexpr std::string_view kSeedObjects = R"(
+- {apiVersion: v1, kind: Node,
+   metadata: {name: gpu-node-a, labels: {node.kubernetes.io/instance-type: g4dn.xlarge,
+                                         topology.kubernetes.io/zone: ap-southeast-1c}},
    spec: {taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]},
    status: {allocatable: {cpu: "4", memory: 15Gi, pods: "29", nvidia.com/gpu: "1"}}}
-- {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, metadata: {name: ml-queue}, spec: {weight: 1}, status: {state: Open}}
-- {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: gang-tf-job, namespace: default},
-   spec: {minMember: 2, queue: ml-queue, minResources: {cpu: "4", memory: 8Gi, nvidia.com/gpu: "2"}}, status: {phase: Inqueue}}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, metadata: {name: ml-queue},
+   spec: {weight: 1}, status: {state: Open}}
+- {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup,
+   metadata: {name: gang-tf-job, namespace: default},
+   spec: {minMember: 2, queue: ml-queue,
+          minResources: {cpu: "4", memory: 8Gi, nvidia.com/gpu: "2"}},
+   status: {phase: Inqueue}}
 - {apiVersion: v1, kind: Pod,
    metadata: {name: gang-tf-job-trainer-0, namespace: default,
-              annotations: {scheduling.k8s.io/group-name: gang-tf-job, volcano.sh/task-spec: trainer}},
+              annotations: {scheduling.k8s.io/group-name: gang-tf-job,
+                            volcano.sh/task-spec: trainer}},
    spec: {schedulerName: volcano,
           tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}],
-          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
-            {matchExpressions: [{key: node.kubernetes.io/instance-type, operator: In, values: [g4dn.xlarge, g4dn.2xlarge, g5.xlarge]}]}]}}},
+          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/instance-type,
+              operator: In, values: [g4dn.xlarge, g4dn.2xlarge, g5.xlarge]}]}]}}},
           containers: [{name: trainer, image: akash202k/tf-volcano-demo:v1,
                         resources: {requests: {cpu: "2", memory: 4Gi, nvidia.com/gpu: "1"},
                                     limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: "1"}}}]},
    status: {phase: Pending}}
 - {apiVersion: v1, kind: Pod, metadata: {name: blocker, namespace: default},
-   spec: {nodeName: gpu-node-a, tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}],
-          containers: [{name: stress, image: nvidia/cuda:11.0-base, command: [/bin/sh], args: [-c, sleep 60],
-                        resources: {requests: {nvidia.com/gpu: "1"}}}]},
+   spec: {nodeName: gpu-node-a,
+          tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}],
+          containers: [{name: stress, image: nvidia/cuda:11.0-base, command: [/bin/sh],
+                        args: [-c, sleep 60], resources: {requests: {nvidia.com/gpu: "1"}}}]},
    status: {phase: Running}}
 - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 100}
 - {apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: pg1, namespace: c1},
-   spec: {minMember: 2, queue: c1, minTaskMember: {master: 1, worker: 1}}, status: {phase: Inqueue}}
-- {apiVersion: v1, kind: Pod, metadata: {name: preemptee2, namespace: c1, labels: {volcano.sh/preemptable: "true", test: test}, annotations: {scheduling.k8s.io/group-name: pg1}},
-   spec: {schedulerName: volcano, nodeName: n1, priority: 100, affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {volcano.sh/preemptable: "true", test: test}}, topologyKey: kubernetes.io/hostname}]}}, containers: [{name: c, resources: {requests: {cpu: "1", memory: "1G"}}}]},
+   spec: {minMember: 2, queue: c1, minTaskMember: {master: 1, worker: 1}},
+   status: {phase: Inqueue}}
+- {apiVersion: v1, kind: Pod,
+   metadata: {name: preemptee2, namespace: c1,
+              labels: {volcano.sh/preemptable: "true", test: test},
+              annotations: {scheduling.k8s.io/group-name: pg1}},
+   spec: {schedulerName: volcano, nodeName: n1, priority: 100,
+          affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [
+            {labelSelector: {matchLabels: {volcano.sh/preemptable: "true", test: test}},
+             topologyKey: kubernetes.io/hostname}]}},
+          containers: [{name: c, resources: {requests: {cpu: "1", memory: "1G"}}}]},
    status: {phase: Running}}
 )";
 
@@ -174,7 +193,7 @@ TEST(JsonCodecTest, DecodesTheSeedObjects) {
 
 // Every field of every kind, in canonical form: decoding then encoding gives the same JSON back,
 // so each field survives the trip into the model and out again under the same name.
-constexpr const char* kEveryField[] = {
+constexpr std::array kEveryField = {
     R"({"apiVersion": "v1", "kind": "Pod",
   "metadata": {"name": "trainer-0", "generateName": "trainer-", "namespace": "ml", "uid": "u-1",
     "resourceVersion": "42", "generation": 3, "creationTimestamp": "2026-01-02T03:04:05Z",
