@@ -95,6 +95,15 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text, const std::strin
       if (!decoded.ok()) {
         return Err(file, obj, fmt::format("objects[{}]: {}", index, std::string(decoded.status().message())));
       }
+      // Namespaced kinds default to "default", as kubectl does.
+      std::visit(
+          [](auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, api::Pod> || std::is_same_v<T, api::PodGroup>) {
+              if (o.meta.namespace_.empty()) o.meta.namespace_ = "default";
+            }
+          },
+          *decoded);
       s.objects.push_back(std::move(*decoded));
       ++index;
     }

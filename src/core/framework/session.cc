@@ -249,30 +249,36 @@ void Session::KeepOpen(std::unique_ptr<Statement> stmt) {
 // --- hook combination -----------------------------------------------------------------------
 
 template <typename Fn>
-const Fn* Session::Find(const std::map<std::string, Fn>& fns, const PluginOption& p,
-                        const char* flag) const {
-  if (flag != nullptr && !p.Enabled(flag)) return nullptr;
-  auto it = fns.find(p.name);
-  return it == fns.end() ? nullptr : &it->second;
+const std::vector<std::vector<const Fn*>>& Session::Tiers(Hook<Fn>& hook) const {
+  if (!hook.resolved) {
+    hook.tiers.clear();
+    for (const Tier& tier : conf_.tiers) {
+      std::vector<const Fn*> fns;
+      for (const PluginOption& p : tier.plugins) {
+        if (hook.flag != nullptr && !p.Enabled(hook.flag)) continue;
+        auto it = hook.fns.find(p.name);
+        if (it != hook.fns.end()) fns.push_back(&it->second);
+      }
+      hook.tiers.push_back(std::move(fns));
+    }
+    hook.resolved = true;
+  }
+  return hook.tiers;
 }
 
 bool Session::JobOrderLess(const JobInfo& l, const JobInfo& r) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_order_, p, "enableJobOrder")) {
-        if (int c = (*f)(l, r); c != 0) return c < 0;
-      }
+  for (const auto& tier : Tiers(job_order_)) {
+    for (const auto* f : tier) {
+      if (int c = (*f)(l, r); c != 0) return c < 0;
     }
   }
   return FallbackLess(l, r);
 }
 
 bool Session::QueueOrderLess(const QueueInfo& l, const QueueInfo& r) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(queue_order_, p, "enableQueueOrder")) {
-        if (int c = (*f)(l, r); c != 0) return c < 0;
-      }
+  for (const auto& tier : Tiers(queue_order_)) {
+    for (const auto* f : tier) {
+      if (int c = (*f)(l, r); c != 0) return c < 0;
     }
   }
   if (l.creation != r.creation) return l.creation < r.creation;
@@ -281,38 +287,32 @@ bool Session::QueueOrderLess(const QueueInfo& l, const QueueInfo& r) const {
 
 bool Session::VictimQueueOrderLess(const QueueInfo& l, const QueueInfo& r,
                                    const QueueInfo& pq) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(victim_queue_order_, p, "enableQueueOrder")) {
-        if (int c = (*f)(l, r, pq); c != 0) return c < 0;
-      }
+  for (const auto& tier : Tiers(victim_queue_order_)) {
+    for (const auto* f : tier) {
+      if (int c = (*f)(l, r, pq); c != 0) return c < 0;
     }
   }
   return !QueueOrderLess(l, r);
 }
 
 bool Session::TaskOrderLess(const TaskInfo& l, const TaskInfo& r) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(task_order_, p, "enableTaskOrder")) {
-        if (int c = (*f)(l, r); c != 0) return c < 0;
-      }
+  for (const auto& tier : Tiers(task_order_)) {
+    for (const auto* f : tier) {
+      if (int c = (*f)(l, r); c != 0) return c < 0;
     }
   }
   if (l.name_index != r.name_index) return l.name_index < r.name_index;
-  std::string lc = l.pod ? l.pod->meta.creation_timestamp : "";
-  std::string rc = r.pod ? r.pod->meta.creation_timestamp : "";
+  const std::string& lc = l.pod->meta.creation_timestamp;
+  const std::string& rc = r.pod->meta.creation_timestamp;
   if (lc != rc) return lc < rc;
   return l.uid < r.uid;
 }
 
 PredicateStatus Session::Predicate(const TaskInfo& t, const NodeInfo& n) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(predicate_, p, "enablePredicate")) {
-        PredicateStatus s = (*f)(t, n);
-        if (!s.ok) return s;
-      }
+  for (const auto& tier : Tiers(predicate_)) {
+    for (const auto* f : tier) {
+      PredicateStatus s = (*f)(t, n);
+      if (!s.ok) return s;
     }
   }
   return {};
@@ -321,40 +321,38 @@ PredicateStatus Session::Predicate(const TaskInfo& t, const NodeInfo& n) const {
 std::vector<double> Session::NodeScores(const TaskInfo& t,
                                         const std::vector<const NodeInfo*>& nodes) const {
   std::vector<double> scores(nodes.size(), 0.0);
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(node_order_, p, "enableNodeOrder")) {
-        for (size_t i = 0; i < nodes.size(); ++i) scores[i] += (*f)(t, *nodes[i]);
-      }
-      if (const auto* f = Find(batch_node_order_, p, "enableNodeOrder")) {
-        std::vector<double> s = (*f)(t, nodes);
-        for (size_t i = 0; i < nodes.size() && i < s.size(); ++i) scores[i] += s[i];
-      }
+  // Batch and per-node scorers of one plugin share its enableNodeOrder flag; their sum does not
+  // depend on the order they are added in.
+  for (const auto& tier : Tiers(node_order_)) {
+    for (const auto* f : tier) {
+      for (size_t i = 0; i < nodes.size(); ++i) scores[i] += (*f)(t, *nodes[i]);
+    }
+  }
+  for (const auto& tier : Tiers(batch_node_order_)) {
+    for (const auto* f : tier) {
+      std::vector<double> s = (*f)(t, nodes);
+      for (size_t i = 0; i < nodes.size() && i < s.size(); ++i) scores[i] += s[i];
     }
   }
   return scores;
 }
 
 bool Session::JobReady(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_ready_, p, "enableJobReady")) {
-        if (!(*f)(j)) return false;
-      }
+  for (const auto& tier : Tiers(job_ready_)) {
+    for (const auto* f : tier) {
+      if (!(*f)(j)) return false;
     }
   }
   return true;
 }
 
 bool Session::JobPipelined(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
+  for (const auto& tier : Tiers(job_pipelined_)) {
     bool permit = false;
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_pipelined_, p, "enableJobPipelined")) {
-        int v = (*f)(j);
-        if (v < 0) return false;
-        if (v > 0) permit = true;
-      }
+    for (const auto* f : tier) {
+      int v = (*f)(j);
+      if (v < 0) return false;
+      if (v > 0) permit = true;
     }
     if (permit) return true;
   }
@@ -362,13 +360,11 @@ bool Session::JobPipelined(const JobInfo& j) const {
 }
 
 bool Session::JobStarving(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
+  for (const auto& tier : Tiers(job_starving_)) {
     bool found = false;
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_starving_, p, "enableJobStarving")) {
-        found = true;
-        if (!(*f)(j)) return false;
-      }
+    for (const auto* f : tier) {
+      found = true;
+      if (!(*f)(j)) return false;
     }
     if (found) return true;
   }
@@ -376,26 +372,22 @@ bool Session::JobStarving(const JobInfo& j) const {
 }
 
 std::optional<ValidateResult> Session::JobValid(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_valid_, p, nullptr)) {
-        auto r = (*f)(j);
-        if (r && !r->pass) return r;
-      }
+  for (const auto& tier : Tiers(job_valid_)) {
+    for (const auto* f : tier) {
+      auto r = (*f)(j);
+      if (r && !r->pass) return r;
     }
   }
   return std::nullopt;
 }
 
 bool Session::JobEnqueueable(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
+  for (const auto& tier : Tiers(job_enqueueable_)) {
     bool permit = false;
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_enqueueable_, p, "enableJobEnqueued")) {
-        int v = (*f)(j);
-        if (v < 0) return false;
-        if (v > 0) permit = true;
-      }
+    for (const auto* f : tier) {
+      int v = (*f)(j);
+      if (v < 0) return false;
+      if (v > 0) permit = true;
     }
     if (permit) return true;
   }
@@ -403,41 +395,35 @@ bool Session::JobEnqueueable(const JobInfo& j) const {
 }
 
 void Session::JobEnqueued(const JobInfo& j) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(job_enqueued_, p, "enableJobEnqueued")) (*f)(j);
+  for (const auto& tier : Tiers(job_enqueued_)) {
+    for (const auto* f : tier) {
+      (*f)(j);
     }
   }
 }
 
 bool Session::Overused(const QueueInfo& q) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(overused_, p, "enabledOverused")) {
-        if ((*f)(q)) return true;
-      }
+  for (const auto& tier : Tiers(overused_)) {
+    for (const auto* f : tier) {
+      if ((*f)(q)) return true;
     }
   }
   return false;
 }
 
 bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(allocatable_, p, "enabledAllocatable")) {
-        if (!(*f)(q, t)) return false;
-      }
+  for (const auto& tier : Tiers(allocatable_)) {
+    for (const auto* f : tier) {
+      if (!(*f)(q, t)) return false;
     }
   }
   return true;
 }
 
 bool Session::Preemptive(const QueueInfo& q, const TaskInfo& t) const {
-  for (const Tier& tier : conf_.tiers) {
-    for (const PluginOption& p : tier.plugins) {
-      if (const auto* f = Find(preemptive_, p, "enablePreemptive")) {
-        if (!(*f)(q, t)) return false;
-      }
+  for (const auto& tier : Tiers(preemptive_)) {
+    for (const auto* f : tier) {
+      if (!(*f)(q, t)) return false;
     }
   }
   return true;
@@ -456,12 +442,10 @@ std::vector<const TaskInfo*> Intersect(const std::vector<const TaskInfo*>& a,
 
 }  // namespace
 
-#define MUSTER_VICTIMS_COMBINE(fns, flag)                                      \
-  for (const Tier& tier : conf_.tiers) {                                       \
+#define MUSTER_VICTIMS_COMBINE(fns)                                            \
+  for (const auto& tier : Tiers(fns)) {                                        \
     std::optional<std::vector<const TaskInfo*>> victims;                       \
-    for (const PluginOption& p : tier.plugins) {                               \
-      const auto* f = Find(fns, p, flag);                                      \
-      if (!f) continue;                                                        \
+    for (const auto* f : tier) {                                               \
       auto [candidates, vote] = (*f)(preemptor, preemptees);                   \
       if (vote == kAbstain) continue;                                          \
       if (candidates.empty()) {                                                \
@@ -476,12 +460,12 @@ std::vector<const TaskInfo*> Intersect(const std::vector<const TaskInfo*>& a,
 
 std::vector<const TaskInfo*> Session::Preemptable(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees) const {
-  MUSTER_VICTIMS_COMBINE(preemptable_, "enablePreemptable")
+  MUSTER_VICTIMS_COMBINE(preemptable_)
 }
 
 std::vector<const TaskInfo*> Session::Reclaimable(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees) const {
-  MUSTER_VICTIMS_COMBINE(reclaimable_, "enableReclaimable")
+  MUSTER_VICTIMS_COMBINE(reclaimable_)
 }
 
 #undef MUSTER_VICTIMS_COMBINE

@@ -140,6 +140,16 @@ struct SessionOptions {
 
 class Statement;
 
+// A hook's callbacks by plugin name, resolved once per session into the tiers' order with the
+// plugin's enable flag applied, so that combining them on a hot path does no lookups.
+template <typename Fn>
+struct Hook {
+  const char* flag = nullptr;  // nullptr: always on
+  std::map<std::string, Fn> fns;
+  std::vector<std::vector<const Fn*>> tiers;
+  bool resolved = false;
+};
+
 class Session {
  public:
   Session(Cluster& cluster, const SchedulerConf& conf, SessionOptions options);
@@ -163,24 +173,24 @@ class Session {
   CycleResult& result() { return result_; }
 
   // Registration, by plugin name.
-  void AddJobOrderFn(const std::string& p, JobOrderFn f) { job_order_[p] = std::move(f); }
-  void AddQueueOrderFn(const std::string& p, QueueOrderFn f) { queue_order_[p] = std::move(f); }
-  void AddVictimQueueOrderFn(const std::string& p, VictimQueueOrderFn f) { victim_queue_order_[p] = std::move(f); }
-  void AddTaskOrderFn(const std::string& p, TaskOrderFn f) { task_order_[p] = std::move(f); }
-  void AddPredicateFn(const std::string& p, PredicateFn f) { predicate_[p] = std::move(f); }
-  void AddNodeOrderFn(const std::string& p, NodeOrderFn f) { node_order_[p] = std::move(f); }
-  void AddBatchNodeOrderFn(const std::string& p, BatchNodeOrderFn f) { batch_node_order_[p] = std::move(f); }
-  void AddJobReadyFn(const std::string& p, JobBoolFn f) { job_ready_[p] = std::move(f); }
-  void AddJobPipelinedFn(const std::string& p, JobVoteFn f) { job_pipelined_[p] = std::move(f); }
-  void AddJobStarvingFn(const std::string& p, JobBoolFn f) { job_starving_[p] = std::move(f); }
-  void AddJobValidFn(const std::string& p, JobValidFn f) { job_valid_[p] = std::move(f); }
-  void AddJobEnqueueableFn(const std::string& p, JobVoteFn f) { job_enqueueable_[p] = std::move(f); }
-  void AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn f) { job_enqueued_[p] = std::move(f); }
-  void AddOverusedFn(const std::string& p, QueueBoolFn f) { overused_[p] = std::move(f); }
-  void AddAllocatableFn(const std::string& p, QueueTaskBoolFn f) { allocatable_[p] = std::move(f); }
-  void AddPreemptiveFn(const std::string& p, QueueTaskBoolFn f) { preemptive_[p] = std::move(f); }
-  void AddPreemptableFn(const std::string& p, VictimsFn f) { preemptable_[p] = std::move(f); }
-  void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_[p] = std::move(f); }
+  void AddJobOrderFn(const std::string& p, JobOrderFn f) { job_order_.fns[p] = std::move(f); }
+  void AddQueueOrderFn(const std::string& p, QueueOrderFn f) { queue_order_.fns[p] = std::move(f); }
+  void AddVictimQueueOrderFn(const std::string& p, VictimQueueOrderFn f) { victim_queue_order_.fns[p] = std::move(f); }
+  void AddTaskOrderFn(const std::string& p, TaskOrderFn f) { task_order_.fns[p] = std::move(f); }
+  void AddPredicateFn(const std::string& p, PredicateFn f) { predicate_.fns[p] = std::move(f); }
+  void AddNodeOrderFn(const std::string& p, NodeOrderFn f) { node_order_.fns[p] = std::move(f); }
+  void AddBatchNodeOrderFn(const std::string& p, BatchNodeOrderFn f) { batch_node_order_.fns[p] = std::move(f); }
+  void AddJobReadyFn(const std::string& p, JobBoolFn f) { job_ready_.fns[p] = std::move(f); }
+  void AddJobPipelinedFn(const std::string& p, JobVoteFn f) { job_pipelined_.fns[p] = std::move(f); }
+  void AddJobStarvingFn(const std::string& p, JobBoolFn f) { job_starving_.fns[p] = std::move(f); }
+  void AddJobValidFn(const std::string& p, JobValidFn f) { job_valid_.fns[p] = std::move(f); }
+  void AddJobEnqueueableFn(const std::string& p, JobVoteFn f) { job_enqueueable_.fns[p] = std::move(f); }
+  void AddJobEnqueuedFn(const std::string& p, JobEnqueuedFn f) { job_enqueued_.fns[p] = std::move(f); }
+  void AddOverusedFn(const std::string& p, QueueBoolFn f) { overused_.fns[p] = std::move(f); }
+  void AddAllocatableFn(const std::string& p, QueueTaskBoolFn f) { allocatable_.fns[p] = std::move(f); }
+  void AddPreemptiveFn(const std::string& p, QueueTaskBoolFn f) { preemptive_.fns[p] = std::move(f); }
+  void AddPreemptableFn(const std::string& p, VictimsFn f) { preemptable_.fns[p] = std::move(f); }
+  void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_.fns[p] = std::move(f); }
   void AddEventHandler(EventHandler h) { handlers_.push_back(std::move(h)); }
 
   // Combined hooks (Volcano semantics).
@@ -241,8 +251,7 @@ class Session {
   void Open();
   void Close();
   template <typename Fn>
-  const Fn* Find(const std::map<std::string, Fn>& fns, const PluginOption& p,
-                 const char* flag) const;
+  const std::vector<std::vector<const Fn*>>& Tiers(Hook<Fn>& hook) const;
 
   Cluster& cluster_;
   const SchedulerConf& conf_;
@@ -259,24 +268,24 @@ class Session {
   std::map<int, api::Condition> pg_conditions_;
   std::map<int, std::pair<TaskStatus, int>> last_tx_;  // task -> (status, node) of last op
 
-  std::map<std::string, JobOrderFn> job_order_;
-  std::map<std::string, QueueOrderFn> queue_order_;
-  std::map<std::string, VictimQueueOrderFn> victim_queue_order_;
-  std::map<std::string, TaskOrderFn> task_order_;
-  std::map<std::string, PredicateFn> predicate_;
-  std::map<std::string, NodeOrderFn> node_order_;
-  std::map<std::string, BatchNodeOrderFn> batch_node_order_;
-  std::map<std::string, JobBoolFn> job_ready_;
-  std::map<std::string, JobVoteFn> job_pipelined_;
-  std::map<std::string, JobBoolFn> job_starving_;
-  std::map<std::string, JobValidFn> job_valid_;
-  std::map<std::string, JobVoteFn> job_enqueueable_;
-  std::map<std::string, JobEnqueuedFn> job_enqueued_;
-  std::map<std::string, QueueBoolFn> overused_;
-  std::map<std::string, QueueTaskBoolFn> allocatable_;
-  std::map<std::string, QueueTaskBoolFn> preemptive_;
-  std::map<std::string, VictimsFn> preemptable_;
-  std::map<std::string, VictimsFn> reclaimable_;
+  mutable Hook<JobOrderFn> job_order_{"enableJobOrder", {}, {}, false};
+  mutable Hook<QueueOrderFn> queue_order_{"enableQueueOrder", {}, {}, false};
+  mutable Hook<VictimQueueOrderFn> victim_queue_order_{"enableQueueOrder", {}, {}, false};
+  mutable Hook<TaskOrderFn> task_order_{"enableTaskOrder", {}, {}, false};
+  mutable Hook<PredicateFn> predicate_{"enablePredicate", {}, {}, false};
+  mutable Hook<NodeOrderFn> node_order_{"enableNodeOrder", {}, {}, false};
+  mutable Hook<BatchNodeOrderFn> batch_node_order_{"enableNodeOrder", {}, {}, false};
+  mutable Hook<JobBoolFn> job_ready_{"enableJobReady", {}, {}, false};
+  mutable Hook<JobVoteFn> job_pipelined_{"enableJobPipelined", {}, {}, false};
+  mutable Hook<JobBoolFn> job_starving_{"enableJobStarving", {}, {}, false};
+  mutable Hook<JobValidFn> job_valid_{nullptr, {}, {}, false};
+  mutable Hook<JobVoteFn> job_enqueueable_{"enableJobEnqueued", {}, {}, false};
+  mutable Hook<JobEnqueuedFn> job_enqueued_{"enableJobEnqueued", {}, {}, false};
+  mutable Hook<QueueBoolFn> overused_{"enabledOverused", {}, {}, false};
+  mutable Hook<QueueTaskBoolFn> allocatable_{"enabledAllocatable", {}, {}, false};
+  mutable Hook<QueueTaskBoolFn> preemptive_{"enablePreemptive", {}, {}, false};
+  mutable Hook<VictimsFn> preemptable_{"enablePreemptable", {}, {}, false};
+  mutable Hook<VictimsFn> reclaimable_{"enableReclaimable", {}, {}, false};
   std::vector<EventHandler> handlers_;
 };
 
