@@ -1,0 +1,54 @@
+#pragma once
+
+// The API server's resource registry: every resource it serves, with what discovery, OpenAPI,
+// `kubectl get` tables and the REST handlers need to know about it. One table, built in one
+// function (resources.cc); everything else looks resources up here.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace muster::apiserver {
+
+struct PrinterColumn {
+  std::string name;         // "STATUS"
+  std::string type;         // "string", "integer", "date"
+  std::string json_path;    // ".status.state.phase" (CRD additionalPrinterColumns style)
+  std::string description;
+  int priority = 0;         // 1 = only with -o wide
+  std::string format;       // "name" for the NAME column
+};
+
+struct ResourceInfo {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1", "v1alpha1", "v1beta1"
+  std::string resource;  // plural: "pods"
+  std::string singular;  // "pod"
+  std::string kind;      // "Pod"
+  std::string list_kind; // "PodList"
+  bool namespaced = true;
+  // Built-in Kubernetes kinds accept strategic merge patches; Volcano's custom kinds get 415.
+  bool builtin = true;
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;
+  std::vector<std::string> verbs;
+  std::vector<std::string> subresources;  // "status", "binding", "log"
+  // Volcano kinds: their CRDs' additionalPrinterColumns (built-in kinds have server-side column
+  // code in tables.cc).
+  std::vector<PrinterColumn> columns;
+
+  // "v1" or "batch.volcano.sh/v1alpha1".
+  std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // The store's resource key: "pods", "jobs.batch.volcano.sh".
+  std::string StoreResource() const { return group.empty() ? resource : resource + "." + group; }
+};
+
+// Every served resource, in a stable order.
+const std::vector<ResourceInfo>& AllResources();
+// By URL parts; nullptr when not served.
+const ResourceInfo* FindResource(std::string_view group, std::string_view version,
+                                 std::string_view resource);
+// By apiVersion and kind of an object; nullptr when not served.
+const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind);
+
+}  // namespace muster::apiserver

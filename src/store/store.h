@@ -1,0 +1,105 @@
+#pragma once
+
+// The revisioned object store behind the API server: every object of every resource, one global
+// revision counter (etcd style), each write a SQLite transaction (WAL), and an in-memory history
+// of recent changes for watches. Objects are JSON; the store stamps metadata.resourceVersion.
+//
+// Thread-safety: every method may be called from any thread. Reads are served from memory;
+// writes are serialised and durable (synchronous=FULL) before they return.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boost/json/value.hpp"
+
+namespace muster::store {
+
+// "pods", "nodes", "jobs.batch.volcano.sh" ...: the resource plus group, as the API names it.
+struct Key {
+  std::string resource;
+  std::string ns;  // empty for cluster-scoped resources
+  std::string name;
+  bool operator==(const Key&) const = default;
+};
+
+struct Object {
+  Key key;
+  int64_t revision = 0;  // the revision of the write that produced this state
+  std::shared_ptr<const std::string> json;  // serialized object, resourceVersion stamped
+};
+
+enum class OpKind { kCreate, kUpdate, kDelete };
+
+struct Op {
+  OpKind kind = OpKind::kCreate;
+  Key key;
+  boost::json::value object;  // kCreate/kUpdate: the new state (metadata.resourceVersion is set)
+  // kUpdate/kDelete: fail with Aborted (-> HTTP 409 Conflict) unless the stored revision matches.
+  std::optional<int64_t> expected_revision;
+};
+
+enum class EventType { kAdded, kModified, kDeleted };
+
+struct Event {
+  EventType type = EventType::kAdded;
+  int64_t revision = 0;
+  Key key;
+  // ADDED/MODIFIED: the new state. DELETED: the last state, stamped with the delete's revision.
+  std::shared_ptr<const std::string> object;
+  // MODIFIED/DELETED: the state before (for selector transitions); null for ADDED.
+  std::shared_ptr<const std::string> previous;
+};
+
+struct ListResult {
+  std::vector<Object> items;  // sorted by namespace, then name
+  int64_t revision = 0;       // the store's revision when the list was taken
+};
+
+class Watch;
+
+struct StoreOptions {
+  // Number of recent events kept for watches; a watch from before them gets OutOfRange (410).
+  size_t history = 100000;
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the SQLite database at `path` and loads every object.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     StoreOptions options = {});
+  virtual ~Store() = default;
+
+  // Applies all ops in one transaction: all succeed or none is stored. Errors: AlreadyExists
+  // (create of an existing key), NotFound (update/delete of a missing key), Aborted (revision
+  // mismatch), InvalidArgument (an object that is not a JSON object). Returns the stored
+  // objects in op order (for a delete: its final state).
+  virtual absl::StatusOr<std::vector<Object>> Commit(std::vector<Op> ops) = 0;
+
+  virtual absl::StatusOr<Object> Get(const Key& key) const = 0;
+  // Every object of `resource`, in `ns` when not empty.
+  virtual ListResult List(const std::string& resource, const std::string& ns) const = 0;
+  virtual int64_t Revision() const = 0;
+
+  // Events of `resource` (in `ns` when not empty) with revision > `after`. `after` = 0 means
+  // "from now" (the caller lists first). Error OutOfRange when `after` predates the history.
+  virtual absl::StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource,
+                                                           const std::string& ns,
+                                                           int64_t after) = 0;
+};
+
+// One watcher's view of the event stream. Thread-safe; Close() may come from another thread.
+class Watch {
+ public:
+  virtual ~Watch() = default;
+  // The next event, waiting up to `timeout`; nullopt on timeout or once closed. Error
+  // OutOfRange when this watcher fell behind the retained history (the client must relist).
+  virtual absl::StatusOr<std::optional<Event>> Next(std::chrono::milliseconds timeout) = 0;
+  virtual void Close() = 0;
+};
+
+}  // namespace muster::store
