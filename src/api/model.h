@@ -55,6 +55,8 @@ struct Taint {
   std::string key;
   std::string value;
   std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+
+  bool operator==(const Taint&) const = default;
 };
 
 struct Toleration {
@@ -63,39 +65,53 @@ struct Toleration {
   std::string value;
   std::string effect;  // empty matches every effect
   std::optional<int64_t> toleration_seconds;
+
+  bool operator==(const Toleration&) const = default;
 };
 
 struct LabelSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist
   std::vector<std::string> values;
+
+  bool operator==(const LabelSelectorRequirement&) const = default;
 };
 
 struct LabelSelector {
   StringMap match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
+
+  bool operator==(const LabelSelector&) const = default;
 };
 
 struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
+
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;  // only metadata.name is defined
+
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+
+  bool operator==(const PreferredSchedulingTerm&) const = default;
 };
 
 struct NodeAffinity {
   // requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms (ORed); nullopt when absent.
   std::optional<std::vector<NodeSelectorTerm>> required;
   std::vector<PreferredSchedulingTerm> preferred;
+
+  bool operator==(const NodeAffinity&) const = default;
 };
 
 struct PodAffinityTerm {
@@ -103,22 +119,30 @@ struct PodAffinityTerm {
   std::vector<std::string> namespaces;
   std::optional<LabelSelector> namespace_selector;
   std::string topology_key;
+
+  bool operator==(const PodAffinityTerm&) const = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
+
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
 };
 
 struct PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
+
+  bool operator==(const PodAffinity&) const = default;
 };
 
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
+
+  bool operator==(const Affinity&) const = default;
 };
 
 struct TopologySpreadConstraint {
@@ -127,6 +151,8 @@ struct TopologySpreadConstraint {
   std::string when_unsatisfiable = "DoNotSchedule";  // or ScheduleAnyway
   std::optional<LabelSelector> label_selector;
   std::optional<int32_t> min_domains;
+
+  bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
 // --- Pods ---------------------------------------------------------------------------------------

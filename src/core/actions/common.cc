@@ -26,8 +26,9 @@ FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t) {
   int n = static_cast<int>(nodes.size());
   if (n == 0) return out;
   int want = NumFeasibleToFind(ssn.options(), n);
-  int start = ssn.options().start_node_index % n;
-  for (int k = 0; k < n && static_cast<int>(out.nodes.size()) < want; ++k) {
+  int start = ssn.next_start_node() % n;
+  int k = 0;
+  for (; k < n && static_cast<int>(out.nodes.size()) < want; ++k) {
     NodeInfo* node = nodes[(start + k) % n];
     std::string insufficient = InsufficientReason(t.resreq, node->FutureIdle());
     if (!insufficient.empty()) {
@@ -41,6 +42,7 @@ FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t) {
     }
     out.nodes.push_back(node);
   }
+  ssn.set_next_start_node((start + k) % n);
   return out;
 }
 

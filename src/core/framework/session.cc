@@ -42,7 +42,10 @@ std::string FitErrors::Error() const {
 // --- Session ----------------------------------------------------------------------------------
 
 Session::Session(Cluster& cluster, const SchedulerConf& conf, SessionOptions options)
-    : cluster_(cluster), conf_(conf), options_(std::move(options)) {}
+    : cluster_(cluster),
+      conf_(conf),
+      options_(std::move(options)),
+      next_start_node_(options_.start_node_index) {}
 
 Session::~Session() = default;
 

@@ -171,6 +171,11 @@ class Session {
   JobInfo* JobOf(const TaskInfo& t) { return t.job >= 0 ? &cluster_.job(t.job) : nullptr; }
   const Resources& total_resource() const { return total_resource_; }
   CycleResult& result() { return result_; }
+  // Where the next feasible-node search starts; advanced past the nodes each search examined so
+  // that successive tasks spread their searches over the cluster (kube-scheduler's
+  // nextStartNodeIndex). Starts at options().start_node_index.
+  int next_start_node() const { return next_start_node_; }
+  void set_next_start_node(int index) { next_start_node_ = index; }
 
   // Registration, by plugin name.
   void AddJobOrderFn(const std::string& p, JobOrderFn f) { job_order_.fns[p] = std::move(f); }
@@ -258,6 +263,7 @@ class Session {
   SessionOptions options_;
   std::vector<NodeInfo*> nodes_;
   std::vector<JobInfo*> jobs_;
+  int next_start_node_ = 0;
   Resources total_resource_;
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
 #include "api/selector.h"
 #include "core/plugins/plugins.h"
@@ -89,22 +91,79 @@ class PredicatesPlugin : public Plugin {
   }
 
   PredicateStatus Check(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
-    const api::Pod& pod = *t.pod;
-    const api::Node& node = *n.node;
     if (n.pod_count - n.releasing_pods >= n.max_pods) return Fail(kPodNumberExceeded, false);
-    if (n.unschedulable) {
-      api::Taint unsched{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
-      if (!api::TolerationsTolerateTaint(pod.spec.tolerations, unsched)) {
-        return Fail(kUnschedulable, true);
-      }
+    // Node-only filters depend on the pod's constraints and the node's labels and taints, which
+    // do not change within a session: evaluate them once per node for all identical pods.
+    std::vector<int>* cache = StaticCache(t);
+    int cached = -1;
+    if (cache) {
+      if (static_cast<size_t>(n.id) >= cache->size()) cache->resize(n.id + 1, -1);
+      cached = (*cache)[n.id];
     }
-    if (!api::PodMatchesNodeAffinity(pod, node)) return Fail(kNodeAffinity, true);
-    if (const api::Taint* taint = api::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations)) {
-      return Fail(api::UntoleratedTaintReason(*taint), true);
+    if (cached < 0) {
+      cached = StaticCheck(t, n);
+      if (cache) (*cache)[n.id] = cached;
     }
+    if (cached > 0) return Fail(static_reasons_[cached - 1], true);
     if (auto st = InterPodAffinity(ssn, t, n); !st.ok) return st;
     if (auto st = TopologySpread(ssn, t, n); !st.ok) return st;
     return {};
+  }
+
+  // 0 when the node passes the node-only filters, else 1 + the index of the reason.
+  int StaticCheck(const TaskInfo& t, const NodeInfo& n) {
+    const api::Pod& pod = *t.pod;
+    const api::Node& node = *n.node;
+    std::string reason;
+    if (n.unschedulable &&
+        !api::TolerationsTolerateTaint(pod.spec.tolerations,
+                                       {"node.kubernetes.io/unschedulable", "", "NoSchedule"})) {
+      reason = kUnschedulable;
+    } else if (!api::PodMatchesNodeAffinity(pod, node)) {
+      reason = kNodeAffinity;
+    } else if (const api::Taint* taint =
+                   api::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations)) {
+      reason = api::UntoleratedTaintReason(*taint);
+    } else {
+      return 0;
+    }
+    auto it = std::find(static_reasons_.begin(), static_reasons_.end(), reason);
+    if (it == static_reasons_.end()) it = static_reasons_.insert(static_reasons_.end(), reason);
+    return static_cast<int>(it - static_reasons_.begin()) + 1;
+  }
+
+  static bool SameNodeConstraints(const api::Pod& a, const api::Pod& b) {
+    auto node_affinity = [](const api::Pod& p) -> std::optional<api::NodeAffinity> {
+      if (!p.spec.affinity) return std::nullopt;
+      return p.spec.affinity->node_affinity;
+    };
+    return a.spec.node_selector == b.spec.node_selector &&
+           a.spec.tolerations == b.spec.tolerations && node_affinity(a) == node_affinity(b);
+  }
+
+  // The per-node cache shared by the task's equivalence class: the tasks of one job whose node
+  // selector, node affinity and tolerations are equal. nullptr for tasks outside a job.
+  std::vector<int>* StaticCache(const TaskInfo& t) {
+    if (t.job < 0) return nullptr;
+    auto it = class_of_task_.find(t.id);
+    if (it == class_of_task_.end()) {
+      std::vector<int>& classes = classes_by_job_[t.job];
+      int found = -1;
+      for (int c : classes) {
+        if (SameNodeConstraints(*class_pod_[c], *t.pod)) {
+          found = c;
+          break;
+        }
+      }
+      if (found < 0) {
+        found = static_cast<int>(class_pod_.size());
+        class_pod_.push_back(t.pod);
+        class_cache_.emplace_back();
+        classes.push_back(found);
+      }
+      it = class_of_task_.emplace(t.id, found).first;
+    }
+    return &class_cache_[it->second];
   }
 
   PredicateStatus InterPodAffinity(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
@@ -187,6 +246,11 @@ class PredicatesPlugin : public Plugin {
 
  private:
   std::vector<int> anti_affinity_tasks_;
+  std::vector<std::string> static_reasons_;
+  std::unordered_map<int, int> class_of_task_;
+  std::unordered_map<int, std::vector<int>> classes_by_job_;
+  std::vector<std::shared_ptr<const api::Pod>> class_pod_;
+  std::vector<std::vector<int>> class_cache_;
 };
 
 }  // namespace
