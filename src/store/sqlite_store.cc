@@ -1,0 +1,379 @@
+// Store backed by one SQLite file (WAL; synchronous FULL or NORMAL per StoreOptions) with every object also held in memory.
+//
+// Write path, serialised by write_mu_: (1) plan the commit against the in-memory state plus the
+// effects of the commit's earlier ops, stamping and serialising each new state once; (2) write
+// the plan in one BEGIN IMMEDIATE ... COMMIT transaction, together with the new global revision
+// in `meta`; (3) only after SQLite acknowledged, apply the plan to memory and append its events to
+// the watch ring, both under state_mu_ so that a List's revision and the watch history agree.
+// A failure in (1) or (2) leaves memory and disk untouched.
+//
+// Reads (Get, List) take state_mu_ shared and never touch SQLite. The writer reads memory without
+// state_mu_ during planning: it is the only thread that mutates it.
+//
+// The database is opened with locking_mode=EXCLUSIVE: a second Store (in this or any process) on
+// the same file fails to open instead of forking the revision counter.
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "fmt/format.h"
+#include "store/event_ring.h"
+#include "store/sqlite_db.h"
+#include "store/store.h"
+
+namespace muster::store {
+namespace {
+
+constexpr std::string_view kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS objects(
+  resource  TEXT    NOT NULL,
+  namespace TEXT    NOT NULL,
+  name      TEXT    NOT NULL,
+  revision  INTEGER NOT NULL,
+  json      TEXT    NOT NULL,
+  PRIMARY KEY(resource, namespace, name));
+CREATE TABLE IF NOT EXISTS meta(
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL);
+)sql";
+
+struct Entry {
+  int64_t revision = 0;
+  std::shared_ptr<const std::string> json;
+};
+
+// Objects of one resource by (namespace, name), in List order. Transparent so that lookups by
+// string_view pairs do not copy the key.
+using NsName = std::pair<std::string, std::string>;
+using NsNameView = std::pair<std::string_view, std::string_view>;
+struct NsNameLess {
+  using is_transparent = void;
+  static NsNameView View(const NsName& k) { return {k.first, k.second}; }
+  static NsNameView View(const NsNameView& k) { return k; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return View(a) < View(b);
+  }
+};
+using ResourceObjects = std::map<NsName, Entry, NsNameLess>;
+
+std::string KeyText(const Key& key) {
+  return key.ns.empty() ? fmt::format("{} {}", key.resource, key.name)
+                        : fmt::format("{} {}/{}", key.resource, key.ns, key.name);
+}
+
+// Sets metadata.resourceVersion on `object` and serialises it.
+absl::StatusOr<std::shared_ptr<const std::string>> Stamp(const Key& key, boost::json::value& object,
+                                                         int64_t revision) {
+  boost::json::object* fields = object.if_object();
+  if (fields == nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: the object must be a JSON object", KeyText(key)));
+  }
+  boost::json::value& metadata = (*fields)["metadata"];
+  if (metadata.is_null()) metadata.emplace_object();
+  boost::json::object* meta = metadata.if_object();
+  if (meta == nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: metadata must be a JSON object", KeyText(key)));
+  }
+  (*meta)["resourceVersion"] = std::to_string(revision);
+  return std::make_shared<const std::string>(boost::json::serialize(object));
+}
+
+// A stored state re-stamped with a later revision (the final state of a delete).
+absl::StatusOr<std::shared_ptr<const std::string>> Restamp(const Key& key, const std::string& json,
+                                                           int64_t revision) {
+  boost::system::error_code error;
+  boost::json::value object = boost::json::parse(json, error);
+  if (error) {
+    return absl::InternalError(
+        fmt::format("{}: stored object is not valid JSON: {}", KeyText(key), error.message()));
+  }
+  return Stamp(key, object, revision);
+}
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::unique_ptr<Db> db, StoreOptions options)
+      : db_(std::move(db)), options_(options) {}
+  ~SqliteStore() override {
+    if (ring_ != nullptr) ring_->Shutdown();
+  }
+
+  absl::Status Init();
+
+  absl::StatusOr<std::vector<Object>> Commit(std::vector<Op> ops) override;
+  absl::StatusOr<Object> Get(const Key& key) const override;
+  ListResult List(const std::string& resource, const std::string& ns) const override;
+  int64_t Revision() const override { return revision_.load(std::memory_order_acquire); }
+  absl::StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource,
+                                                   const std::string& ns, int64_t after) override {
+    return EventRing::WatchFrom(ring_, resource, ns, after);
+  }
+
+ private:
+  // One op, validated and serialised, ready to write.
+  struct Planned {
+    EventType type = EventType::kAdded;
+    Key key;
+    Entry state;  // the new state; for a delete, the final state stamped with its revision
+    std::shared_ptr<const std::string> previous;
+  };
+
+  // Requires write_mu_. The committed state of `key` (no state_mu_ needed: see the file comment).
+  const Entry* FindCommitted(const Key& key) const;
+  absl::StatusOr<std::vector<Planned>> Plan(std::vector<Op>& ops, int64_t base) const;
+  absl::Status Persist(const std::vector<Planned>& plan, int64_t revision);
+  void Apply(std::vector<Planned>& plan, int64_t revision);
+
+  const std::unique_ptr<Db> db_;  // destroyed after the statements below
+  const StoreOptions options_;
+  Statement begin_, commit_, rollback_, upsert_, erase_, set_revision_;
+
+  std::mutex write_mu_;  // serialises Commit
+  mutable std::shared_mutex state_mu_;
+  absl::flat_hash_map<std::string, ResourceObjects> objects_;  // guarded by state_mu_
+  std::atomic<int64_t> revision_ = 0;                          // written under state_mu_
+  std::shared_ptr<EventRing> ring_;
+};
+
+absl::Status SqliteStore::Init() {
+  // EXCLUSIVE before WAL: the WAL index then lives in heap memory, and the lock taken by the
+  // first write below is held until close.
+  if (absl::Status s = db_->Exec("PRAGMA locking_mode=EXCLUSIVE"); !s.ok()) return s;
+  absl::StatusOr<std::string> mode = db_->QueryText("PRAGMA journal_mode=WAL");
+  if (!mode.ok()) return mode.status();
+  if (*mode != "wal" && *mode != "memory") {
+    return absl::InternalError(fmt::format("sqlite: cannot enable WAL (journal_mode {})", *mode));
+  }
+  if (absl::Status s = db_->Exec(options_.fsync_every_commit ? "PRAGMA synchronous=FULL"
+                                                              : "PRAGMA synchronous=NORMAL");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = db_->Exec(std::string(kSchema)); !s.ok()) return s;
+  // Take the exclusive lock now, so that a second store on this file fails here.
+  if (absl::Status s = db_->Exec("BEGIN EXCLUSIVE; COMMIT"); !s.ok()) return s;
+
+  int64_t revision = 0;
+  {
+    absl::StatusOr<Statement> load =
+        db_->Prepare("SELECT resource, namespace, name, revision, json FROM objects");
+    if (!load.ok()) return load.status();
+    while (true) {
+      absl::StatusOr<bool> row = load->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Entry entry{.revision = load->ColumnInt64(3),
+                  .json = std::make_shared<const std::string>(load->ColumnText(4))};
+      revision = std::max(revision, entry.revision);
+      objects_[std::string(load->ColumnText(0))].emplace(
+          NsName(load->ColumnText(1), load->ColumnText(2)), std::move(entry));
+    }
+    absl::StatusOr<Statement> meta = db_->Prepare("SELECT value FROM meta WHERE key = 'revision'");
+    if (!meta.ok()) return meta.status();
+    absl::StatusOr<bool> row = meta->Step();
+    if (!row.ok()) return row.status();
+    if (*row) revision = std::max(revision, meta->ColumnInt64(0));
+    meta->Reset();
+  }
+  revision_.store(revision);
+  ring_ = std::make_shared<EventRing>(options_.history, revision);
+
+  struct {
+    Statement* stmt;
+    std::string_view sql;
+  } const statements[] = {
+      {&begin_, "BEGIN IMMEDIATE"},
+      {&commit_, "COMMIT"},
+      {&rollback_, "ROLLBACK"},
+      {&upsert_,
+       "INSERT INTO objects(resource, namespace, name, revision, json) VALUES(?1, ?2, ?3, ?4, ?5) "
+       "ON CONFLICT(resource, namespace, name) DO UPDATE SET revision = excluded.revision, "
+       "json = excluded.json"},
+      {&erase_, "DELETE FROM objects WHERE resource = ?1 AND namespace = ?2 AND name = ?3"},
+      {&set_revision_,
+       "INSERT INTO meta(key, value) VALUES('revision', ?1) "
+       "ON CONFLICT(key) DO UPDATE SET value = excluded.value"},
+  };
+  for (const auto& [stmt, sql] : statements) {
+    absl::StatusOr<Statement> prepared = db_->Prepare(sql);
+    if (!prepared.ok()) return prepared.status();
+    *stmt = *std::move(prepared);
+  }
+  return absl::OkStatus();
+}
+
+const Entry* SqliteStore::FindCommitted(const Key& key) const {
+  auto resource = objects_.find(key.resource);
+  if (resource == objects_.end()) return nullptr;
+  auto it = resource->second.find(NsNameView(key.ns, key.name));
+  return it == resource->second.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<Op>& ops,
+                                                                    int64_t base) const {
+  // States written by earlier ops of this commit; nullopt for a key they deleted.
+  std::map<std::tuple<std::string, std::string, std::string>, std::optional<Entry>> pending;
+  std::vector<Planned> plan;
+  plan.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Op& op = ops[i];
+    const Key& key = op.key;
+    const int64_t revision = base + static_cast<int64_t>(i) + 1;
+    if (key.resource.empty() || key.name.empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("op {}: resource and name must not be empty", i));
+    }
+    const Entry* current = nullptr;
+    if (auto it = pending.find({key.resource, key.ns, key.name}); it != pending.end()) {
+      current = it->second ? &*it->second : nullptr;
+    } else {
+      current = FindCommitted(key);
+    }
+
+    Planned planned;
+    planned.key = key;
+    if (op.kind == OpKind::kCreate) {
+      if (current != nullptr) {
+        return absl::AlreadyExistsError(fmt::format("{} already exists", KeyText(key)));
+      }
+      planned.type = EventType::kAdded;
+    } else {
+      if (current == nullptr) return absl::NotFoundError(fmt::format("{} not found", KeyText(key)));
+      if (op.expected_revision && *op.expected_revision != current->revision) {
+        return absl::AbortedError(fmt::format(
+            "{}: the object has been modified: expected revision {}, stored revision {}",
+            KeyText(key), *op.expected_revision, current->revision));
+      }
+      planned.type = op.kind == OpKind::kUpdate ? EventType::kModified : EventType::kDeleted;
+      planned.previous = current->json;
+    }
+
+    absl::StatusOr<std::shared_ptr<const std::string>> json =
+        op.kind == OpKind::kDelete ? Restamp(key, *current->json, revision)
+                                   : Stamp(key, op.object, revision);
+    if (!json.ok()) return json.status();
+    planned.state = Entry{.revision = revision, .json = *std::move(json)};
+    pending[{key.resource, key.ns, key.name}] =
+        op.kind == OpKind::kDelete ? std::nullopt : std::optional<Entry>(planned.state);
+    plan.push_back(std::move(planned));
+  }
+  return plan;
+}
+
+absl::Status SqliteStore::Persist(const std::vector<Planned>& plan, int64_t revision) {
+  if (absl::Status s = begin_.Run(); !s.ok()) return s;
+  absl::Status status = absl::OkStatus();
+  for (const Planned& p : plan) {
+    Statement& stmt = p.type == EventType::kDeleted ? erase_ : upsert_;
+    stmt.BindText(1, p.key.resource);
+    stmt.BindText(2, p.key.ns);
+    stmt.BindText(3, p.key.name);
+    if (p.type != EventType::kDeleted) {
+      stmt.BindInt64(4, p.state.revision);
+      stmt.BindText(5, *p.state.json);
+    }
+    status = stmt.Run();
+    if (!status.ok()) break;
+  }
+  if (status.ok()) {
+    set_revision_.BindInt64(1, revision);
+    status = set_revision_.Run();
+  }
+  if (status.ok()) status = commit_.Run();
+  if (!status.ok()) rollback_.Run().IgnoreError();  // fails harmlessly if SQLite already did
+  return status;
+}
+
+void SqliteStore::Apply(std::vector<Planned>& plan, int64_t revision) {
+  std::vector<Event> events;
+  events.reserve(plan.size());
+  std::unique_lock lock(state_mu_);
+  for (Planned& p : plan) {
+    ResourceObjects& resource = objects_[p.key.resource];
+    if (p.type == EventType::kDeleted) {
+      resource.erase(resource.find(NsNameView(p.key.ns, p.key.name)));
+    } else {
+      auto it = resource.find(NsNameView(p.key.ns, p.key.name));
+      if (it == resource.end()) {
+        resource.emplace(NsName(p.key.ns, p.key.name), p.state);
+      } else {
+        it->second = p.state;
+      }
+    }
+    events.push_back(Event{.type = p.type,
+                           .revision = p.state.revision,
+                           .key = std::move(p.key),
+                           .object = std::move(p.state.json),
+                           .previous = std::move(p.previous)});
+  }
+  revision_.store(revision, std::memory_order_release);
+  ring_->Append(std::move(events));
+}
+
+absl::StatusOr<std::vector<Object>> SqliteStore::Commit(std::vector<Op> ops) {
+  if (ops.empty()) return std::vector<Object>();
+  std::lock_guard write_lock(write_mu_);
+  const int64_t base = revision_.load(std::memory_order_relaxed);
+  absl::StatusOr<std::vector<Planned>> plan = Plan(ops, base);
+  if (!plan.ok()) return plan.status();
+  const int64_t revision = base + static_cast<int64_t>(plan->size());
+  if (absl::Status s = Persist(*plan, revision); !s.ok()) return s;
+
+  std::vector<Object> result;
+  result.reserve(plan->size());
+  for (const Planned& p : *plan) {
+    result.push_back(Object{.key = p.key, .revision = p.state.revision, .json = p.state.json});
+  }
+  Apply(*plan, revision);
+  return result;
+}
+
+absl::StatusOr<Object> SqliteStore::Get(const Key& key) const {
+  std::shared_lock lock(state_mu_);
+  const Entry* entry = FindCommitted(key);
+  if (entry == nullptr) return absl::NotFoundError(fmt::format("{} not found", KeyText(key)));
+  return Object{.key = key, .revision = entry->revision, .json = entry->json};
+}
+
+ListResult SqliteStore::List(const std::string& resource, const std::string& ns) const {
+  ListResult result;
+  std::shared_lock lock(state_mu_);
+  result.revision = revision_.load(std::memory_order_relaxed);
+  auto objects = objects_.find(resource);
+  if (objects == objects_.end()) return result;
+  const ResourceObjects& all = objects->second;
+  auto it = ns.empty() ? all.begin() : all.lower_bound(NsNameView(ns, ""));
+  for (; it != all.end() && (ns.empty() || it->first.first == ns); ++it) {
+    result.items.push_back(
+        Object{.key = Key{.resource = resource, .ns = it->first.first, .name = it->first.second},
+               .revision = it->second.revision,
+               .json = it->second.json});
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path);
+  if (!db.ok()) return db.status();
+  auto store = std::make_unique<SqliteStore>(*std::move(db), options);
+  if (absl::Status s = store->Init(); !s.ok()) return s;
+  return store;
+}
+
+}  // namespace muster::store
