@@ -31,11 +31,34 @@ TaskStatus StatusFromPod(const api::Pod& pod) {
   const std::string& phase = pod.status.phase;
   if (phase == "Succeeded") return TaskStatus::kSucceeded;
   if (phase == "Failed") return TaskStatus::kFailed;
+  // A pod in phase Unknown (its node stopped reporting) still holds what it asked for there.
   if (phase == "Unknown") return TaskStatus::kUnknown;
   if (pod.spec.node_name.empty()) return TaskStatus::kPending;
   if (!pod.meta.deletion_timestamp.empty()) return TaskStatus::kReleasing;
   if (phase == "Running") return TaskStatus::kRunning;
   return TaskStatus::kBound;
+}
+
+// The devices a bound pod was given, as the scheduler records them on the pod
+// (annotation muster.dev/gpu-indices: "0,3"); empty when absent or malformed.
+std::vector<int> GpuIndicesFromAnnotation(const api::Pod& pod) {
+  std::vector<int> out;
+  auto it = pod.meta.annotations.find(kGpuIndicesAnnotation);
+  if (it == pod.meta.annotations.end()) return out;
+  const std::string& v = it->second;
+  size_t start = 0;
+  while (start < v.size()) {
+    size_t end = v.find(',', start);
+    if (end == std::string::npos) end = v.size();
+    std::string item = v.substr(start, end - start);
+    if (item.empty() || item.size() > 6 ||
+        item.find_first_not_of("0123456789") != std::string::npos) {
+      return {};
+    }
+    out.push_back(std::stoi(item));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,7 +83,9 @@ bool IsAllocatedStatus(TaskStatus s) {
          s == TaskStatus::kRunning;
 }
 
-bool OccupiesNode(TaskStatus s) { return IsAllocatedStatus(s) || s == TaskStatus::kReleasing; }
+bool OccupiesNode(TaskStatus s) {
+  return IsAllocatedStatus(s) || s == TaskStatus::kReleasing || s == TaskStatus::kUnknown;
+}
 
 int NodeInfo::FreeGpus() const {
   int n = 0;
@@ -213,7 +238,11 @@ void Cluster::PlaceTask(TaskInfo& t, int node_id, TaskStatus status) {
   n.pod_count++;
   AccountOnNode(t, n, status, +1);
   if (status != TaskStatus::kPipelined) {
-    if (t.gpus.empty()) t.gpus = ChooseGpus(t, n);
+    bool usable = !t.gpus.empty();
+    for (int g : t.gpus) {
+      usable = usable && g < static_cast<int>(n.gpus.size()) && n.gpus[g].holder < 0;
+    }
+    if (!usable) t.gpus = ChooseGpus(t, n);
     for (int g : t.gpus) {
       if (g < static_cast<int>(n.gpus.size())) n.gpus[g].holder = t.id;
     }
@@ -271,6 +300,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
   auto it = task_index_.find(key);
   TaskInfo* t;
+  std::vector<int> kept_gpus;
   if (it == task_index_.end()) {
     int id;
     if (!free_tasks_.empty()) {
@@ -287,7 +317,9 @@ void Cluster::UpsertPod(const api::Pod& pod) {
     task_index_[key] = id;
   } else {
     t = tasks_[it->second].get();
-    // Drop the old placement and job membership; the new version re-adds both.
+    // Drop the old placement and job membership; the new version re-adds both. A pod that stays
+    // on its node keeps the devices it was given.
+    if (t->node >= 0 && nodes_[t->node]->name == pod.spec.node_name) kept_gpus = t->gpus;
     if (t->node >= 0) UnplaceTask(*t, TaskStatus::kPending);
     DetachTask(*t);
     auto w = waiting_for_node_.find(t->pod->spec.node_name);
@@ -315,7 +347,8 @@ void Cluster::UpsertPod(const api::Pod& pod) {
                 pod.spec.priority_class_name == "system-cluster-critical" ||
                 pod.spec.priority_class_name == "system-node-critical";
   t->name_index = TrailingNumber(pod.meta.name);
-  t->gpus.clear();
+  t->gpus = GpuIndicesFromAnnotation(pod);
+  if (t->gpus.empty()) t->gpus = std::move(kept_gpus);
   t->status = TaskStatus::kPending;
   t->node = -1;
   AttachTask(*t);
@@ -400,9 +433,20 @@ void Cluster::UpsertPodGroup(const api::PodGroup& pg) {
 }
 
 void Cluster::RefreshJobPriority(JobInfo& j) {
-  j.priority = 0;
+  // As Volcano: the named class's value, else the cluster's global default class, else 0.
+  j.priority = default_priority_;
   if (j.pg && !j.pg->spec.priority_class_name.empty()) {
-    j.priority = PriorityClassValue(j.pg->spec.priority_class_name).value_or(0);
+    j.priority = PriorityClassValue(j.pg->spec.priority_class_name).value_or(default_priority_);
+  }
+}
+
+void Cluster::RefreshDefaultPriority() {
+  default_priority_ = 0;
+  for (const auto& [name, pc] : priority_classes_) {
+    if (pc.second) default_priority_ = pc.first;
+  }
+  for (auto& j : jobs_) {
+    if (j) RefreshJobPriority(*j);
   }
 }
 
@@ -440,23 +484,19 @@ void Cluster::RemoveQueue(const std::string& name) {
 }
 
 void Cluster::UpsertPriorityClass(const api::PriorityClass& pc) {
-  priority_classes_[pc.meta.name] = pc.value;
-  for (auto& j : jobs_) {
-    if (j) RefreshJobPriority(*j);
-  }
+  priority_classes_[pc.meta.name] = {pc.value, pc.global_default};
+  RefreshDefaultPriority();
 }
 
 void Cluster::RemovePriorityClass(const std::string& name) {
   priority_classes_.erase(name);
-  for (auto& j : jobs_) {
-    if (j) RefreshJobPriority(*j);
-  }
+  RefreshDefaultPriority();
 }
 
 std::optional<int32_t> Cluster::PriorityClassValue(const std::string& name) const {
   auto it = priority_classes_.find(name);
   if (it == priority_classes_.end()) return std::nullopt;
-  return it->second;
+  return it->second.first;
 }
 
 // --- lookups ----------------------------------------------------------------------------------

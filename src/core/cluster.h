@@ -37,8 +37,12 @@ inline constexpr int kNumTaskStatus = 10;
 const char* TaskStatusName(TaskStatus s);
 // Allocated, Binding, Bound, Running: the task holds node resources as an admitted placement.
 bool IsAllocatedStatus(TaskStatus s);
-// Holds resources on its node (allocated statuses plus Releasing).
+// Holds resources on its node (allocated statuses, Releasing, and Unknown).
 bool OccupiesNode(TaskStatus s);
+
+// Where the scheduler records the GPU devices it gave a pod, so that the engine's view survives
+// restarts and pod updates: "0,3".
+inline constexpr char kGpuIndicesAnnotation[] = "muster.dev/gpu-indices";
 
 struct GpuDevice {
   int index = 0;
@@ -195,6 +199,7 @@ class Cluster {
   void AttachTask(TaskInfo& t);
   void DetachTask(TaskInfo& t);
   void RefreshJobPriority(JobInfo& j);
+  void RefreshDefaultPriority();
   void EnsureDefaultQueue();
 
   std::vector<std::unique_ptr<TaskInfo>> tasks_;
@@ -207,7 +212,8 @@ class Cluster {
   std::unordered_map<std::string, int> queue_index_;
   std::vector<int> free_tasks_;
   std::vector<int> node_order_;
-  std::map<std::string, int32_t> priority_classes_;
+  std::map<std::string, std::pair<int32_t, bool>> priority_classes_;  // value, globalDefault
+  int32_t default_priority_ = 0;
   // Tasks bound to a node name that is not (yet) known; placed when the node arrives.
   std::unordered_map<std::string, std::vector<int>> waiting_for_node_;
   bool default_queue_declared_ = false;

@@ -50,16 +50,28 @@ class ProportionPlugin : public Plugin {
           total_guarantee.Add(a.guarantee);
         }
       }
+      Resources job_allocated;
       for (int tid : j->tasks) {
         const TaskInfo& t = c.task(tid);
         if (IsAllocatedStatus(t.status)) {
-          a.allocated.Add(t.resreq);
+          job_allocated.Add(t.resreq);
           a.request.Add(t.resreq);
         } else if (t.status == TaskStatus::kPending) {
           a.request.Add(t.resreq);
         }
       }
+      a.allocated.Add(job_allocated);
       if (j->phase == "Inqueue" && j->min_resources) a.inqueue.Add(*j->min_resources);
+      // Elastic: what a job holds beyond its minResources, which admission does not count
+      // against the queue twice (Volcano's JobInfo.GetElasticResources).
+      if (j->min_resources) {
+        Resources elastic = job_allocated;
+        elastic.Sub(*j->min_resources);
+        for (ResourceId r = 0; r < elastic.Size(); ++r) {
+          if (elastic.Get(r) < 0) elastic.Set(r, 0);
+        }
+        a.elastic.Add(elastic);
+      }
     }
     for (auto& [qid, a] : attrs_) {
       Resources real = total_;

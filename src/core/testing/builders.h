@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@
 
 #include "api/model.h"
 #include "common/quantity.h"
+#include "core/resources.h"
 
 namespace muster::core::test {
 
@@ -61,7 +63,8 @@ class NodeBuilder {
   }
   // Ready condition with status "True" or "False".
   NodeBuilder& Ready(bool ready) {
-    std::erase_if(node_.status.conditions, [](const api::Condition& c) { return c.type == "Ready"; });
+    std::erase_if(node_.status.conditions,
+                  [](const api::Condition& c) { return c.type == "Ready"; });
     node_.status.conditions.push_back({"Ready", ready ? "True" : "False", "", "", "", ""});
     return *this;
   }
@@ -97,7 +100,9 @@ class PodBuilder {
     return Annotation(api::kGroupNameAnnotation, std::move(pod_group));
   }
   PodBuilder& Role(std::string role) { return Annotation(api::kTaskSpecKey, std::move(role)); }
-  PodBuilder& Preemptable(bool on) { return Annotation(api::kPreemptableKey, on ? "true" : "false"); }
+  PodBuilder& Preemptable(bool on) {
+    return Annotation(api::kPreemptableKey, on ? "true" : "false");
+  }
   PodBuilder& Label(std::string key, std::string value) {
     pod_.meta.labels[std::move(key)] = std::move(value);
     return *this;
@@ -350,3 +355,10 @@ inline api::PriorityClass MakePriorityClass(std::string name, int32_t value) {
 }
 
 }  // namespace muster::core::test
+
+namespace muster::core {
+
+// GoogleTest prints Resources in failure messages as "cpu 1, memory 2Gi", not as bytes.
+inline void PrintTo(const Resources& r, std::ostream* os) { *os << r.ToString(); }
+
+}  // namespace muster::core
