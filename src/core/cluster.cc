@@ -130,6 +130,7 @@ void Cluster::UpsertNode(const api::Node& api_node) {
                                 [&](int id, const std::string& v) { return nodes_[id]->name < v; });
     node_order_.insert(pos, n->id);
   }
+  if (!is_new && n->ready) total_allocatable_.Sub(n->allocatable);
   n->node = std::make_shared<const api::Node>(api_node);
   const api::ResourceList& alloc =
       api_node.status.allocatable.empty() ? api_node.status.capacity : api_node.status.allocatable;
@@ -146,6 +147,7 @@ void Cluster::UpsertNode(const api::Node& api_node) {
   for (const auto& c : api_node.status.conditions) {
     if (c.type == "Ready") n->ready = c.status == "True";
   }
+  if (n->ready) total_allocatable_.Add(n->allocatable);
   // GPU devices: one per whole nvidia.com/gpu; holders survive a resize where they fit.
   int gpu_count = static_cast<int>(new_alloc.Get(kGpu) / 1000);
   std::string model;
@@ -193,6 +195,7 @@ void Cluster::RemoveNode(const std::string& name) {
     SetStatus(t, s);
     waiting_for_node_[name].push_back(tid);
   }
+  if (n->ready) total_allocatable_.Sub(n->allocatable);
   node_order_.erase(std::find(node_order_.begin(), node_order_.end(), n->id));
   node_index_.erase(name);
   nodes_[n->id].reset();
@@ -201,13 +204,22 @@ void Cluster::RemoveNode(const std::string& name) {
 // --- accounting -----------------------------------------------------------------------------
 
 void Cluster::IndexStatus(TaskInfo& t, TaskStatus status, int sign) {
-  if (t.job >= 0) jobs_[t.job]->count[static_cast<int>(status)] += sign;
+  if (t.job < 0) return;
+  JobInfo& j = *jobs_[t.job];
+  j.count[static_cast<int>(status)] += sign;
+  if (IsAllocatedStatus(status)) {
+    if (sign > 0) j.allocated.Add(t.resreq); else j.allocated.Sub(t.resreq);
+  }
 }
 
 void Cluster::AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign) {
-  Resources r = t.resreq;
+  const Resources& r = t.resreq;
   auto apply = [&](Resources& target, bool add) {
-    if ((sign > 0) == add) target.Add(r); else target.Sub(r);
+    bool plus = (sign > 0) == add;
+    if (plus) target.Add(r); else target.Sub(r);
+    if (&target == &n.used) {
+      if (plus) total_used_.Add(r); else total_used_.Sub(r);
+    }
   };
   switch (status) {
     case TaskStatus::kPipelined:
@@ -347,6 +359,12 @@ void Cluster::UpsertPod(const api::Pod& pod) {
                 pod.spec.priority_class_name == "system-cluster-critical" ||
                 pod.spec.priority_class_name == "system-node-critical";
   t->name_index = TrailingNumber(pod.meta.name);
+  if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity &&
+      !pod.spec.affinity->pod_anti_affinity->required.empty()) {
+    anti_affinity_tasks_.insert(t->id);
+  } else {
+    anti_affinity_tasks_.erase(t->id);
+  }
   t->gpus = GpuIndicesFromAnnotation(pod);
   if (t->gpus.empty()) t->gpus = std::move(kept_gpus);
   t->status = TaskStatus::kPending;
@@ -376,6 +394,7 @@ void Cluster::RemovePod(const std::string& ns, const std::string& name) {
     if (w != waiting_for_node_.end()) std::erase(w->second, t.id);
   }
   DetachTask(t);
+  anti_affinity_tasks_.erase(t.id);
   free_tasks_.push_back(t.id);
   task_index_.erase(it);
   tasks_[t.id].reset();
@@ -387,13 +406,13 @@ void Cluster::AttachTask(TaskInfo& t) {
   JobInfo& j = EnsureJob(t.ns, t.group);
   t.job = j.id;
   j.tasks.push_back(t.id);
-  j.count[static_cast<int>(t.status)]++;
+  IndexStatus(t, t.status, +1);
 }
 
 void Cluster::DetachTask(TaskInfo& t) {
   if (t.job < 0) return;
   JobInfo& j = *jobs_[t.job];
-  j.count[static_cast<int>(t.status)]--;
+  IndexStatus(t, t.status, -1);
   std::erase(j.tasks, t.id);
   t.job = -1;
 }
@@ -412,6 +431,9 @@ JobInfo& Cluster::EnsureJob(const std::string& ns, const std::string& name) {
   j->uid = ns + "-" + name;
   j->seq = seq_++;
   job_index_[key] = j->id;
+  auto pos = std::lower_bound(job_order_.begin(), job_order_.end(), key,
+                              [&](int id, const std::string& v) { return jobs_[id]->key < v; });
+  job_order_.insert(pos, j->id);
   jobs_.push_back(std::move(j));
   return *jobs_.back();
 }
@@ -518,15 +540,6 @@ QueueInfo* Cluster::FindQueue(const std::string& name) {
   return it == queue_index_.end() ? nullptr : queues_[it->second].get();
 }
 
-std::vector<int> Cluster::JobIds() const {
-  std::vector<int> ids;
-  for (const auto& j : jobs_) {
-    if (j) ids.push_back(j->id);
-  }
-  std::sort(ids.begin(), ids.end(), [&](int a, int b) { return jobs_[a]->key < jobs_[b]->key; });
-  return ids;
-}
-
 std::vector<int> Cluster::QueueIds() const {
   std::vector<int> ids;
   for (const auto& q : queues_) {
@@ -535,14 +548,6 @@ std::vector<int> Cluster::QueueIds() const {
   std::sort(ids.begin(), ids.end(),
             [&](int a, int b) { return queues_[a]->name < queues_[b]->name; });
   return ids;
-}
-
-Resources Cluster::TotalAllocatable() const {
-  Resources total;
-  for (int id : node_order_) {
-    if (nodes_[id]->ready) total.Add(nodes_[id]->allocatable);
-  }
-  return total;
 }
 
 }  // namespace muster::core

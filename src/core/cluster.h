@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -91,6 +92,15 @@ struct NodeInfo {
   std::vector<GpuDevice> gpus;
   std::vector<int> tasks;  // task ids on the node
 
+  // The first resource (cpu, memory, then by id) of `req` above this node's future idle
+  // (idle + releasing - pipelined), or -1 when it fits. No allocation.
+  ResourceId FirstShortOfFutureIdle(const Resources& req) const {
+    for (ResourceId r = 0; r < req.Size(); ++r) {
+      int64_t want = req.Get(r);
+      if (want > 0 && want > idle.Get(r) + releasing.Get(r) - pipelined.Get(r)) return r;
+    }
+    return -1;
+  }
   Resources FutureIdle() const {
     Resources r = idle;
     r.Add(releasing).Sub(pipelined);
@@ -130,6 +140,7 @@ struct JobInfo {
   int64_t seq = 0;
   std::vector<int> tasks;
   std::array<int, kNumTaskStatus> count{};
+  Resources allocated;  // sum of requests of tasks in allocated statuses (kept by Cluster)
 
   int Count(TaskStatus s) const { return count[static_cast<int>(s)]; }
   // Bound + Binding + Running + Allocated + Succeeded.
@@ -164,6 +175,10 @@ class Cluster {
   JobInfo* FindJob(const std::string& key);
   NodeInfo* FindNode(const std::string& name);
   QueueInfo* FindQueue(const std::string& name);
+  // nullptr when `id` names no live queue.
+  QueueInfo* QueueById(int id) {
+    return id >= 0 && id < static_cast<int>(queues_.size()) ? queues_[id].get() : nullptr;
+  }
 
   TaskInfo& task(int id) { return *tasks_[id]; }
   NodeInfo& node(int id) { return *nodes_[id]; }
@@ -176,10 +191,13 @@ class Cluster {
 
   // Live objects in a stable order (nodes and queues by name, jobs by key).
   const std::vector<int>& NodeIds() const { return node_order_; }
-  std::vector<int> JobIds() const;
+  const std::vector<int>& JobIds() const { return job_order_; }
   std::vector<int> QueueIds() const;
-  // Total allocatable over ready nodes.
-  Resources TotalAllocatable() const;
+  // Total allocatable over ready nodes, and total used over all nodes (kept incrementally).
+  const Resources& TotalAllocatable() const { return total_allocatable_; }
+  const Resources& TotalUsed() const { return total_used_; }
+  // Tasks whose pods carry required pod anti-affinity (placed or not).
+  const std::set<int>& AntiAffinityTasks() const { return anti_affinity_tasks_; }
   std::optional<int32_t> PriorityClassValue(const std::string& name) const;
 
   // State changes used by sessions. They keep node accounting, GPU holders and job counters
@@ -212,6 +230,10 @@ class Cluster {
   std::unordered_map<std::string, int> queue_index_;
   std::vector<int> free_tasks_;
   std::vector<int> node_order_;
+  std::vector<int> job_order_;
+  Resources total_allocatable_;
+  Resources total_used_;
+  std::set<int> anti_affinity_tasks_;
   std::map<std::string, std::pair<int32_t, bool>> priority_classes_;  // value, globalDefault
   int32_t default_priority_ = 0;
   // Tasks bound to a node name that is not (yet) known; placed when the node arrives.

@@ -199,8 +199,12 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
       pods.erase(e.pod);
     }
     for (const auto& [pod, node] : r.pipelined) out.pipelined[pod] = node;
+    // A cycle reports only the groups it worked on; every group's phase is in the cluster view.
+    for (int id : cluster.JobIds()) {
+      const core::JobInfo& j = cluster.job(id);
+      if (j.pg) out.pod_group_phases[j.key] = j.phase;
+    }
     for (const auto& pg : r.pod_groups) {
-      out.pod_group_phases[pg.pod_group] = pg.phase;
       if (pg.condition) out.pod_group_conditions[pg.pod_group] = pg.condition->message;
     }
     out.unschedulable_messages.clear();

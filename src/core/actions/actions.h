@@ -61,11 +61,22 @@ struct FeasibleNodes {
 // a rotating start and stopping early once enough are found (Volcano's PredicateNodes with
 // kube-scheduler's numFeasibleNodesToFind).
 FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t);
+// The same checks over `candidates` only, in their order and without early stop: for a task
+// identical to one whose feasible nodes are `candidates` (see SameSchedulingShape), when only
+// placements have happened since. Nodes outside them cannot have become feasible.
+FeasibleNodes RecheckFeasibleNodes(Session& ssn, const TaskInfo& t,
+                                   const std::vector<NodeInfo*>& candidates);
+// Tasks that ask for the same resources with the same node constraints, and whose placement
+// cannot depend on where other pods land (no pod affinity or topology spread): a node that
+// failed one fails the other.
+bool SameSchedulingShape(const TaskInfo& a, const TaskInfo& b);
 
 // The best-scoring node of `nodes` (first in order among equals).
 NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes);
 
 // "Insufficient <resource>" for the first dimension of `need` above `have`; empty when it fits.
 std::string InsufficientReason(const Resources& need, const Resources& have);
+// The FitReasons id of "Insufficient <resource>".
+int InsufficientReasonId(ResourceId r);
 
 }  // namespace muster::core

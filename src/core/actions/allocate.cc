@@ -26,6 +26,8 @@ class AllocateAction : public Action {
         ssn.JobEnqueued(*j);
         j->phase = "Inqueue";
       }
+      // A job with nothing pending has nothing to allocate; leaving it out changes no decision.
+      if (j->Count(TaskStatus::kPending) == 0) continue;
       QueueInfo* q = ssn.QueueOf(*j);
       auto [it, inserted] = jobs.try_emplace(
           q->id, [&ssn](JobInfo* const& l, JobInfo* const& r) { return ssn.JobOrderLess(*l, *r); });
@@ -92,11 +94,21 @@ class AllocateAction : public Action {
   static void AllocateJob(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
                           OrderedQueue<JobInfo*>& queue_jobs) {
     auto stmt = std::make_unique<Statement>(ssn);
+    // Identical pods of a gang are searched for once: the next one re-checks only the nodes the
+    // previous one found feasible (within this statement only placements happen, so no other
+    // node can have become feasible), and searches afresh when none of them is left.
+    const TaskInfo* shape = nullptr;
+    std::vector<NodeInfo*> shape_nodes;
     while (!tasks.Empty()) {
       TaskInfo* t = tasks.Pop();
       if (!ssn.Allocatable(q, *t)) continue;
       if (RoleHasFitErrors(ssn, j, *t)) continue;
-      FeasibleNodes feasible = FindFeasibleNodes(ssn, *t);
+      FeasibleNodes feasible;
+      bool reuse = shape && SameSchedulingShape(*shape, *t);
+      if (reuse) feasible = RecheckFeasibleNodes(ssn, *t, shape_nodes);
+      if (!reuse || feasible.nodes.empty()) feasible = FindFeasibleNodes(ssn, *t);
+      shape = t;
+      shape_nodes = feasible.nodes;
       if (feasible.nodes.empty()) {
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;

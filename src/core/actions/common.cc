@@ -9,6 +9,15 @@ std::string InsufficientReason(const Resources& need, const Resources& have) {
   return r < 0 ? "" : "Insufficient " + ResourceNames::Name(r);
 }
 
+int InsufficientReasonId(ResourceId r) {
+  // Resource ids are few and stable: cache their reason ids (per thread, so without a lock).
+  thread_local std::vector<int> ids;
+  if (r >= static_cast<int>(ids.size())) ids.resize(r + 1, -1);
+  int& id = ids[r];
+  if (id < 0) id = FitReasons::Id("Insufficient " + ResourceNames::Name(r));
+  return id;
+}
+
 namespace {
 
 int NumFeasibleToFind(const SessionOptions& o, int all) {
@@ -30,14 +39,14 @@ FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t) {
   int k = 0;
   for (; k < n && static_cast<int>(out.nodes.size()) < want; ++k) {
     NodeInfo* node = nodes[(start + k) % n];
-    std::string insufficient = InsufficientReason(t.resreq, node->FutureIdle());
-    if (!insufficient.empty()) {
-      out.errors.SetNodeError(node->id, {insufficient});
+    ResourceId short_of = node->FirstShortOfFutureIdle(t.resreq);
+    if (short_of >= 0) {
+      out.errors.SetNodeError(node->id, InsufficientReasonId(short_of));
       continue;
     }
     PredicateStatus st = ssn.Predicate(t, *node);
     if (!st.ok) {
-      out.errors.SetNodeError(node->id, st.reasons);
+      out.errors.SetNodeError(node->id, st.reason);
       continue;
     }
     out.nodes.push_back(node);
@@ -46,11 +55,47 @@ FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t) {
   return out;
 }
 
+FeasibleNodes RecheckFeasibleNodes(Session& ssn, const TaskInfo& t,
+                                   const std::vector<NodeInfo*>& candidates) {
+  FeasibleNodes out;
+  for (NodeInfo* node : candidates) {
+    ResourceId short_of = node->FirstShortOfFutureIdle(t.resreq);
+    if (short_of >= 0) {
+      out.errors.SetNodeError(node->id, InsufficientReasonId(short_of));
+      continue;
+    }
+    PredicateStatus st = ssn.Predicate(t, *node);
+    if (!st.ok) {
+      out.errors.SetNodeError(node->id, st.reason);
+      continue;
+    }
+    out.nodes.push_back(node);
+  }
+  return out;
+}
+
+bool SameSchedulingShape(const TaskInfo& a, const TaskInfo& b) {
+  const api::PodSpec& x = a.pod->spec;
+  const api::PodSpec& y = b.pod->spec;
+  auto placement_free = [](const api::PodSpec& s) {
+    return s.topology_spread_constraints.empty() &&
+           !(s.affinity && (s.affinity->pod_affinity || s.affinity->pod_anti_affinity));
+  };
+  auto node_affinity = [](const api::PodSpec& s) -> std::optional<api::NodeAffinity> {
+    return s.affinity ? s.affinity->node_affinity : std::nullopt;
+  };
+  return placement_free(x) && placement_free(y) && a.resreq == b.resreq &&
+         x.node_selector == y.node_selector && x.tolerations == y.tolerations &&
+         node_affinity(x) == node_affinity(y);
+}
+
 NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes) {
   if (nodes.empty()) return nullptr;
   if (nodes.size() == 1) return nodes[0];
-  std::vector<const NodeInfo*> cnodes(nodes.begin(), nodes.end());
-  std::vector<double> scores = ssn.NodeScores(t, cnodes);
+  thread_local std::vector<const NodeInfo*> cnodes;
+  thread_local std::vector<double> scores;
+  cnodes.assign(nodes.begin(), nodes.end());
+  ssn.NodeScores(t, cnodes, scores);
   size_t best = 0;
   for (size_t i = 1; i < nodes.size(); ++i) {
     if (scores[i] > scores[best]) best = i;

@@ -85,7 +85,8 @@ bool Preempt(Session& ssn, Statement& stmt, TaskInfo& preemptor, const TaskFilte
     candidates.push_back(n);
   }
   std::vector<const NodeInfo*> cn(candidates.begin(), candidates.end());
-  std::vector<double> scores = ssn.NodeScores(preemptor, cn);
+  std::vector<double> scores;
+  ssn.NodeScores(preemptor, cn, scores);
   std::vector<size_t> order(candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });

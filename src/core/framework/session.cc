@@ -1,6 +1,8 @@
 #include "core/framework/session.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "fmt/format.h"
 
@@ -27,16 +29,51 @@ bool FallbackLess(const T& l, const T& r) {
 
 // --- FitErrors --------------------------------------------------------------------------------
 
-void FitErrors::SetNodeError(int node, std::vector<std::string> reasons) {
-  nodes_.emplace_back(node, std::move(reasons));
+namespace {
+
+struct ReasonTable {
+  std::mutex mu;
+  std::vector<std::string> texts;
+  std::unordered_map<std::string, int> ids;
+};
+
+ReasonTable& Reasons() {
+  static ReasonTable* table = new ReasonTable();
+  return *table;
+}
+
+}  // namespace
+
+int FitReasons::Id(std::string_view text) {
+  ReasonTable& t = Reasons();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto [it, inserted] = t.ids.try_emplace(std::string(text), static_cast<int>(t.texts.size()));
+  if (inserted) t.texts.emplace_back(text);
+  return it->second;
+}
+
+std::string FitReasons::Text(int id) {
+  ReasonTable& t = Reasons();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return id >= 0 && id < static_cast<int>(t.texts.size()) ? t.texts[id] : "unknown reason";
+}
+
+void FitErrors::SetNodeError(int node, int reason) {
+  (void)node;
+  ++nodes_;
+  for (auto& [r, n] : counts_) {
+    if (r == reason) {
+      ++n;
+      return;
+    }
+  }
+  counts_.emplace_back(reason, 1);
 }
 
 std::string FitErrors::Error() const {
   std::map<std::string, int> counts;
-  for (const auto& [node, reasons] : nodes_) {
-    for (const auto& r : reasons) counts[r]++;
-  }
-  return fmt::format("0/{} nodes are unavailable: {}.", nodes_.size(), Histogram(counts));
+  for (const auto& [reason, n] : counts_) counts[FitReasons::Text(reason)] += n;
+  return fmt::format("0/{} nodes are unavailable: {}.", nodes_, Histogram(counts));
 }
 
 // --- Session ----------------------------------------------------------------------------------
@@ -68,7 +105,9 @@ void Session::Open() {
   for (int id : cluster_.JobIds()) {
     JobInfo& j = cluster_.job(id);
     if (!j.pg) continue;
-    QueueInfo* q = cluster_.FindQueue(j.queue_name);
+    // The queue id resolved last cycle is kept while it still names the same queue.
+    QueueInfo* q = cluster_.QueueById(j.queue);
+    if (!q || q->name != j.queue_name) q = cluster_.FindQueue(j.queue_name);
     j.queue = q ? q->id : -1;
     if (!q) continue;
     jobs_.push_back(&j);
@@ -101,6 +140,10 @@ void Session::Open() {
       result_.pod_groups.push_back(std::move(st));
       result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
       continue;
+    }
+    if (j->Count(TaskStatus::kPending) > 0 || j->Count(TaskStatus::kPipelined) > 0 ||
+        j->IsPending()) {
+      Touch(*j);
     }
     valid.push_back(j);
   }
@@ -176,6 +219,7 @@ void Session::Close() {
     st.failed = j->Count(TaskStatus::kFailed);
     bool phase_changed = phase != j->phase;
     j->phase = phase;
+    if (!phase_changed && !Touched(*j)) continue;
     result_.pod_groups.push_back(std::move(st));
 
     bool pg_unschedulable = phase == "Unknown" || phase == "Pending" || phase == "Inqueue";
@@ -321,9 +365,9 @@ PredicateStatus Session::Predicate(const TaskInfo& t, const NodeInfo& n) const {
   return {};
 }
 
-std::vector<double> Session::NodeScores(const TaskInfo& t,
-                                        const std::vector<const NodeInfo*>& nodes) const {
-  std::vector<double> scores(nodes.size(), 0.0);
+void Session::NodeScores(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes,
+                         std::vector<double>& scores) const {
+  scores.assign(nodes.size(), 0.0);
   // Batch and per-node scorers of one plugin share its enableNodeOrder flag; their sum does not
   // depend on the order they are added in.
   for (const auto& tier : Tiers(node_order_)) {
@@ -332,12 +376,8 @@ std::vector<double> Session::NodeScores(const TaskInfo& t,
     }
   }
   for (const auto& tier : Tiers(batch_node_order_)) {
-    for (const auto* f : tier) {
-      std::vector<double> s = (*f)(t, nodes);
-      for (size_t i = 0; i < nodes.size() && i < s.size(); ++i) scores[i] += s[i];
-    }
+    for (const auto* f : tier) (*f)(t, nodes, scores);
   }
-  return scores;
 }
 
 bool Session::JobReady(const JobInfo& j) const {
@@ -539,6 +579,7 @@ void Session::RecordBind(TaskInfo& t) {
 }
 
 void Session::RecordEviction(TaskInfo& t, const std::string& reason) {
+  if (t.job >= 0) Touch(cluster_.job(t.job));
   result_.evictions.push_back({t.key, reason});
   result_.events.push_back(
       {"Pod", t.key, "Warning", "Evict", fmt::format("Pod is evicted, because of {}", reason)});

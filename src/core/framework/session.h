@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -18,16 +20,25 @@
 
 namespace muster::core {
 
+// Scheduling failure reasons ("Insufficient cpu", "node(s) had untolerated taint {k: v}") are
+// interned once into small ids so that the hot filter loop never builds strings. Thread-safe.
+class FitReasons {
+ public:
+  static int Id(std::string_view text);
+  static std::string Text(int id);
+};
+
 // Why a task does not fit, per node; Error() renders Volcano's
 // "0/<N> nodes are unavailable: <k> <reason>, ...." text.
 class FitErrors {
  public:
-  void SetNodeError(int node, std::vector<std::string> reasons);
-  bool empty() const { return nodes_.empty(); }
+  void SetNodeError(int node, int reason);
+  bool empty() const { return nodes_ == 0; }
   std::string Error() const;
 
  private:
-  std::vector<std::pair<int, std::vector<std::string>>> nodes_;
+  int nodes_ = 0;
+  std::vector<std::pair<int, int>> counts_;  // reason id, nodes
 };
 
 // Everything a cycle decided, for the adapter to apply (binds, evictions, status writes, events).
@@ -85,7 +96,7 @@ struct PredicateStatus {
   bool ok = true;
   // Unresolvable failures (affinity, taints) cannot be cured by evicting pods.
   bool unresolvable = false;
-  std::vector<std::string> reasons;
+  int reason = -1;  // FitReasons id when !ok
 };
 
 class Session;
@@ -97,8 +108,9 @@ using VictimQueueOrderFn =
 using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
 using PredicateFn = std::function<PredicateStatus(const TaskInfo&, const NodeInfo&)>;
 using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
-using BatchNodeOrderFn =
-    std::function<std::vector<double>(const TaskInfo&, const std::vector<const NodeInfo*>&)>;
+// Adds each node's score to `scores` (same order as `nodes`).
+using BatchNodeOrderFn = std::function<void(const TaskInfo&, const std::vector<const NodeInfo*>&,
+                                            std::vector<double>& scores)>;
 using JobBoolFn = std::function<bool(const JobInfo&)>;
 using JobVoteFn = std::function<int(const JobInfo&)>;
 using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
@@ -206,7 +218,13 @@ class Session {
   // All predicates; resources are checked by the caller.
   PredicateStatus Predicate(const TaskInfo& t, const NodeInfo& n) const;
   // Per node scores (same order as `nodes`).
-  std::vector<double> NodeScores(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes) const;
+  // Per node scores into `scores` (same order as `nodes`; resized and overwritten).
+  void NodeScores(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes,
+                  std::vector<double>& scores) const;
+  // Jobs with something to do this session: pending work at open, or an eviction. Close reports
+  // status only for these and for jobs whose phase changed.
+  void Touch(const JobInfo& j) { touched_.insert(j.id); }
+  bool Touched(const JobInfo& j) const { return touched_.count(j.id) > 0; }
   bool JobReady(const JobInfo& j) const;
   bool JobPipelined(const JobInfo& j) const;
   bool JobStarving(const JobInfo& j) const;
@@ -264,6 +282,7 @@ class Session {
   std::vector<NodeInfo*> nodes_;
   std::vector<JobInfo*> jobs_;
   int next_start_node_ = 0;
+  std::set<int> touched_;
   Resources total_resource_;
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -17,14 +17,8 @@ class DrfPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     total_ = ssn.total_resource();
     Cluster& c = ssn.cluster();
-    for (JobInfo* j : ssn.jobs()) {
-      Resources alloc;
-      for (int tid : j->tasks) {
-        const TaskInfo& t = c.task(tid);
-        if (IsAllocatedStatus(t.status)) alloc.Add(t.resreq);
-      }
-      allocated_[j->id] = alloc;
-    }
+    for (JobInfo* j : ssn.jobs()) allocated_[j->id] = j->allocated;
+    (void)c;
     ssn.AddJobOrderFn("drf", [this](const JobInfo& l, const JobInfo& r) {
       double ls = Share(allocated_[l.id]), rs = Share(allocated_[r.id]);
       if (ls == rs) return 0;

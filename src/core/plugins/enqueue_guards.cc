@@ -18,8 +18,7 @@ class OvercommitPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     Cluster& c = ssn.cluster();
     Resources total = ssn.total_resource();
-    Resources used;
-    for (const NodeInfo* n : ssn.nodes()) used.Add(n->used);
+    const Resources& used = c.TotalUsed();
     for (ResourceId r = 0; r < total.Size(); ++r) {
       idle_.Set(r, static_cast<int64_t>(static_cast<double>(total.Get(r)) * factor_) - used.Get(r));
     }

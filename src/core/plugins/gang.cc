@@ -14,7 +14,7 @@ namespace {
 // `count_best_effort_pending`), checked against minTaskMember.
 template <typename Pred>
 bool RolesMeetMinimum(const Cluster& c, const JobInfo& j, Pred pred, bool count_best_effort_pending) {
-  if (j.min_available < j.task_min_total) return true;
+  if (j.min_task_member.empty() || j.min_available < j.task_min_total) return true;
   std::map<std::string, int> occupied;
   for (int tid : j.tasks) {
     const TaskInfo& t = c.task(tid);
@@ -101,6 +101,7 @@ class GangPlugin : public Plugin {
   void OnSessionClose(Session& ssn) override {
     const Cluster& c = ssn.cluster();
     for (const JobInfo* j : ssn.jobs()) {
+      if (!ssn.Touched(*j)) continue;
       api::Condition cond;
       cond.status = "True";
       cond.transition_id = ssn.options().session_id;
@@ -124,8 +125,9 @@ class GangPlugin : public Plugin {
   }
 
   static bool IsReady(const Cluster& c, const JobInfo& j) {
-    return RolesMeetMinimum(c, j, ReadyOrSucceeded, true) &&
-           j.ReadyTaskNum() + PendingBestEffort(c, j) >= j.min_available;
+    int ready = j.ReadyTaskNum();
+    if (ready < j.min_available && ready + PendingBestEffort(c, j) < j.min_available) return false;
+    return RolesMeetMinimum(c, j, ReadyOrSucceeded, true);
   }
 };
 

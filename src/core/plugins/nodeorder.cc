@@ -35,15 +35,20 @@ class NodeOrderPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     ssn.AddBatchNodeOrderFn("nodeorder", [this](const TaskInfo& t,
-                                                const std::vector<const NodeInfo*>& nodes) {
-      return Score(t, nodes);
+                                                const std::vector<const NodeInfo*>& nodes,
+                                                std::vector<double>& scores) {
+      Score(t, nodes, scores);
     });
   }
 
  private:
-  std::vector<double> Score(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes) const {
-    std::vector<double> out(nodes.size(), 0.0);
-    std::vector<double> affinity(nodes.size(), 0.0), taints(nodes.size(), 0.0);
+  void Score(const TaskInfo& t, const std::vector<const NodeInfo*>& nodes,
+             std::vector<double>& out) {
+    const auto& affinity_spec = t.pod->spec.affinity;
+    bool has_preferred = affinity_spec && affinity_spec->node_affinity &&
+                         !affinity_spec->node_affinity->preferred.empty();
+    affinity_.assign(nodes.size(), 0.0);
+    taints_.assign(nodes.size(), 0.0);
     double max_affinity = 0, max_taints = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& n = *nodes[i];
@@ -51,27 +56,27 @@ class NodeOrderPlugin : public Plugin {
       if (least_ != 0) out[i] += least_ * ((1 - cpu) + (1 - mem)) / 2 * kMaxNodeScore;
       if (most_ != 0) out[i] += most_ * (cpu + mem) / 2 * kMaxNodeScore;
       if (balanced_ != 0) out[i] += balanced_ * (1 - std::abs(cpu - mem) / 2) * kMaxNodeScore;
-      if (node_affinity_ != 0) {
-        affinity[i] = static_cast<double>(api::PreferredNodeAffinityScore(*t.pod, *n.node));
-        max_affinity = std::max(max_affinity, affinity[i]);
+      if (node_affinity_ != 0 && has_preferred) {
+        affinity_[i] = static_cast<double>(api::PreferredNodeAffinityScore(*t.pod, *n.node));
+        max_affinity = std::max(max_affinity, affinity_[i]);
       }
-      if (taint_ != 0) {
-        taints[i] = api::CountIntolerablePreferNoSchedule(n.node->spec.taints,
-                                                          t.pod->spec.tolerations);
-        max_taints = std::max(max_taints, taints[i]);
+      if (taint_ != 0 && !n.node->spec.taints.empty()) {
+        taints_[i] = api::CountIntolerablePreferNoSchedule(n.node->spec.taints,
+                                                           t.pod->spec.tolerations);
+        max_taints = std::max(max_taints, taints_[i]);
       }
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (max_affinity > 0) out[i] += node_affinity_ * affinity[i] * kMaxNodeScore / max_affinity;
+      if (max_affinity > 0) out[i] += node_affinity_ * affinity_[i] * kMaxNodeScore / max_affinity;
       if (taint_ != 0) {
-        double s = max_taints > 0 ? (max_taints - taints[i]) * kMaxNodeScore / max_taints
+        double s = max_taints > 0 ? (max_taints - taints_[i]) * kMaxNodeScore / max_taints
                                   : kMaxNodeScore;
         out[i] += taint_ * s;
       }
     }
-    return out;
   }
 
+  std::vector<double> affinity_, taints_;
   double least_, most_, balanced_, node_affinity_, taint_;
 };
 

@@ -4,6 +4,7 @@
 // by the actions themselves (against idle or future-idle resources), as in Volcano.
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -58,12 +59,23 @@ bool Counts(const TaskInfo& t) {
 
 class PredicatesPlugin : public Plugin {
  public:
+  PredicatesPlugin()
+      : pod_number_exceeded_(FitReasons::Id(kPodNumberExceeded)),
+        unschedulable_(FitReasons::Id(kUnschedulable)),
+        node_affinity_(FitReasons::Id(kNodeAffinity)),
+        pod_affinity_(FitReasons::Id(kPodAffinity)),
+        pod_anti_affinity_(FitReasons::Id(kPodAntiAffinity)),
+        existing_anti_affinity_(FitReasons::Id(kExistingAntiAffinity)),
+        topology_spread_(FitReasons::Id(kTopologySpread)),
+        topology_spread_label_(FitReasons::Id(kTopologySpreadLabel)) {}
+
   void OnSessionOpen(Session& ssn) override {
     Cluster& c = ssn.cluster();
     for (const NodeInfo* n : ssn.nodes()) {
-      for (int tid : n->tasks) {
-        if (HasRequiredAntiAffinity(c.task(tid))) anti_affinity_tasks_.push_back(tid);
-      }
+      node_capacity_ = std::max(node_capacity_, static_cast<size_t>(n->id) + 1);
+    }
+    for (int tid : c.AntiAffinityTasks()) {
+      if (c.task(tid).node >= 0) anti_affinity_tasks_.push_back(tid);
     }
     ssn.AddEventHandler({[this](const TaskInfo& t) {
                            if (HasRequiredAntiAffinity(t)) anti_affinity_tasks_.push_back(t.id);
@@ -82,54 +94,54 @@ class PredicatesPlugin : public Plugin {
            !t.pod->spec.affinity->pod_anti_affinity->required.empty();
   }
 
-  static PredicateStatus Fail(const std::string& reason, bool unresolvable) {
+  static PredicateStatus Fail(int reason, bool unresolvable) {
     PredicateStatus st;
     st.ok = false;
     st.unresolvable = unresolvable;
-    st.reasons.push_back(reason);
+    st.reason = reason;
     return st;
   }
 
   PredicateStatus Check(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
-    if (n.pod_count - n.releasing_pods >= n.max_pods) return Fail(kPodNumberExceeded, false);
+    if (n.pod_count - n.releasing_pods >= n.max_pods) return Fail(pod_number_exceeded_, false);
     // Node-only filters depend on the pod's constraints and the node's labels and taints, which
     // do not change within a session: evaluate them once per node for all identical pods.
     std::vector<int>* cache = StaticCache(t);
-    int cached = -1;
-    if (cache) {
-      if (static_cast<size_t>(n.id) >= cache->size()) cache->resize(n.id + 1, -1);
-      cached = (*cache)[n.id];
-    }
+    int cached = cache ? (*cache)[n.id] : -1;
     if (cached < 0) {
       cached = StaticCheck(t, n);
       if (cache) (*cache)[n.id] = cached;
     }
-    if (cached > 0) return Fail(static_reasons_[cached - 1], true);
-    if (auto st = InterPodAffinity(ssn, t, n); !st.ok) return st;
-    if (auto st = TopologySpread(ssn, t, n); !st.ok) return st;
+    if (cached > 0) return Fail(cached - 1, true);
+    if (!anti_affinity_tasks_.empty() || HasPodAffinityTerms(t)) {
+      if (auto st = InterPodAffinity(ssn, t, n); !st.ok) return st;
+    }
+    if (!t.pod->spec.topology_spread_constraints.empty()) {
+      if (auto st = TopologySpread(ssn, t, n); !st.ok) return st;
+    }
     return {};
   }
 
-  // 0 when the node passes the node-only filters, else 1 + the index of the reason.
+  static bool HasPodAffinityTerms(const TaskInfo& t) {
+    const auto& a = t.pod->spec.affinity;
+    return a && (a->pod_affinity || a->pod_anti_affinity);
+  }
+
+  // 0 when the node passes the node-only filters, else 1 + the FitReasons id.
   int StaticCheck(const TaskInfo& t, const NodeInfo& n) {
     const api::Pod& pod = *t.pod;
     const api::Node& node = *n.node;
-    std::string reason;
     if (n.unschedulable &&
         !api::TolerationsTolerateTaint(pod.spec.tolerations,
                                        {"node.kubernetes.io/unschedulable", "", "NoSchedule"})) {
-      reason = kUnschedulable;
-    } else if (!api::PodMatchesNodeAffinity(pod, node)) {
-      reason = kNodeAffinity;
-    } else if (const api::Taint* taint =
-                   api::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations)) {
-      reason = api::UntoleratedTaintReason(*taint);
-    } else {
-      return 0;
+      return unschedulable_ + 1;
     }
-    auto it = std::find(static_reasons_.begin(), static_reasons_.end(), reason);
-    if (it == static_reasons_.end()) it = static_reasons_.insert(static_reasons_.end(), reason);
-    return static_cast<int>(it - static_reasons_.begin()) + 1;
+    if (!api::PodMatchesNodeAffinity(pod, node)) return node_affinity_ + 1;
+    if (const api::Taint* taint =
+            api::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations)) {
+      return FitReasons::Id(api::UntoleratedTaintReason(*taint)) + 1;
+    }
+    return 0;
   }
 
   static bool SameNodeConstraints(const api::Pod& a, const api::Pod& b) {
@@ -141,15 +153,57 @@ class PredicatesPlugin : public Plugin {
            a.spec.tolerations == b.spec.tolerations && node_affinity(a) == node_affinity(b);
   }
 
-  // The per-node cache shared by the task's equivalence class: the tasks of one job whose node
-  // selector, node affinity and tolerations are equal. nullptr for tasks outside a job.
+  // A hash of what the node-only filters read from a pod.
+  static size_t ConstraintHash(const api::Pod& p) {
+    size_t h = 0;
+    auto mix = [&h](std::string_view v) {
+      h ^= std::hash<std::string_view>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    };
+    for (const auto& [k, v] : p.spec.node_selector) {
+      mix(k);
+      mix(v);
+    }
+    for (const auto& tol : p.spec.tolerations) {
+      mix(tol.key);
+      mix(tol.op);
+      mix(tol.value);
+      mix(tol.effect);
+    }
+    if (p.spec.affinity && p.spec.affinity->node_affinity &&
+        p.spec.affinity->node_affinity->required) {
+      for (const auto& term : *p.spec.affinity->node_affinity->required) {
+        for (const auto& e : term.match_expressions) {
+          mix(e.key);
+          mix(e.op);
+          for (const auto& v : e.values) mix(v);
+        }
+        for (const auto& e : term.match_fields) {
+          mix(e.key);
+          for (const auto& v : e.values) mix(v);
+        }
+        mix("|");
+      }
+    }
+    return h;
+  }
+
+  // The per-node cache shared by every task whose node selector, node affinity and tolerations
+  // are equal (the pods of one task template, and standalone pods that ask alike), for this
+  // session. Entries: -1 unknown, 0 passes, else 1 + reason id.
   std::vector<int>* StaticCache(const TaskInfo& t) {
-    if (t.job < 0) return nullptr;
+    // Filters run node after node for one task: remember its class.
+    if (t.id == last_task_) return last_cache_;
+    last_task_ = t.id;
+    last_cache_ = ClassCache(t);
+    return last_cache_;
+  }
+
+  std::vector<int>* ClassCache(const TaskInfo& t) {
     auto it = class_of_task_.find(t.id);
     if (it == class_of_task_.end()) {
-      std::vector<int>& classes = classes_by_job_[t.job];
+      std::vector<int>& bucket = classes_by_hash_[ConstraintHash(*t.pod)];
       int found = -1;
-      for (int c : classes) {
+      for (int c : bucket) {
         if (SameNodeConstraints(*class_pod_[c], *t.pod)) {
           found = c;
           break;
@@ -158,13 +212,18 @@ class PredicatesPlugin : public Plugin {
       if (found < 0) {
         found = static_cast<int>(class_pod_.size());
         class_pod_.push_back(t.pod);
-        class_cache_.emplace_back();
-        classes.push_back(found);
+        // Bound the memory: past kMaxCachedEntries, new classes are evaluated uncached.
+        bool cached = (class_pod_.size()) * node_capacity_ <= kMaxCachedEntries;
+        class_cache_.emplace_back(cached ? node_capacity_ : 0, -1);
+        bucket.push_back(found);
       }
       it = class_of_task_.emplace(t.id, found).first;
     }
-    return &class_cache_[it->second];
+    std::vector<int>& cache = class_cache_[it->second];
+    return cache.empty() ? nullptr : &cache;
   }
+
+  static constexpr size_t kMaxCachedEntries = size_t{1} << 24;  // 64 MiB of ints
 
   PredicateStatus InterPodAffinity(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
     const api::Pod& pod = *t.pod;
@@ -177,7 +236,7 @@ class PredicatesPlugin : public Plugin {
       const NodeInfo& other = c.node(e.node);
       for (const auto& term : e.pod->spec.affinity->pod_anti_affinity->required) {
         if (TermMatchesPod(term, e.ns, pod) && SameDomain(other, n, term.topology_key)) {
-          return Fail(kExistingAntiAffinity, false);
+          return Fail(existing_anti_affinity_, false);
         }
       }
     }
@@ -195,7 +254,7 @@ class PredicatesPlugin : public Plugin {
         }
         // A pod may be the first of its group: it matches its own term and no pod matches yet.
         bool self_match = TermMatchesPod(term, t.ns, *t.pod) && Label(n, term.topology_key);
-        if (!found && !(any_match == false && self_match)) return Fail(kPodAffinity, true);
+        if (!found && !(any_match == false && self_match)) return Fail(pod_affinity_, true);
       }
     }
     if (affinity->pod_anti_affinity) {
@@ -205,7 +264,7 @@ class PredicatesPlugin : public Plugin {
           for (int tid : other->tasks) {
             const TaskInfo& e = c.task(tid);
             if (e.id == t.id || !Counts(e)) continue;
-            if (TermMatchesPod(term, t.ns, *e.pod)) return Fail(kPodAntiAffinity, false);
+            if (TermMatchesPod(term, t.ns, *e.pod)) return Fail(pod_anti_affinity_, false);
           }
         }
       }
@@ -213,14 +272,14 @@ class PredicatesPlugin : public Plugin {
     return {};
   }
 
-  static PredicateStatus TopologySpread(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
+  PredicateStatus TopologySpread(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
     const api::Pod& pod = *t.pod;
     if (pod.spec.topology_spread_constraints.empty()) return {};
     Cluster& c = ssn.cluster();
     for (const auto& tsc : pod.spec.topology_spread_constraints) {
       if (tsc.when_unsatisfiable != "DoNotSchedule") continue;
       const std::string* domain = Label(n, tsc.topology_key);
-      if (!domain) return Fail(kTopologySpreadLabel, true);
+      if (!domain) return Fail(topology_spread_label_, true);
       std::map<std::string, int> counts;
       for (const NodeInfo* other : ssn.nodes()) {
         const std::string* d = Label(*other, tsc.topology_key);
@@ -239,18 +298,22 @@ class PredicatesPlugin : public Plugin {
       if (tsc.min_domains && static_cast<int>(counts.size()) < *tsc.min_domains) min_count = 0;
       bool self = tsc.label_selector && api::MatchesLabelSelector(*tsc.label_selector, pod.meta.labels);
       int after = counts[*domain] + (self ? 1 : 0);
-      if (after - min_count > tsc.max_skew) return Fail(kTopologySpread, false);
+      if (after - min_count > tsc.max_skew) return Fail(topology_spread_, false);
     }
     return {};
   }
 
  private:
   std::vector<int> anti_affinity_tasks_;
-  std::vector<std::string> static_reasons_;
+  const int pod_number_exceeded_, unschedulable_, node_affinity_, pod_affinity_,
+      pod_anti_affinity_, existing_anti_affinity_, topology_spread_, topology_spread_label_;
+  size_t node_capacity_ = 0;  // 1 + the largest node id of the session
+  int last_task_ = -1;
+  std::vector<int>* last_cache_ = nullptr;
   std::unordered_map<int, int> class_of_task_;
-  std::unordered_map<int, std::vector<int>> classes_by_job_;
+  std::unordered_map<size_t, std::vector<int>> classes_by_hash_;
   std::vector<std::shared_ptr<const api::Pod>> class_pod_;
-  std::vector<std::vector<int>> class_cache_;
+  std::deque<std::vector<int>> class_cache_;  // deque: pointers stay valid as classes are added
 };
 
 }  // namespace

@@ -50,17 +50,15 @@ class ProportionPlugin : public Plugin {
           total_guarantee.Add(a.guarantee);
         }
       }
-      Resources job_allocated;
-      for (int tid : j->tasks) {
-        const TaskInfo& t = c.task(tid);
-        if (IsAllocatedStatus(t.status)) {
-          job_allocated.Add(t.resreq);
-          a.request.Add(t.resreq);
-        } else if (t.status == TaskStatus::kPending) {
-          a.request.Add(t.resreq);
+      const Resources& job_allocated = j->allocated;
+      a.allocated.Add(job_allocated);
+      a.request.Add(job_allocated);
+      if (j->Count(TaskStatus::kPending) > 0) {
+        for (int tid : j->tasks) {
+          const TaskInfo& t = c.task(tid);
+          if (t.status == TaskStatus::kPending) a.request.Add(t.resreq);
         }
       }
-      a.allocated.Add(job_allocated);
       if (j->phase == "Inqueue" && j->min_resources) a.inqueue.Add(*j->min_resources);
       // Elastic: what a job holds beyond its minResources, which admission does not count
       // against the queue twice (Volcano's JobInfo.GetElasticResources).
