@@ -1,125 +1,17 @@
 #include "bench/bench_support.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <string_view>
 
 #include "fmt/format.h"
 
 namespace muster::bench {
-
-common::Quantity Q(const std::string& text) {
-  auto q = common::Quantity::Parse(text);
-  if (!q.ok()) {
-    std::fprintf(stderr, "bench: bad quantity %s: %s\n", text.c_str(),
-                 std::string(q.status().message()).c_str());
-    std::abort();
-  }
-  return *q;
-}
-
-// --- builders -------------------------------------------------------------------------------
-
-NodeBuilder::NodeBuilder(std::string name) {
-  node_.meta.name = std::move(name);
-  node_.meta.labels["kubernetes.io/hostname"] = node_.meta.name;
-  api::Condition ready;
-  ready.type = "Ready";
-  ready.status = "True";
-  node_.status.conditions.push_back(ready);
-}
-
-NodeBuilder& NodeBuilder::Resource(const std::string& name, const std::string& quantity) {
-  node_.status.capacity[name] = Q(quantity);
-  node_.status.allocatable[name] = Q(quantity);
-  return *this;
-}
-
-NodeBuilder& NodeBuilder::Label(const std::string& key, const std::string& value) {
-  node_.meta.labels[key] = value;
-  return *this;
-}
-
-NodeBuilder& NodeBuilder::Taint(const std::string& key, const std::string& value,
-                                const std::string& effect) {
-  node_.spec.taints.push_back({key, value, effect});
-  return *this;
-}
-
-PodBuilder::PodBuilder(std::string ns, std::string name) {
-  pod_.meta.namespace_ = std::move(ns);
-  pod_.meta.name = std::move(name);
-  pod_.meta.uid = pod_.meta.namespace_ + "-" + pod_.meta.name;
-  pod_.spec.scheduler_name = "volcano";
-  pod_.status.phase = "Pending";
-  api::Container pause;
-  pause.name = "pause";
-  pause.image = "registry.k8s.io/pause:3.10";
-  pod_.spec.containers.push_back(pause);
-}
-
-PodBuilder& PodBuilder::Request(const std::string& name, const std::string& quantity) {
-  api::Container& c = pod_.spec.containers.front();
-  c.resources.requests[name] = Q(quantity);
-  c.resources.limits[name] = Q(quantity);
-  return *this;
-}
-
-PodBuilder& PodBuilder::Group(const std::string& pod_group) {
-  pod_.meta.annotations[api::kGroupNameAnnotation] = pod_group;
-  return *this;
-}
-
-PodBuilder& PodBuilder::TolerateExists(const std::string& key, const std::string& effect) {
-  api::Toleration toleration;
-  toleration.key = key;
-  toleration.op = "Exists";
-  toleration.effect = effect;
-  pod_.spec.tolerations.push_back(toleration);
-  return *this;
-}
-
-PodBuilder& PodBuilder::RequireNodeLabelIn(const std::string& key,
-                                           std::vector<std::string> values) {
-  api::NodeSelectorTerm term;
-  term.match_expressions.push_back({key, "In", std::move(values)});
-  api::Affinity& affinity = pod_.spec.affinity.emplace();
-  affinity.node_affinity.emplace().required.emplace().push_back(std::move(term));
-  return *this;
-}
-
-PodBuilder& PodBuilder::RunningOn(const std::string& node) {
-  pod_.spec.node_name = node;
-  pod_.status.phase = "Running";
-  return *this;
-}
-
-PodGroupBuilder::PodGroupBuilder(std::string ns, std::string name) {
-  pg_.meta.namespace_ = std::move(ns);
-  pg_.meta.name = std::move(name);
-  pg_.meta.uid = pg_.meta.namespace_ + "-" + pg_.meta.name;
-  pg_.spec.min_member = 1;
-  pg_.spec.queue = "default";
-  pg_.status.phase = "Inqueue";
-}
-
-PodGroupBuilder& PodGroupBuilder::MinMember(int32_t n) {
-  pg_.spec.min_member = n;
-  return *this;
-}
-
-PodGroupBuilder& PodGroupBuilder::Queue(const std::string& queue) {
-  pg_.spec.queue = queue;
-  return *this;
-}
-
-PodGroupBuilder& PodGroupBuilder::Phase(const std::string& phase) {
-  pg_.status.phase = phase;
-  return *this;
-}
 
 // --- cycles ---------------------------------------------------------------------------------
 
@@ -136,6 +28,7 @@ void ApplyBinds(core::Cluster& cluster, const core::CycleResult& result) {
 CycleStats RunUntilBound(core::Cluster& cluster, const core::SchedulerConf& conf,
                          const RunOptions& options) {
   CycleStats stats;
+  const double cpu_start = ThreadCpuSeconds();
   while (stats.binds < options.want_binds && stats.cycles < options.max_cycles) {
     core::SessionOptions so;
     so.session_id = fmt::format("cycle-{}", stats.cycles + 1);
@@ -156,7 +49,14 @@ CycleStats RunUntilBound(core::Cluster& cluster, const core::SchedulerConf& conf
     stats.binds += static_cast<int64_t>(result.binds.size());
     if (result.binds.empty()) break;
   }
+  stats.cpu_seconds = ThreadCpuSeconds() - cpu_start;
   return stats;
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // --- statistics -----------------------------------------------------------------------------

@@ -1,85 +1,40 @@
 #pragma once
 
-// Shared pieces of the benchmark suites: object builders in the style of kube-scheduler's
-// scheduler_perf templates (node-default.yaml, pod-default.yaml), a cycle driver that runs real
-// Sessions and applies their binds the way scenario.cc does, and small statistics helpers.
+// Shared pieces of the benchmark suites: a cycle driver that runs real Sessions and applies their
+// binds the way scenario.cc does, and small statistics helpers. Objects are built with the core's
+// test builders (core/testing/builders.h).
 //
 // Nothing here reaches into the engine: clusters are built with Cluster::Upsert*, decisions come
 // from Session::Run, and binds are written back as pod updates with spec.nodeName set.
 
 #include <chrono>
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
-#include "api/model.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
 
 namespace muster::bench {
 
-// Parses a Kubernetes quantity; aborts on malformed text (benchmark inputs are constants).
-common::Quantity Q(const std::string& text);
-
-class NodeBuilder {
- public:
-  explicit NodeBuilder(std::string name);
-  // Sets capacity and allocatable alike.
-  NodeBuilder& Resource(const std::string& name, const std::string& quantity);
-  NodeBuilder& Label(const std::string& key, const std::string& value);
-  NodeBuilder& Taint(const std::string& key, const std::string& value, const std::string& effect);
-  api::Node Obj() const { return node_; }
-
- private:
-  api::Node node_;
-};
-inline NodeBuilder MakeNode(std::string name) { return NodeBuilder(std::move(name)); }
-
-class PodBuilder {
- public:
-  PodBuilder(std::string ns, std::string name);
-  // Requests and limits alike, as scheduler_perf's pod-default.yaml.
-  PodBuilder& Request(const std::string& name, const std::string& quantity);
-  // The PodGroup this pod belongs to (scheduling.k8s.io/group-name annotation).
-  PodBuilder& Group(const std::string& pod_group);
-  PodBuilder& TolerateExists(const std::string& key, const std::string& effect);
-  // requiredDuringSchedulingIgnoredDuringExecution: one term, `key In values`.
-  PodBuilder& RequireNodeLabelIn(const std::string& key, std::vector<std::string> values);
-  // Bound to `node` with phase Running (a pod that was placed before the benchmark starts).
-  PodBuilder& RunningOn(const std::string& node);
-  api::Pod Obj() const { return pod_; }
-
- private:
-  api::Pod pod_;
-};
-inline PodBuilder MakePod(std::string ns, std::string name) {
-  return PodBuilder(std::move(ns), std::move(name));
-}
-
-class PodGroupBuilder {
- public:
-  PodGroupBuilder(std::string ns, std::string name);
-  PodGroupBuilder& MinMember(int32_t n);
-  PodGroupBuilder& Queue(const std::string& queue);
-  PodGroupBuilder& Phase(const std::string& phase);
-  api::PodGroup Obj() const { return pg_; }
-
- private:
-  api::PodGroup pg_;
-};
-inline PodGroupBuilder MakePodGroup(std::string ns, std::string name) {
-  return PodGroupBuilder(std::move(ns), std::move(name));
-}
-
-// What RunUntilBound did. Times are wall-clock seconds on the calling thread.
+// What RunUntilBound did. Times are wall-clock seconds, except cpu_seconds: CPU time of the
+// calling thread over the same region, which other processes on a shared machine do not inflate.
 struct CycleStats {
   int cycles = 0;
   int64_t binds = 0;
   double session_seconds = 0;  // inside Session::Run (open, actions, close)
   double apply_seconds = 0;    // writing binds back into the cluster (Cluster::UpsertPod)
+  double cpu_seconds = 0;      // thread CPU time of session + apply
   double total_seconds() const { return session_seconds + apply_seconds; }
+
+  CycleStats& operator+=(const CycleStats& o) {
+    cycles += o.cycles;
+    binds += o.binds;
+    session_seconds += o.session_seconds;
+    apply_seconds += o.apply_seconds;
+    cpu_seconds += o.cpu_seconds;
+    return *this;
+  }
 };
 
 struct RunOptions {
@@ -111,5 +66,8 @@ int64_t CurrentRssBytes();
 inline double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// CPU time consumed by the calling thread, in seconds (CLOCK_THREAD_CPUTIME_ID).
+double ThreadCpuSeconds();
 
 }  // namespace muster::bench

@@ -19,10 +19,15 @@
 
 #include "bench/bench_support.h"
 #include "benchmark/benchmark.h"
+#include "core/testing/builders.h"
 #include "fmt/format.h"
 
 namespace muster::bench {
 namespace {
+
+using core::test::MakeNode;
+using core::test::MakePod;
+using core::test::MakePodGroup;
 
 constexpr char kNamespace[] = "sched-basic";
 
@@ -32,11 +37,7 @@ std::unique_ptr<core::Cluster> BuildCluster(int nodes, int init_pods, int measur
   names.reserve(nodes);
   for (int i = 0; i < nodes; ++i) {
     names.push_back(fmt::format("node-{:05d}", i));
-    cluster->UpsertNode(MakeNode(names.back())
-                            .Resource("cpu", "4")
-                            .Resource("memory", "32Gi")
-                            .Resource("pods", "110")
-                            .Obj());
+    cluster->UpsertNode(MakeNode(names.back()).Cpu("4").Memory("32Gi").Pods(110).Obj());
   }
   // Initial pods spread evenly over the nodes, already running, each with its own PodGroup
   // (phase Running) so that drf and proportion see them as Volcano would.
@@ -44,18 +45,18 @@ std::unique_ptr<core::Cluster> BuildCluster(int nodes, int init_pods, int measur
     std::string name = fmt::format("init-pod-{:05d}", i);
     cluster->UpsertPodGroup(MakePodGroup(kNamespace, "pg-" + name).Phase("Running").Obj());
     cluster->UpsertPod(MakePod(kNamespace, name)
-                           .Request("cpu", "100m")
-                           .Request("memory", "500Mi")
+                           .Req("cpu", "100m")
+                           .Req("memory", "500Mi")
                            .Group("pg-" + name)
                            .RunningOn(names[static_cast<size_t>(i) * nodes / init_pods])
                            .Obj());
   }
   for (int i = 0; i < measured_pods; ++i) {
     std::string name = fmt::format("pod-{:05d}", i);
-    cluster->UpsertPodGroup(MakePodGroup(kNamespace, "pg-" + name).Obj());
+    cluster->UpsertPodGroup(MakePodGroup(kNamespace, "pg-" + name).Phase("Inqueue").Obj());
     cluster->UpsertPod(MakePod(kNamespace, name)
-                           .Request("cpu", "100m")
-                           .Request("memory", "500Mi")
+                           .Req("cpu", "100m")
+                           .Req("memory", "500Mi")
                            .Group("pg-" + name)
                            .Obj());
   }
@@ -80,15 +81,13 @@ void BM_SchedulingBasic(benchmark::State& state) {
       break;
     }
     state.SetIterationTime(stats.total_seconds());
-    sum.cycles += stats.cycles;
-    sum.binds += stats.binds;
-    sum.session_seconds += stats.session_seconds;
-    sum.apply_seconds += stats.apply_seconds;
+    sum += stats;
     cluster.reset();
   }
   if (sum.binds == 0) return;
   const double iterations = static_cast<double>(state.iterations());
   state.counters["pods_per_s"] = static_cast<double>(sum.binds) / sum.total_seconds();
+  state.counters["pods_per_cpu_s"] = static_cast<double>(sum.binds) / sum.cpu_seconds;
   state.counters["cycles"] = sum.cycles / iterations;
   state.counters["session_ms"] = sum.session_seconds * 1e3 / iterations;
   state.counters["apply_ms"] = sum.apply_seconds * 1e3 / iterations;
