@@ -5,8 +5,11 @@
 // Job removes its PodGroup and pods). Runs as a background controller over the store.
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20,9 +23,9 @@
 namespace muster::apiserver {
 
 struct DeleteOptions {
-  std::optional<int64_t> grace_period_seconds;  // DeleteOptions.gracePeriodSeconds
-  std::string propagation_policy;               // Background (default), Foreground, Orphan
-  std::optional<int64_t> precondition_revision; // preconditions.resourceVersion
+  std::optional<int64_t> grace_period_seconds;   // DeleteOptions.gracePeriodSeconds
+  std::string propagation_policy;                // Background (default), Foreground, Orphan
+  std::optional<int64_t> precondition_revision;  // preconditions.resourceVersion
   bool dry_run = false;
 };
 
@@ -38,27 +41,67 @@ struct DeletePlan {
 
 // Pods bound to a node delete gracefully (the node agent confirms with gracePeriodSeconds=0);
 // objects with finalizers are only marked; namespaces go Terminating. Everything else is deleted
-// now.
+// now. A second delete of a marked object may only shorten a pending grace period (0 deletes
+// now unless finalizers hold it); otherwise it changes nothing (empty ops, result = live).
+// propagation_policy Orphan / Foreground adds the "orphan" / "foregroundDeletion" finalizer that
+// Lifecycle then works off; Background removes both. Ops carry expected_revision = live.revision
+// (on Aborted from Commit, re-read and plan again). dry_run returns the plan without ops.
+// Errors (messages are kube's / Volcano's text, ready to show):
+//   Aborted             precondition_revision differs: "Precondition failed: ResourceVersion in
+//                       precondition: 5, ResourceVersion in object meta: 7"
+//   FailedPrecondition  the queues default and root ("admission webhook
+//                       \"validatequeue.volcano.sh\" denied the request: `default` queue can not
+//                       be deleted", 400 upstream) and the namespaces default, kube-system,
+//                       kube-public, kube-node-lease ("namespaces \"default\" is forbidden: this
+//                       namespace may not be deleted", 403 Forbidden upstream)
+//   InvalidArgument     an unknown propagation_policy (422 upstream)
 absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store::Object& live,
                                       const DeleteOptions& options, int64_t now_unix);
+
+struct LifecycleOptions {
+  // How often the thread looks at the store's revision; a pass runs when it moved, when a
+  // graceful deletion falls due, and at least every `max_idle`.
+  std::chrono::milliseconds poll_interval{200};
+  std::chrono::milliseconds max_idle{5000};
+};
 
 // Background controller: deletes dependents whose owners are gone (by ownerReferences uid),
 // empties and then removes Terminating namespaces, removes marked objects whose finalizers are
 // all gone, and completes graceful pod deletions whose grace period expired when no node agent
-// confirmed them.
+// confirmed them. It also does the garbage collector's part of the Orphan and Foreground
+// propagation policies (the "orphan" and "foregroundDeletion" finalizers).
+//
+// Every pass works from a fresh listing of every stored resource of the registry; writes carry
+// the revision they were planned against, so a concurrent change makes the write fail and the
+// next pass plan again. Before deleting a dependent for a missing owner it reads the owner
+// directly (listing is not atomic across resources). Owners of kinds the registry does not serve
+// are never taken to be missing.
+//
+// Thread-safety: RunOnce may be called from any thread; passes are serialised.
 class Lifecycle {
  public:
-  explicit Lifecycle(store::Store& store);
-  ~Lifecycle();
+  explicit Lifecycle(store::Store& store, LifecycleOptions options = {});
+  ~Lifecycle();  // calls Stop()
   void Start();
   void Stop();  // idempotent; joins the thread
-  // One pass of every duty, synchronously (tests, and the thread's loop body).
+  // One pass of every duty, synchronously (tests, and the thread's loop body). Returns nothing;
+  // failed writes are retried by later passes.
   void RunOnce(int64_t now_unix);
 
  private:
+  struct Cache;  // parsed summaries of stored objects, reused while their revision holds
+
+  void Loop();
+
   store::Store& store_;
+  LifecycleOptions options_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  std::mutex run_mu_;             // serialises passes
+  std::unique_ptr<Cache> cache_;  // guarded by run_mu_
+  int64_t next_due_unix_ = 0;     // guarded by run_mu_; earliest pending graceful deadline
 };
 
 }  // namespace muster::apiserver

@@ -11,21 +11,21 @@
 namespace muster::apiserver {
 
 struct PrinterColumn {
-  std::string name;         // "STATUS"
-  std::string type;         // "string", "integer", "date"
-  std::string json_path;    // ".status.state.phase" (CRD additionalPrinterColumns style)
+  std::string name;       // "STATUS"
+  std::string type;       // "string", "integer", "date"
+  std::string json_path;  // ".status.state.phase" (CRD additionalPrinterColumns style)
   std::string description;
-  int priority = 0;         // 1 = only with -o wide
-  std::string format;       // "name" for the NAME column
+  int priority = 0;    // 1 = only with -o wide
+  std::string format;  // "name" for the NAME column
 };
 
 struct ResourceInfo {
-  std::string group;     // "" for the core group
-  std::string version;   // "v1", "v1alpha1", "v1beta1"
-  std::string resource;  // plural: "pods"
-  std::string singular;  // "pod"
-  std::string kind;      // "Pod"
-  std::string list_kind; // "PodList"
+  std::string group;      // "" for the core group
+  std::string version;    // "v1", "v1alpha1", "v1beta1"
+  std::string resource;   // plural: "pods"
+  std::string singular;   // "pod"
+  std::string kind;       // "Pod"
+  std::string list_kind;  // "PodList"
   bool namespaced = true;
   // Built-in Kubernetes kinds accept strategic merge patches; Volcano's custom kinds get 415.
   bool builtin = true;
@@ -50,5 +50,25 @@ const ResourceInfo* FindResource(std::string_view group, std::string_view versio
                                  std::string_view resource);
 // By apiVersion and kind of an object; nullptr when not served.
 const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind);
+
+struct GroupVersion {
+  std::string group;  // "" for the core group
+  std::string version;
+  bool operator==(const GroupVersion&) const = default;
+};
+// Every served group-version, core first, then in registry order; no duplicates.
+std::vector<GroupVersion> ServedGroupVersions();
+// The resources of one group-version, in registry order (empty when not served).
+std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string_view version);
+
+// What a subresource answers with, as discovery reports it.
+struct SubresourceInfo {
+  std::string group;  // of the response kind: "" for Binding, the parent's group otherwise
+  std::string version;
+  std::string kind;  // "Pod" for pods/status and pods/log, "Binding" for pods/binding
+  std::vector<std::string> verbs;
+};
+// Precondition: `subresource` is one of `resource.subresources`.
+SubresourceInfo DescribeSubresource(const ResourceInfo& resource, std::string_view subresource);
 
 }  // namespace muster::apiserver

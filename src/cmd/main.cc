@@ -1,10 +1,14 @@
 // muster: one binary, subcommands. main() parses flags and wires the layers; nothing else.
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "apiserver/apiserver.h"
 #include "fmt/format.h"
 #include "scenario/scenario.h"
 
@@ -35,6 +39,33 @@ int RunScenarios(const std::vector<std::string>& files, bool explain) {
   return failed == 0 ? 0 : 1;
 }
 
+// Runs the API server until SIGINT or SIGTERM. The signals are blocked in every thread (the
+// mask is inherited) and taken here with sigwait, so shutdown runs in ordinary code.
+int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto server = muster::apiserver::ApiServer::Start(options);
+  if (!server.ok()) {
+    fmt::print(stderr, "muster apiserver: {}\n", std::string(server.status().message()));
+    return 1;
+  }
+  fmt::print("listening on {}\n", (*server)->listen_address());
+  fmt::print("export KUBECONFIG={}\n", (*server)->kubeconfig_path());
+  std::fflush(stdout);
+
+  int received = 0;
+  sigwait(&signals, &received);
+  fmt::print(stderr, "muster apiserver: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Stop();
+  server->reset();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,7 +84,26 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   scenario->add_flag("--explain", explain, "describe what each cycle decided, in plain words");
 
+  muster::apiserver::ApiServerOptions apiserver_options;
+  auto* apiserver = app.add_subcommand(
+      "apiserver",
+      "Run the embedded Kubernetes API server alone (store, REST, watch) for kubectl. Prints the "
+      "address and the kubeconfig to use; SIGINT or SIGTERM stop it.");
+  apiserver
+      ->add_option("--data-dir", apiserver_options.data_dir,
+                   "directory for the store, the kubeconfig and container logs")
+      ->required();
+  apiserver
+      ->add_option("--listen", apiserver_options.listen,
+                   "ADDR:PORT to listen on; port 0 picks a free port. Beyond loopback the "
+                   "server requires a bearer token and serves TLS only")
+      ->capture_default_str();
+  apiserver->add_option("--watch-history", apiserver_options.watch_history,
+                        "events kept for watches; a watch from before them gets 410 Expired "
+                        "(0: the store's default, 100000)");
+
   CLI11_PARSE(app, argc, argv);
   if (scenario->parsed()) return RunScenarios(files, explain);
+  if (apiserver->parsed()) return RunApiServer(apiserver_options);
   return 0;
 }

@@ -1,0 +1,68 @@
+#pragma once
+
+// The embedded API server, assembled: the store in a data directory, the REST handlers, the
+// lifecycle controller (GC, namespace termination, finalizers, graceful expiry) and the HTTP
+// front end, plus the kubeconfig kubectl uses. `muster apiserver` runs it alone; `muster up`
+// embeds it.
+//
+// Data directory layout:
+//   store.db         the SQLite store (WAL)
+//   kubeconfig       for kubectl (0600)
+//   token            the bearer token, only when listening beyond loopback (0600)
+//   ca.crt ca.key server.crt server.key   TLS material, only beyond loopback
+//   logs/<ns>/<pod>/<container>.log       container output written by node agents
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "store/store.h"
+
+namespace muster::apiserver {
+
+struct ApiServerOptions {
+  std::string data_dir;
+  // "ADDR:PORT" ("127.0.0.1:6443", "0.0.0.0:0", "[::1]:6443"); port 0 picks a free one.
+  std::string listen = "127.0.0.1:6443";
+  int threads = 4;
+  // Events kept for watches (a watch from before them gets 410 Expired); 0: the store's default.
+  size_t watch_history = 0;
+};
+
+class ApiServer {
+ public:
+  // Opens the store, creates the default namespaces and queues, starts the lifecycle controller
+  // and the HTTP server, and writes the kubeconfig. Beyond loopback it also requires a bearer
+  // token and serves TLS only.
+  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options);
+  ~ApiServer();  // Stop()
+
+  uint16_t port() const;
+  // The bound address, "127.0.0.1:6443" or "0.0.0.0:40123" (IPv6 in brackets).
+  std::string listen_address() const;
+  // What clients dial, "http://127.0.0.1:PORT" or "https://HOST:PORT".
+  const std::string& url() const;
+  const std::string& kubeconfig_path() const;
+  store::Store& store();
+
+  // Ends watches and log streams, stops the lifecycle controller and closes the store's users.
+  // Idempotent.
+  void Stop();
+
+  struct State;
+
+ private:
+  explicit ApiServer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+struct ListenAddress {
+  std::string address;  // an IP literal
+  uint16_t port = 0;
+};
+// Splits "ADDR:PORT" ("[v6]:PORT" for IPv6; ":PORT" and "localhost:PORT" mean 127.0.0.1).
+// InvalidArgument when it does not parse.
+absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen);
+
+}  // namespace muster::apiserver

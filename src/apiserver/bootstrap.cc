@@ -1,0 +1,49 @@
+// What a fresh cluster has before anyone writes to it: the four namespaces kube-apiserver
+// creates, and the two queues Volcano's scheduler creates (default and root, weight 1, Open).
+
+#include "absl/status/status.h"
+#include "apiserver/handlers.h"
+#include "boost/json/object.hpp"
+#include "fmt/format.h"
+
+namespace muster::apiserver {
+
+namespace json = boost::json;
+
+absl::Status Handlers::Bootstrap() {
+  const ResourceInfo* namespaces = FindResource("", "v1", "namespaces");
+  const ResourceInfo* queues = FindResource("scheduling.volcano.sh", "v1beta1", "queues");
+  if (namespaces == nullptr || queues == nullptr) {
+    return absl::InternalError("the registry lacks namespaces or queues");
+  }
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    if (store_.Get({namespaces->StoreResource(), "", name}).ok()) continue;
+    json::object obj;
+    obj["apiVersion"] = "v1";
+    obj["kind"] = "Namespace";
+    obj["metadata"] = json::object{{"name", name},
+                                   {"labels", json::object{{"kubernetes.io/metadata.name", name}}}};
+    obj["spec"] = json::object{{"finalizers", json::array{"kubernetes"}}};
+    auto created = CreateObject(*namespaces, "", std::move(obj), false);
+    if (!created.ok() && created.error().reason != "AlreadyExists") {
+      return absl::InternalError(
+          fmt::format("creating namespace {}: {}", name, created.error().message));
+    }
+  }
+  for (const char* name : {"root", "default"}) {
+    if (store_.Get({queues->StoreResource(), "", name}).ok()) continue;
+    json::object obj;
+    obj["apiVersion"] = queues->ApiVersion();
+    obj["kind"] = queues->kind;
+    obj["metadata"] = json::object{{"name", name}};
+    obj["spec"] = json::object{{"weight", 1}, {"reclaimable", true}};
+    auto created = CreateObject(*queues, "", std::move(obj), false);
+    if (!created.ok() && created.error().reason != "AlreadyExists") {
+      return absl::InternalError(
+          fmt::format("creating queue {}: {}", name, created.error().message));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace muster::apiserver

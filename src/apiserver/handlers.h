@@ -1,0 +1,165 @@
+#pragma once
+
+// The REST handlers of the embedded Kubernetes API server: routing of /api, /apis, /version and
+// /openapi, and for every registry resource (resources.h) list, get, create, update, patch (four
+// types), delete, watch, the status subresources, pods/binding and pods/log, with kube-apiserver's
+// semantics as kubectl 1.32 relies on them (../shared/reference/kube-api.md).
+//
+// Works on plain HttpRequest/HttpResponse values (http.h); server.cc carries them over HTTP.
+// Every write is built completely and then stored with one Store::Commit, so a refused request
+// stores nothing.
+//
+// Thread-safety: Handle() may be called from many threads at once.
+//
+// Split across files by concern: handlers.cc (routing, discovery, get, list), write.cc (create,
+// update, patch, delete, binding), watch.cc, logs.cc, fields.cc (field selectors), strict.cc
+// (fieldValidation), bootstrap.cc (default namespaces and queues).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "apiserver/http.h"
+#include "apiserver/resources.h"
+#include "apiserver/status.h"
+#include "boost/json/object.hpp"
+#include "boost/json/value.hpp"
+#include "store/store.h"
+
+namespace muster::apiserver {
+
+struct HandlerOptions {
+  // Container logs are read from <data_dir>/logs/<namespace>/<pod>/<container>.log.
+  std::string data_dir;
+  // host:port as clients reach the server (legacy discovery's serverAddressByClientCIDRs).
+  std::string server_address = "127.0.0.1:6443";
+  // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
+  std::chrono::milliseconds bookmark_interval = std::chrono::seconds(10);
+  // Watches without timeoutSeconds end after this long (kube-apiserver: 30-60 min).
+  std::chrono::seconds default_watch_timeout = std::chrono::minutes(30);
+  // How often a followed log file is polled for growth.
+  std::chrono::milliseconds log_poll_interval = std::chrono::milliseconds(200);
+  // Seconds since the Unix epoch; the wall clock when unset (tests pass a fake).
+  std::function<int64_t()> now_unix;
+};
+
+// A value or the Status error that replaces it.
+template <class T>
+class ApiResult {
+ public:
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  T& operator*() { return std::get<0>(v_); }
+  const T& operator*() const { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const T* operator->() const { return &std::get<0>(v_); }
+  [[nodiscard]] const ApiError& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, ApiError> v_;
+};
+
+// What a resource URL names.
+struct Target {
+  const ResourceInfo* resource = nullptr;
+  std::string ns;           // from the URL; "" for cluster-scoped or all-namespaces requests
+  std::string name;         // "" for the collection
+  std::string subresource;  // "", "status", "binding", "log", "finalize"
+};
+
+// Label and field selectors of a list or watch, compiled.
+struct ObjectFilter;
+
+class Handlers {
+ public:
+  Handlers(store::Store& store, HandlerOptions options);
+  ~Handlers();
+
+  HttpResponse Handle(const HttpRequest& request);
+
+  // Creates what a fresh cluster has, where missing: the namespaces default, kube-system,
+  // kube-public and kube-node-lease, and the Volcano queues default and root (weight 1, Open).
+  // Idempotent.
+  absl::Status Bootstrap();
+
+ private:
+  HttpResponse HandleResource(const HttpRequest& req, const Target& target);
+
+  // Reads (handlers.cc).
+  HttpResponse Get(const HttpRequest& req, const Target& t);
+  HttpResponse List(const HttpRequest& req, const Target& t);
+
+  // Writes (write.cc).
+  HttpResponse Create(const HttpRequest& req, const Target& t);
+  HttpResponse Update(const HttpRequest& req, const Target& t);
+  HttpResponse Patch(const HttpRequest& req, const Target& t);
+  HttpResponse Delete(const HttpRequest& req, const Target& t);
+  HttpResponse Bind(const HttpRequest& req, const Target& t);
+  // Stamps and stores a new object (shared by POST, apply-create and Bootstrap). `obj` has its
+  // typemeta and metadata.name or generateName set. Returns the stored object's JSON.
+  ApiResult<std::string> CreateObject(const ResourceInfo& resource, const std::string& ns,
+                                      boost::json::object obj, bool dry_run);
+  // Admission, generation, the no-op check and the Commit of `next` replacing `live`. On a
+  // revision conflict returns nullopt so that the caller can retry on a fresh read.
+  std::optional<ApiResult<std::string>> CommitUpdate(const Target& t, const store::Object& live,
+                                                     const boost::json::object& live_obj,
+                                                     boost::json::object next, bool dry_run,
+                                                     bool user_precondition);
+
+  // Streams (watch.cc, logs.cc).
+  HttpResponse Watch(const HttpRequest& req, const Target& t);
+  HttpResponse Logs(const HttpRequest& req, const Target& t);
+
+  [[nodiscard]] int64_t Now() const;
+
+  store::Store& store_;
+  HandlerOptions options_;
+};
+
+// --- Helpers shared by the handler files -------------------------------------------------------
+
+// Decodes a request body (JSON; YAML for application/yaml and apply patches) into an object.
+ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
+// A v1.Namespace in kube's protobuf envelope (what `kubectl create namespace` sends) as JSON;
+// nullopt for any other kind or malformed input (protobuf.cc).
+std::optional<boost::json::object> DecodeProtobufNamespace(std::string_view body);
+// kube's RFC 3339 UTC timestamp with seconds: "2024-05-01T12:00:00Z".
+std::string FormatTimestamp(int64_t unix_seconds);
+std::string NewUid();  // a random (v4) UUID
+// generateName's suffix: 5 characters from kube's alphabet (no vowels, no look-alikes).
+std::string RandomNameSuffix();
+// Whether an Accept header asks for a meta.k8s.io Table.
+bool WantsTable(std::string_view accept);
+// A decimal integer (what absl::SimpleAtoi accepts, for std::string_view); nullopt otherwise.
+std::optional<int64_t> ParseInt(std::string_view text);
+// A JSON response with the given code.
+HttpResponse JsonResponse(int status, std::string body);
+
+// Field selectors (fields.cc): the fields of `obj` that field selectors may name for `resource`,
+// and whether `field` is one of them.
+bool FieldSelectable(const ResourceInfo& resource, std::string_view field);
+std::vector<std::pair<std::string, std::string>> SelectableFields(const ResourceInfo& resource,
+                                                                  const boost::json::object& obj);
+
+// Compiles the labelSelector and fieldSelector query parameters (400 on bad syntax or an
+// unsupported field). A filter that matches everything needs no parsed object.
+ApiResult<std::shared_ptr<const ObjectFilter>> CompileFilter(const HttpRequest& req,
+                                                             const ResourceInfo& resource);
+bool FilterIsEmpty(const ObjectFilter& filter);
+bool FilterMatches(const ObjectFilter& filter, const ResourceInfo& resource,
+                   const boost::json::object& obj);
+
+// fieldValidation (strict.cc): the paths of fields in `obj` that the resource's OpenAPI schema
+// does not know ("spec.foo", "spec.containers[0].imagex").
+std::vector<std::string> UnknownFields(const ResourceInfo& resource,
+                                       const boost::json::object& obj);
+
+}  // namespace muster::apiserver

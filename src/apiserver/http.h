@@ -1,0 +1,61 @@
+#pragma once
+
+// Plain HTTP request and response values exchanged between the network layer (server.cc, the
+// only translation unit that includes Boost.Beast) and the REST handlers. Keeping Beast out of
+// the handlers keeps their compile time small and lets tests call them without sockets.
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace muster::apiserver {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // percent-decoded: "/api/v1/namespaces/default/pods"
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, in request order
+  std::string content_type;
+  std::string accept;
+  std::string body;
+
+  // The first value of query parameter `name`; "" when absent.
+  [[nodiscard]] std::string_view Param(std::string_view name) const {
+    for (const auto& [k, v] : query) {
+      if (k == name) return v;
+    }
+    return {};
+  }
+  [[nodiscard]] bool HasParam(std::string_view name) const {
+    for (const auto& [k, v] : query) {
+      if (k == name) return true;
+    }
+    return false;
+  }
+};
+
+// Where a streaming response writes its chunks. Used from the one thread that runs the stream.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // Sends `data` as one chunk and flushes it. False once the client is gone or the server is
+  // stopping; the stream should then return.
+  virtual bool Write(std::string_view data) = 0;
+  // True when the client has closed its end or the server is stopping. Cheap and non-blocking,
+  // meant to be polled between waits (every few hundred milliseconds).
+  virtual bool Cancelled() = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // When set, the body is streamed with chunked transfer encoding instead of `body`: after the
+  // headers are sent the server calls `stream` on a thread of its own and ends the response
+  // when it returns. Watches and `pods/log?follow=true` use this.
+  std::function<void(StreamSink&)> stream;
+};
+
+}  // namespace muster::apiserver

@@ -1,0 +1,54 @@
+#pragma once
+
+// OpenAPI v3 documents for every served group-version, built from the resource registry
+// (resources.h) and a catalogue of field schemas. They serve two kubectl needs:
+//   - `create -f`, `apply -f`, `replace -f` look, in the object's group-version document, for a
+//     PATCH operation whose x-kubernetes-group-version-kind is the object's and that takes a
+//     `fieldValidation` query parameter; finding one they skip client-side validation (which
+//     would need the protobuf /openapi/v2) and send `fieldValidation=Strict`.
+//   - `explain` finds the path of the resource, takes its operation's GVK, finds the schema in
+//     components.schemas carrying that GVK and walks `properties`, `items`, `allOf` and
+//     `$ref: "#/components/schemas/<name>"`.
+// Schema names follow kube-apiserver: io.k8s.api.core.v1.Pod, io.k8s.api.scheduling.v1.
+// PriorityClass, io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta; for custom resources the group
+// reversed: sh.volcano.batch.v1alpha1.Job. Each document holds the schemas it references.
+//
+// Thread-safety: all functions may be called concurrently; documents are built once, on first
+// use, and never change for the life of the process.
+
+#include <string>
+#include <string_view>
+
+#include "apiserver/resources.h"
+#include "boost/json/value.hpp"
+
+namespace muster::apiserver {
+
+// A per-group-version document, ready to send.
+struct OpenApiDocument {
+  std::string path;  // "api/v1", "apis/batch.volcano.sh/v1alpha1" (the index key)
+  std::string hash;  // of `json`: stable for a build, different when the document differs
+  std::string json;  // the serialized document
+};
+
+// Reply headers that let kubectl keep a document in its disk cache (it needs both); send them
+// when the request's `hash` query parameter equals the document's hash.
+inline constexpr std::string_view kOpenApiCacheControl = "public, immutable";
+
+// `GET /openapi/v3`: {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=…"},
+// …}}, one entry per served group-version.
+boost::json::value OpenApiIndex();
+
+// `GET /openapi/v3/<path>` with `path` as in the index ("api/v1", no leading slash, no query);
+// nullptr when no such document is served.
+const OpenApiDocument* FindOpenApiDocument(std::string_view path);
+
+// Builds the document of one group-version (what FindOpenApiDocument serves, unserialized); a
+// null value when the group-version is not served.
+boost::json::value BuildOpenApiDocument(std::string_view group, std::string_view version);
+
+// The components.schemas name of a resource's kind ("io.k8s.api.core.v1.Pod",
+// "sh.volcano.batch.v1alpha1.Job"), and of its list kind when `list` is set.
+std::string SchemaName(const ResourceInfo& resource, bool list = false);
+
+}  // namespace muster::apiserver

@@ -1,0 +1,198 @@
+#include "apiserver/resources.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace muster::apiserver {
+namespace {
+
+// Verbs as kube-apiserver reports them, sorted (discovery clients compare them as sets).
+const std::vector<std::string>& AllVerbs() {
+  static const auto* const verbs = new std::vector<std::string>{
+      "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+  return *verbs;
+}
+
+ResourceInfo Resource(std::string group, std::string version, std::string resource,
+                      std::string singular, std::string kind, bool namespaced) {
+  ResourceInfo info;
+  info.group = std::move(group);
+  info.version = std::move(version);
+  info.resource = std::move(resource);
+  info.singular = std::move(singular);
+  info.list_kind = kind + "List";
+  info.kind = std::move(kind);
+  info.namespaced = namespaced;
+  info.verbs = AllVerbs();
+  return info;
+}
+
+PrinterColumn Column(std::string name, std::string type, std::string json_path,
+                     std::string description, int priority = 0) {
+  return PrinterColumn{std::move(name),        std::move(type), std::move(json_path),
+                       std::move(description), priority,        ""};
+}
+
+// Core v1 -----------------------------------------------------------------------------------------
+
+ResourceInfo Namespaces() {
+  ResourceInfo info = Resource("", "v1", "namespaces", "namespace", "Namespace", false);
+  // Upstream namespaces have no deletecollection.
+  info.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+  info.short_names = {"ns"};
+  info.subresources = {"finalize", "status"};
+  return info;
+}
+
+ResourceInfo Nodes() {
+  ResourceInfo info = Resource("", "v1", "nodes", "node", "Node", false);
+  info.short_names = {"no"};
+  info.subresources = {"status"};
+  return info;
+}
+
+ResourceInfo Pods() {
+  ResourceInfo info = Resource("", "v1", "pods", "pod", "Pod", true);
+  info.short_names = {"po"};
+  info.categories = {"all"};
+  info.subresources = {"binding", "log", "status"};
+  return info;
+}
+
+ResourceInfo Events() {
+  ResourceInfo info = Resource("", "v1", "events", "event", "Event", true);
+  info.short_names = {"ev"};
+  return info;
+}
+
+// Served empty so that `kubectl cluster-info` (which lists kube-system services) and informers
+// that wait on services find a list.
+ResourceInfo Services() {
+  ResourceInfo info = Resource("", "v1", "services", "service", "Service", true);
+  info.verbs = {"get", "list", "watch"};
+  info.short_names = {"svc"};
+  info.categories = {"all"};
+  return info;
+}
+
+// Other built-in groups ---------------------------------------------------------------------------
+
+ResourceInfo PriorityClasses() {
+  ResourceInfo info = Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
+                               "PriorityClass", false);
+  info.short_names = {"pc"};
+  return info;
+}
+
+ResourceInfo Leases() {
+  return Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", true);
+}
+
+// Volcano custom resources: names, scopes and printer columns as in Volcano's CRDs
+// (config/crd/volcano/bases/*.yaml). Column names keep the CRDs' spelling ("minAvailable");
+// kubectl upper-cases headers.
+
+ResourceInfo VolcanoJobs() {
+  ResourceInfo info = Resource("batch.volcano.sh", "v1alpha1", "jobs", "job", "Job", true);
+  info.builtin = false;
+  info.short_names = {"vcjob", "vj"};
+  info.subresources = {"status"};
+  info.columns = {
+      Column("STATUS", "string", ".status.state.phase", "The phase of the job"),
+      Column("minAvailable", "integer", ".status.minAvailable",
+             "The minimal available pods to run for this Job"),
+      Column("RUNNINGS", "integer", ".status.running", "The number of running pods"),
+      Column("AGE", "date", ".metadata.creationTimestamp", ""),
+      Column("QUEUE", "string", ".spec.queue", "The queue the job is submitted to", 1),
+  };
+  return info;
+}
+
+ResourceInfo VolcanoQueues() {
+  ResourceInfo info =
+      Resource("scheduling.volcano.sh", "v1beta1", "queues", "queue", "Queue", false);
+  info.builtin = false;
+  info.short_names = {"q", "queue-v1beta1"};
+  info.subresources = {"status"};
+  info.columns = {Column("PARENT", "string", ".spec.parent", "The parent queue of this queue")};
+  return info;
+}
+
+ResourceInfo VolcanoPodGroups() {
+  ResourceInfo info =
+      Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "podgroup", "PodGroup", true);
+  info.builtin = false;
+  info.short_names = {"pg", "podgroup-v1beta1"};
+  // The upstream CRD declares `subresources: {}`; vc-scheduler writes PodGroup status with a
+  // full update. The status subresource is served in addition, so both paths must keep working.
+  info.subresources = {"status"};
+  info.columns = {
+      Column("STATUS", "string", ".status.phase", "Current phase of PodGroup"),
+      Column("minMember", "integer", ".spec.minMember",
+             "The minimal number of members to run the pod group"),
+      Column("RUNNINGS", "integer", ".status.running", "The number of actively running pods"),
+      Column("AGE", "date", ".metadata.creationTimestamp", ""),
+      Column("QUEUE", "string", ".spec.queue", "The queue of the pod group", 1),
+  };
+  return info;
+}
+
+std::vector<ResourceInfo> BuildRegistry() {
+  return {Namespaces(),      Nodes(),  Pods(),        Events(),        Services(),
+          PriorityClasses(), Leases(), VolcanoJobs(), VolcanoQueues(), VolcanoPodGroups()};
+}
+
+}  // namespace
+
+const std::vector<ResourceInfo>& AllResources() {
+  static const auto* const registry = new std::vector<ResourceInfo>(BuildRegistry());
+  return *registry;
+}
+
+const ResourceInfo* FindResource(std::string_view group, std::string_view version,
+                                 std::string_view resource) {
+  for (const ResourceInfo& info : AllResources()) {
+    if (info.group == group && info.version == version && info.resource == resource) {
+      return &info;
+    }
+  }
+  return nullptr;
+}
+
+const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind) {
+  for (const ResourceInfo& info : AllResources()) {
+    if (info.kind == kind && info.ApiVersion() == api_version) return &info;
+  }
+  return nullptr;
+}
+
+std::vector<GroupVersion> ServedGroupVersions() {
+  std::vector<GroupVersion> result;
+  for (const ResourceInfo& info : AllResources()) {
+    GroupVersion gv{info.group, info.version};
+    if (std::find(result.begin(), result.end(), gv) == result.end()) result.push_back(gv);
+  }
+  // Core first (it is served at /api, the rest at /apis); stable for the rest.
+  std::stable_partition(result.begin(), result.end(),
+                        [](const GroupVersion& gv) { return gv.group.empty(); });
+  return result;
+}
+
+std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string_view version) {
+  std::vector<const ResourceInfo*> result;
+  for (const ResourceInfo& info : AllResources()) {
+    if (info.group == group && info.version == version) result.push_back(&info);
+  }
+  return result;
+}
+
+SubresourceInfo DescribeSubresource(const ResourceInfo& resource, std::string_view subresource) {
+  if (subresource == "binding") return {"", "v1", "Binding", {"create"}};
+  if (subresource == "log") return {resource.group, resource.version, resource.kind, {"get"}};
+  if (subresource == "finalize") {
+    return {resource.group, resource.version, resource.kind, {"update"}};
+  }
+  return {resource.group, resource.version, resource.kind, {"get", "patch", "update"}};
+}
+
+}  // namespace muster::apiserver

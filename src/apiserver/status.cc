@@ -1,0 +1,177 @@
+#include "apiserver/status.h"
+
+#include <utility>
+
+#include "boost/json/object.hpp"
+#include "boost/json/serialize.hpp"
+#include "fmt/format.h"
+
+namespace muster::apiserver {
+
+namespace json = boost::json;
+
+std::string StatusJson(const ApiError& error) {
+  json::object status;
+  status["kind"] = "Status";
+  status["apiVersion"] = "v1";
+  status["metadata"] = json::object();
+  status["status"] = "Failure";
+  status["message"] = error.message;
+  status["reason"] = error.reason;
+  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty()) {
+    json::object details;
+    if (!error.name.empty()) details["name"] = error.name;
+    if (!error.group.empty()) details["group"] = error.group;
+    if (!error.kind.empty()) details["kind"] = error.kind;
+    if (!error.causes.empty()) {
+      json::array causes;
+      for (const auto& c : error.causes) {
+        json::object cause;
+        cause["reason"] = c.reason;
+        cause["message"] = c.message;
+        cause["field"] = c.field;
+        causes.push_back(std::move(cause));
+      }
+      details["causes"] = std::move(causes);
+    }
+    status["details"] = std::move(details);
+  }
+  status["code"] = error.code;
+  return json::serialize(status);
+}
+
+HttpResponse ErrorResponse(const ApiError& error) {
+  HttpResponse response;
+  response.status = error.code;
+  response.body = StatusJson(error);
+  return response;
+}
+
+namespace {
+
+ApiError Make(int code, std::string reason, std::string message) {
+  ApiError e;
+  e.code = code;
+  e.reason = std::move(reason);
+  e.message = std::move(message);
+  return e;
+}
+
+// "jobs.batch.volcano.sh" -> kind "jobs", group "batch.volcano.sh" (Status details split them).
+void SetResource(ApiError& e, std::string_view resource, std::string_view name) {
+  auto dot = resource.find('.');
+  e.kind = std::string(resource.substr(0, dot));
+  if (dot != std::string_view::npos) e.group = std::string(resource.substr(dot + 1));
+  e.name = std::string(name);
+}
+
+}  // namespace
+
+ApiError BadRequest(std::string message) { return Make(400, "BadRequest", std::move(message)); }
+
+ApiError Unauthorized() { return Make(401, "Unauthorized", "Unauthorized"); }
+
+ApiError Forbidden(std::string_view resource, std::string_view name, std::string message) {
+  ApiError e =
+      Make(403, "Forbidden", fmt::format("{} \"{}\" is forbidden: {}", resource, name, message));
+  SetResource(e, resource, name);
+  return e;
+}
+
+ApiError NotFound(std::string_view resource, std::string_view name) {
+  ApiError e = Make(404, "NotFound", fmt::format("{} \"{}\" not found", resource, name));
+  SetResource(e, resource, name);
+  return e;
+}
+
+ApiError PathNotFound() {
+  return Make(404, "NotFound", "the server could not find the requested resource");
+}
+
+ApiError MethodNotAllowed(std::string_view method) {
+  return Make(405, "MethodNotAllowed",
+              fmt::format("the server does not allow this method on the requested resource "
+                          "({})",
+                          method));
+}
+
+ApiError AlreadyExists(std::string_view resource, std::string_view name) {
+  ApiError e = Make(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", resource, name));
+  SetResource(e, resource, name);
+  return e;
+}
+
+ApiError Conflict(std::string_view resource, std::string_view name, std::string_view why) {
+  ApiError e =
+      Make(409, "Conflict",
+           fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", resource, name, why));
+  SetResource(e, resource, name);
+  return e;
+}
+
+ApiError ModifiedConflict(std::string_view resource, std::string_view name) {
+  return Conflict(resource, name,
+                  "the object has been modified; please apply your changes to the latest "
+                  "version and try again");
+}
+
+ApiError Gone(std::string message) { return Make(410, "Gone", std::move(message)); }
+
+ApiError Expired(std::string message) { return Make(410, "Expired", std::move(message)); }
+
+ApiError TooLarge(size_t limit_bytes) {
+  return Make(413, "RequestEntityTooLarge",
+              fmt::format("Request entity too large: limit is {}", limit_bytes));
+}
+
+ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic) {
+  std::string accepted =
+      allow_strategic ? "application/json-patch+json, application/merge-patch+json, "
+                        "application/apply-patch+yaml, application/strategic-merge-patch+json"
+                      : "application/json-patch+json, application/merge-patch+json, "
+                        "application/apply-patch+yaml";
+  return Make(415, "UnsupportedMediaType",
+              fmt::format("the body of the request was in an unknown format - accepted media "
+                          "types include: {}",
+                          accepted));
+}
+
+ApiError UnsupportedBodyType() {
+  return Make(415, "UnsupportedMediaType",
+              "the body of the request was in an unknown format - accepted media types include: "
+              "application/json, application/yaml");
+}
+
+ApiError NotAcceptable(std::string message) {
+  return Make(406, "NotAcceptable", std::move(message));
+}
+
+ApiError Invalid(std::string_view kind, std::string_view group, std::string_view name,
+                 std::vector<StatusCause> causes) {
+  std::string qualified = group.empty() ? std::string(kind) : fmt::format("{}.{}", kind, group);
+  std::string what;
+  if (causes.size() == 1) {
+    what = causes[0].field.empty() ? causes[0].message
+                                   : fmt::format("{}: {}", causes[0].field, causes[0].message);
+  } else {
+    what = "[";
+    for (size_t i = 0; i < causes.size(); ++i) {
+      if (i > 0) what += ", ";
+      what += causes[i].field.empty() ? causes[i].message
+                                      : fmt::format("{}: {}", causes[i].field, causes[i].message);
+    }
+    what += "]";
+  }
+  ApiError e = Make(422, "Invalid", fmt::format("{} \"{}\" is invalid: {}", qualified, name, what));
+  e.kind = std::string(kind);
+  e.group = std::string(group);
+  e.name = std::string(name);
+  e.causes = std::move(causes);
+  return e;
+}
+
+ApiError Internal(std::string message) {
+  return Make(500, "InternalError", fmt::format("Internal error occurred: {}", message));
+}
+
+}  // namespace muster::apiserver

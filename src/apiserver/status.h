@@ -1,0 +1,65 @@
+#pragma once
+
+// Kubernetes `Status` error objects: what every refusal of the API server looks like on the
+// wire (kind Status, apiVersion v1, status Failure, message, reason, details, code), with
+// constructors for the reasons and messages kube-apiserver uses (see
+// ../shared/reference/kube-api.md §8). kubectl prints them as
+// `Error from server (<reason>): <message>`.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/http.h"
+
+namespace muster::apiserver {
+
+struct StatusCause {
+  std::string reason;   // FieldValueRequired, FieldValueInvalid, ...
+  std::string message;  // "Required value"
+  std::string field;    // "spec.containers"
+};
+
+struct ApiError {
+  int code = 500;
+  std::string reason = "InternalError";
+  std::string message;
+  // details: the object's name, its resource's group and plural ("pods"), causes.
+  std::string name;
+  std::string group;
+  std::string kind;
+  std::vector<StatusCause> causes;
+};
+
+// The Status JSON body for `error`.
+std::string StatusJson(const ApiError& error);
+// A complete response carrying `error` as a Status object.
+HttpResponse ErrorResponse(const ApiError& error);
+
+// Constructors. `resource` is the plural, qualified by group for non-core groups
+// ("pods", "jobs.batch.volcano.sh"), as kube-apiserver names it in messages.
+ApiError BadRequest(std::string message);
+ApiError Unauthorized();
+ApiError Forbidden(std::string_view resource, std::string_view name, std::string message);
+ApiError NotFound(std::string_view resource, std::string_view name);
+ApiError PathNotFound();  // an unknown URL: "the server could not find the requested resource"
+ApiError MethodNotAllowed(std::string_view method);
+ApiError AlreadyExists(std::string_view resource, std::string_view name);
+// "Operation cannot be fulfilled on <resource> "<name>": <why>"
+ApiError Conflict(std::string_view resource, std::string_view name, std::string_view why);
+// The optimistic-concurrency conflict: "... the object has been modified; please apply your
+// changes to the latest version and try again".
+ApiError ModifiedConflict(std::string_view resource, std::string_view name);
+ApiError Gone(std::string message);     // 410 reason Gone
+ApiError Expired(std::string message);  // 410 reason Expired
+ApiError TooLarge(size_t limit_bytes);  // 413
+ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic);
+ApiError NotAcceptable(std::string message);
+// 415 for a request body (not a patch) in a format the server does not read.
+ApiError UnsupportedBodyType();
+// 422: `<Kind>[.<group>] "<name>" is invalid: <field>: <message>`, several causes in brackets.
+ApiError Invalid(std::string_view kind, std::string_view group, std::string_view name,
+                 std::vector<StatusCause> causes);
+ApiError Internal(std::string message);
+
+}  // namespace muster::apiserver

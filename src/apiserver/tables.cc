@@ -1,0 +1,769 @@
+#include "apiserver/tables.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+#include <utility>
+
+#include "boost/json/object.hpp"
+#include "boost/json/serialize.hpp"
+#include "fmt/format.h"
+
+namespace muster::apiserver {
+namespace {
+
+using boost::json::array;
+using boost::json::object;
+using boost::json::value;
+
+// --- Reading objects
+// ------------------------------------------------------------------------------
+
+const value* Get(const value* v, std::string_view key) {
+  if (v == nullptr) return nullptr;
+  const object* obj = v->if_object();
+  if (obj == nullptr) return nullptr;
+  auto it = obj->find(key);
+  return it == obj->end() ? nullptr : &it->value();
+}
+
+const value* Path(const value& root, std::initializer_list<std::string_view> keys) {
+  const value* v = &root;
+  for (std::string_view key : keys) v = Get(v, key);
+  return v;
+}
+
+std::string_view StrAt(const value* v) {
+  if (v == nullptr || !v->is_string()) return {};
+  return v->get_string();
+}
+
+int64_t IntAt(const value* v) {
+  if (v == nullptr) return 0;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
+  if (v->is_double()) return static_cast<int64_t>(v->get_double());
+  return 0;
+}
+
+bool BoolAt(const value* v) { return v != nullptr && v->is_bool() && v->get_bool(); }
+
+const array& ArrayAt(const value* v) {
+  static const auto* const empty = new array();
+  if (v == nullptr || !v->is_array()) return *empty;
+  return v->get_array();
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+bool HasTrueCondition(const value& pod, std::string_view type) {
+  for (const value& condition : ArrayAt(Path(pod, {"status", "conditions"}))) {
+    if (StrAt(Get(&condition, "type")) == type) {
+      return StrAt(Get(&condition, "status")) == "True";
+    }
+  }
+  return false;
+}
+
+// --- Columns -------------------------------------------------------------------------------------
+
+constexpr std::string_view kNameDoc =
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+constexpr std::string_view kAgeDoc =
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate operations. "
+    "Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\n"
+    "Populated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#metadata";
+
+object ColumnDef(std::string_view name, std::string_view type, std::string_view description,
+                 int priority = 0, std::string_view format = "") {
+  return object{{"name", name},
+                {"type", type},
+                {"format", format},
+                {"description", description},
+                {"priority", priority}};
+}
+object NameColumn(int priority = 0) {
+  return ColumnDef("Name", "string", kNameDoc, priority, "name");
+}
+object AgeColumn() { return ColumnDef("Age", "string", kAgeDoc); }
+
+array PodColumns() {
+  return array{
+      NameColumn(),
+      ColumnDef("Ready", "string",
+                "The aggregate readiness state of this pod for accepting "
+                "traffic."),
+      ColumnDef("Status", "string", "The aggregate status of the containers in this pod."),
+      ColumnDef("Restarts", "string",
+                "The number of times the containers in this pod have been restarted and when "
+                "the last container in this pod has restarted."),
+      AgeColumn(),
+      ColumnDef("IP", "string",
+                "podIP address allocated to the pod. Routable at least within the cluster. "
+                "Empty if not yet allocated.",
+                1),
+      ColumnDef("Node", "string",
+                "NodeName indicates in which node this pod is scheduled. If empty, this pod is a "
+                "candidate for scheduling by the scheduler defined in schedulerName.",
+                1),
+      ColumnDef("Nominated Node", "string",
+                "nominatedNodeName is set only when this pod preempts other pods on the node, "
+                "but it cannot be scheduled right away as preemption victims receive their "
+                "graceful termination periods.",
+                1),
+      ColumnDef("Readiness Gates", "string",
+                "If specified, all readiness gates will be evaluated for pod readiness.", 1),
+  };
+}
+
+array NodeColumns() {
+  return array{
+      NameColumn(),
+      ColumnDef("Status", "string", "The status of the node"),
+      ColumnDef("Roles", "string", "The roles of the node"),
+      AgeColumn(),
+      ColumnDef("Version", "string", "Kubelet Version reported by the node."),
+      ColumnDef("Internal-IP", "string", "List of addresses reachable to the node.", 1),
+      ColumnDef("External-IP", "string", "List of addresses reachable to the node.", 1),
+      ColumnDef("OS-Image", "string",
+                "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 "
+                "(wheezy)).",
+                1),
+      ColumnDef("Kernel-Version", "string",
+                "Kernel Version reported by the node from 'uname -r' (e.g. "
+                "3.16.0-0.bpo.4-amd64).",
+                1),
+      ColumnDef("Container-Runtime", "string",
+                "ContainerRuntime Version reported by the node through runtime remote API (e.g. "
+                "containerd://1.4.2).",
+                1),
+  };
+}
+
+array NamespaceColumns() {
+  return array{NameColumn(), ColumnDef("Status", "string", "The status of the namespace"),
+               AgeColumn()};
+}
+
+// Upstream orders the wide cells between the default ones; columns and cells follow it.
+array EventColumns() {
+  return array{
+      ColumnDef("Last Seen", "string",
+                "The time at which the most recent occurrence of this event was recorded."),
+      ColumnDef("Type", "string",
+                "Type of this event (Normal, Warning), new types could be added in the future"),
+      ColumnDef("Reason", "string",
+                "This should be a short, machine understandable string that gives the reason "
+                "for the transition into the object's current status."),
+      ColumnDef("Object", "string", "The object that this event is about."),
+      ColumnDef("Subobject", "string",
+                "If referring to a piece of an object instead of an entire object, this string "
+                "should contain a valid JSON/Go field access statement.",
+                1),
+      ColumnDef("Source", "string",
+                "The component reporting this event. Should be a short machine understandable "
+                "string.",
+                1),
+      ColumnDef("Message", "string",
+                "A human-readable description of the status of this operation."),
+      ColumnDef("First Seen", "string",
+                "The time at which the event was first recorded. (Time of server receipt is in "
+                "TypeMeta.)",
+                1),
+      ColumnDef("Count", "string", "The number of times this event has occurred.", 1),
+      NameColumn(1),
+  };
+}
+
+array PriorityClassColumns() {
+  return array{
+      NameColumn(),
+      ColumnDef("Value", "integer",
+                "value represents the integer value of this priority class. This is the actual "
+                "priority that pods receive when they have the name of this class in their pod "
+                "spec."),
+      ColumnDef("Global-Default", "boolean",
+                "globalDefault specifies whether this PriorityClass should be considered as the "
+                "default priority for pods that do not have any priority class."),
+      AgeColumn(),
+      ColumnDef("PreemptionPolicy", "string",
+                "preemptionPolicy is the Policy for preempting pods with lower priority."),
+  };
+}
+
+array LeaseColumns() {
+  return array{NameColumn(),
+               ColumnDef("Holder", "string",
+                         "holderIdentity contains the identity of the holder of a current "
+                         "lease."),
+               AgeColumn()};
+}
+
+array CustomColumns(const ResourceInfo& resource) {
+  array columns{NameColumn()};
+  for (const PrinterColumn& column : resource.columns) {
+    columns.emplace_back(
+        ColumnDef(column.name, column.type, column.description, column.priority, column.format));
+  }
+  return columns;
+}
+
+array DefaultColumns() { return array{NameColumn(), AgeColumn()}; }
+
+// --- Cells ---------------------------------------------------------------------------------------
+
+std::string Since(const value& object, std::initializer_list<std::string_view> keys,
+                  int64_t now_unix) {
+  return AgeCell(Path(object, keys), now_unix);
+}
+
+bool IsRestartableInitContainer(const value& pod, std::string_view name) {
+  for (const value& container : ArrayAt(Path(pod, {"spec", "initContainers"}))) {
+    if (StrAt(Get(&container, "name")) == name) {
+      return StrAt(Get(&container, "restartPolicy")) == "Always";
+    }
+  }
+  return false;
+}
+
+// printPod: READY counts ready, running containers (plus started sidecars); STATUS is the most
+// specific reason known, in kubectl's order of precedence.
+array PodCells(const value& pod, int64_t now_unix) {
+  const value* spec = Get(&pod, "spec");
+  const value* status = Get(&pod, "status");
+  const std::string_view phase = StrAt(Get(status, "phase"));
+  std::string reason(phase);
+  if (std::string_view r = StrAt(Get(status, "reason")); !r.empty()) reason = r;
+  for (const value& condition : ArrayAt(Get(status, "conditions"))) {
+    if (StrAt(Get(&condition, "type")) == "PodScheduled" &&
+        StrAt(Get(&condition, "reason")) == "SchedulingGated") {
+      reason = "SchedulingGated";
+    }
+  }
+
+  const array& init_containers = ArrayAt(Get(spec, "initContainers"));
+  int64_t total = static_cast<int64_t>(ArrayAt(Get(spec, "containers")).size());
+  for (const value& c : init_containers) {
+    if (StrAt(Get(&c, "restartPolicy")) == "Always") ++total;
+  }
+  int64_t ready = 0;
+  int64_t restarts = 0;
+  int64_t sidecar_restarts = 0;
+  std::optional<int64_t> last_restart;
+  std::optional<int64_t> last_sidecar_restart;
+  const auto note_restart = [](const value& container_status, std::optional<int64_t>& latest) {
+    if (const value* finished = Path(container_status, {"lastState", "terminated", "finishedAt"})) {
+      if (std::optional<int64_t> t = ParseRfc3339(StrAt(finished));
+          t && (!latest || *t > *latest)) {
+        latest = t;
+      }
+    }
+  };
+
+  bool initializing = false;
+  const array& init_statuses = ArrayAt(Get(status, "initContainerStatuses"));
+  for (size_t i = 0; i < init_statuses.size(); ++i) {
+    const value& cs = init_statuses[i];
+    restarts += IntAt(Get(&cs, "restartCount"));
+    note_restart(cs, last_restart);
+    const bool sidecar = IsRestartableInitContainer(pod, StrAt(Get(&cs, "name")));
+    if (sidecar) {
+      sidecar_restarts += IntAt(Get(&cs, "restartCount"));
+      note_restart(cs, last_sidecar_restart);
+    }
+    const value* terminated = Path(cs, {"state", "terminated"});
+    const value* waiting = Path(cs, {"state", "waiting"});
+    if (terminated != nullptr && IntAt(Get(terminated, "exitCode")) == 0) continue;
+    if (sidecar && BoolAt(Get(&cs, "started"))) {
+      if (BoolAt(Get(&cs, "ready"))) ++ready;
+      continue;
+    }
+    if (terminated != nullptr) {
+      std::string_view r = StrAt(Get(terminated, "reason"));
+      if (!r.empty()) {
+        reason = fmt::format("Init:{}", r);
+      } else if (int64_t signal = IntAt(Get(terminated, "signal")); signal != 0) {
+        reason = fmt::format("Init:Signal:{}", signal);
+      } else {
+        reason = fmt::format("Init:ExitCode:{}", IntAt(Get(terminated, "exitCode")));
+      }
+    } else if (std::string_view r = StrAt(Get(waiting, "reason"));
+               !r.empty() && r != "PodInitializing") {
+      reason = fmt::format("Init:{}", r);
+    } else {
+      reason = fmt::format("Init:{}/{}", i, init_containers.size());
+    }
+    initializing = true;
+    break;
+  }
+
+  if (!initializing || HasTrueCondition(pod, "Initialized")) {
+    restarts = sidecar_restarts;
+    last_restart = last_sidecar_restart;
+    bool has_running = false;
+    const array& statuses = ArrayAt(Get(status, "containerStatuses"));
+    for (auto it = statuses.rbegin(); it != statuses.rend(); ++it) {
+      const value& cs = *it;
+      restarts += IntAt(Get(&cs, "restartCount"));
+      note_restart(cs, last_restart);
+      const value* waiting = Path(cs, {"state", "waiting"});
+      const value* terminated = Path(cs, {"state", "terminated"});
+      if (std::string_view r = StrAt(Get(waiting, "reason")); !r.empty()) {
+        reason = r;
+      } else if (std::string_view tr = StrAt(Get(terminated, "reason")); !tr.empty()) {
+        reason = tr;
+      } else if (terminated != nullptr) {
+        int64_t signal = IntAt(Get(terminated, "signal"));
+        reason = signal != 0 ? fmt::format("Signal:{}", signal)
+                             : fmt::format("ExitCode:{}", IntAt(Get(terminated, "exitCode")));
+      } else if (BoolAt(Get(&cs, "ready")) && Path(cs, {"state", "running"}) != nullptr) {
+        has_running = true;
+        ++ready;
+      }
+    }
+    if (reason == "Completed" && has_running) {
+      reason = HasTrueCondition(pod, "Ready") ? "Running" : "NotReady";
+    }
+  }
+
+  const value* deletion = Path(pod, {"metadata", "deletionTimestamp"});
+  const bool deleting = deletion != nullptr && !deletion->is_null();
+  if (deleting && StrAt(Get(status, "reason")) == "NodeLost") {
+    reason = "Unknown";
+  } else if (deleting && phase != "Succeeded" && phase != "Failed") {
+    reason = "Terminating";
+  }
+
+  std::string restarts_cell = std::to_string(restarts);
+  if (restarts != 0 && last_restart) {
+    restarts_cell = fmt::format("{} ({} ago)", restarts, HumanDuration(now_unix - *last_restart));
+  }
+
+  std::string ip;
+  const array& pod_ips = ArrayAt(Get(status, "podIPs"));
+  if (!pod_ips.empty()) ip = StrAt(Get(&pod_ips.front(), "ip"));
+  if (ip.empty()) ip = StrAt(Get(status, "podIP"));
+  std::string node(StrAt(Get(spec, "nodeName")));
+  std::string nominated(StrAt(Get(status, "nominatedNodeName")));
+  std::string gates = "<none>";
+  if (const array& readiness_gates = ArrayAt(Get(spec, "readinessGates"));
+      !readiness_gates.empty()) {
+    int true_gates = 0;
+    for (const value& gate : readiness_gates) {
+      if (HasTrueCondition(pod, StrAt(Get(&gate, "conditionType")))) ++true_gates;
+    }
+    gates = fmt::format("{}/{}", true_gates, readiness_gates.size());
+  }
+  const auto or_none = [](std::string s) { return s.empty() ? std::string("<none>") : s; };
+
+  return array{StrAt(Path(pod, {"metadata", "name"})),
+               fmt::format("{}/{}", ready, total),
+               reason,
+               restarts_cell,
+               Since(pod, {"metadata", "creationTimestamp"}, now_unix),
+               or_none(ip),
+               or_none(node),
+               or_none(nominated),
+               gates};
+}
+
+// findNodeRoles: node-role.kubernetes.io/<role> keys and the kubernetes.io/role value, sorted.
+std::string NodeRoles(const value& node) {
+  constexpr std::string_view kRolePrefix = "node-role.kubernetes.io/";
+  std::set<std::string> roles;
+  const value* labels_value = Path(node, {"metadata", "labels"});
+  if (const object* labels = labels_value == nullptr ? nullptr : labels_value->if_object()) {
+    for (const auto& kv : *labels) {
+      std::string_view key = kv.key();
+      if (key.starts_with(kRolePrefix)) {
+        if (key.size() > kRolePrefix.size()) roles.emplace(key.substr(kRolePrefix.size()));
+      } else if (key == "kubernetes.io/role" && !StrAt(&kv.value()).empty()) {
+        roles.emplace(StrAt(&kv.value()));
+      }
+    }
+  }
+  std::string joined;
+  for (const std::string& role : roles) {
+    if (!joined.empty()) joined += ",";
+    joined += role;
+  }
+  return joined.empty() ? "<none>" : joined;
+}
+
+std::string NodeAddress(const value& node, std::string_view type) {
+  for (const value& address : ArrayAt(Path(node, {"status", "addresses"}))) {
+    if (StrAt(Get(&address, "type")) == type) return std::string(StrAt(Get(&address, "address")));
+  }
+  return "<none>";
+}
+
+array NodeCells(const value& node, int64_t now_unix) {
+  std::string status;
+  for (const value& condition : ArrayAt(Path(node, {"status", "conditions"}))) {
+    if (StrAt(Get(&condition, "type")) == "Ready") {
+      status = StrAt(Get(&condition, "status")) == "True" ? "Ready" : "NotReady";
+    }
+  }
+  if (status.empty()) status = "Unknown";
+  if (BoolAt(Path(node, {"spec", "unschedulable"}))) status += ",SchedulingDisabled";
+  const value* info = Path(node, {"status", "nodeInfo"});
+  const auto or_unknown = [](std::string_view s) {
+    return s.empty() ? std::string("<unknown>") : std::string(s);
+  };
+  return array{StrAt(Path(node, {"metadata", "name"})),
+               status,
+               NodeRoles(node),
+               Since(node, {"metadata", "creationTimestamp"}, now_unix),
+               StrAt(Get(info, "kubeletVersion")),
+               NodeAddress(node, "InternalIP"),
+               NodeAddress(node, "ExternalIP"),
+               or_unknown(StrAt(Get(info, "osImage"))),
+               or_unknown(StrAt(Get(info, "kernelVersion"))),
+               or_unknown(StrAt(Get(info, "containerRuntimeVersion")))};
+}
+
+array NamespaceCells(const value& ns, int64_t now_unix) {
+  return array{StrAt(Path(ns, {"metadata", "name"})), StrAt(Path(ns, {"status", "phase"})),
+               Since(ns, {"metadata", "creationTimestamp"}, now_unix)};
+}
+
+bool IsSet(const value* v) { return v != nullptr && v->is_string() && !v->get_string().empty(); }
+
+// printEvent: timestamps fall back from the legacy fields to eventTime and series.
+array EventCells(const value& event, int64_t now_unix) {
+  std::string first_seen = IsSet(Get(&event, "firstTimestamp"))
+                               ? AgeCell(Get(&event, "firstTimestamp"), now_unix)
+                               : AgeCell(Get(&event, "eventTime"), now_unix);
+  std::string last_seen = IsSet(Get(&event, "lastTimestamp"))
+                              ? AgeCell(Get(&event, "lastTimestamp"), now_unix)
+                              : first_seen;
+  int64_t count = IntAt(Get(&event, "count"));
+  if (const value* series = Get(&event, "series"); series != nullptr && series->is_object()) {
+    last_seen = AgeCell(Get(series, "lastObservedTime"), now_unix);
+    count = IntAt(Get(series, "count"));
+  } else if (count == 0) {
+    count = 1;
+  }
+  const value* involved = Get(&event, "involvedObject");
+  std::string target = Lower(StrAt(Get(involved, "kind")));
+  if (std::string_view name = StrAt(Get(involved, "name")); !name.empty()) {
+    target = fmt::format("{}/{}", target, name);
+  }
+  std::string component(StrAt(Path(event, {"source", "component"})));
+  if (component.empty()) component = StrAt(Get(&event, "reportingComponent"));
+  std::string host(StrAt(Path(event, {"source", "host"})));
+  if (host.empty()) host = StrAt(Get(&event, "reportingInstance"));
+  std::string source = host.empty() ? component : fmt::format("{}, {}", component, host);
+  std::string message(StrAt(Get(&event, "message")));
+  const auto space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
+  message.erase(message.begin(), std::find_if_not(message.begin(), message.end(), space));
+  message.erase(std::find_if_not(message.rbegin(), message.rend(), space).base(), message.end());
+  return array{last_seen,
+               StrAt(Get(&event, "type")),
+               StrAt(Get(&event, "reason")),
+               target,
+               StrAt(Get(involved, "fieldPath")),
+               source,
+               message,
+               first_seen,
+               count,
+               StrAt(Path(event, {"metadata", "name"}))};
+}
+
+array PriorityClassCells(const value& pc, int64_t now_unix) {
+  std::string_view policy = StrAt(Get(&pc, "preemptionPolicy"));
+  return array{StrAt(Path(pc, {"metadata", "name"})), IntAt(Get(&pc, "value")),
+               BoolAt(Get(&pc, "globalDefault")),
+               Since(pc, {"metadata", "creationTimestamp"}, now_unix),
+               policy.empty() ? std::string_view("<unset>") : policy};
+}
+
+array LeaseCells(const value& lease, int64_t now_unix) {
+  return array{StrAt(Path(lease, {"metadata", "name"})),
+               StrAt(Path(lease, {"spec", "holderIdentity"})),
+               Since(lease, {"metadata", "creationTimestamp"}, now_unix)};
+}
+
+// tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
+value CustomCell(const PrinterColumn& column, const value* v, int64_t now_unix) {
+  if (v == nullptr || v->is_null()) return nullptr;
+  if (column.type == "integer") {
+    if (v->is_int64() || v->is_uint64() || v->is_double()) return IntAt(v);
+    return nullptr;
+  }
+  if (column.type == "number") {
+    if (v->is_double()) return v->get_double();
+    if (v->is_int64() || v->is_uint64()) return static_cast<double>(IntAt(v));
+    return nullptr;
+  }
+  if (column.type == "boolean") return v->is_bool() ? value(v->get_bool()) : value(nullptr);
+  if (column.type == "date") {
+    if (!v->is_string()) return nullptr;
+    return value(AgeCell(v, now_unix));
+  }
+  // "string" (and unknown types): strings as they are, other values printed as JSONPath would.
+  if (v->is_string()) return v->get_string();
+  if (v->is_bool()) return v->get_bool() ? "true" : "false";
+  if (v->is_int64() || v->is_uint64()) return value(std::to_string(IntAt(v)));
+  return value(boost::json::serialize(*v));
+}
+
+array CustomCells(const ResourceInfo& resource, const value& obj, int64_t now_unix) {
+  array cells{StrAt(Path(obj, {"metadata", "name"}))};
+  for (const PrinterColumn& column : resource.columns) {
+    cells.emplace_back(CustomCell(column, LookupJsonPath(obj, column.json_path), now_unix));
+  }
+  return cells;
+}
+
+array DefaultCells(const value& obj, int64_t now_unix) {
+  return array{StrAt(Path(obj, {"metadata", "name"})),
+               Since(obj, {"metadata", "creationTimestamp"}, now_unix)};
+}
+
+bool Is(const ResourceInfo& r, std::string_view group, std::string_view resource) {
+  return r.group == group && r.resource == resource;
+}
+
+value RowObject(const value& obj, IncludeObject include) {
+  if (include == IncludeObject::kObject) return obj;
+  object partial{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}};
+  const value* metadata = Get(&obj, "metadata");
+  partial["metadata"] = metadata != nullptr ? *metadata : value(object{});
+  return partial;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool ParseDigits(std::string_view s, size_t pos, size_t count, int64_t& out) {
+  if (pos + count > s.size()) return false;
+  out = 0;
+  for (size_t i = pos; i < pos + count; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string HumanDuration(int64_t seconds) {
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return fmt::format("{}s", seconds);
+  const int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    const int64_t s = seconds % 60;
+    return s == 0 ? fmt::format("{}m", minutes) : fmt::format("{}m{}s", minutes, s);
+  }
+  if (minutes < 60 * 3) return fmt::format("{}m", minutes);
+  const int64_t hours = seconds / 3600;
+  if (hours < 8) {
+    const int64_t m = minutes % 60;
+    return m == 0 ? fmt::format("{}h", hours) : fmt::format("{}h{}m", hours, m);
+  }
+  if (hours < 48) return fmt::format("{}h", hours);
+  if (hours < 24 * 8) {
+    const int64_t h = hours % 24;
+    return h == 0 ? fmt::format("{}d", hours / 24) : fmt::format("{}d{}h", hours / 24, h);
+  }
+  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
+  if (hours < 24 * 365 * 8) {
+    const int64_t dy = (hours / 24) % 365;
+    return dy == 0 ? fmt::format("{}y", hours / 24 / 365)
+                   : fmt::format("{}y{}d", hours / 24 / 365, dy);
+  }
+  return fmt::format("{}y", hours / 24 / 365);
+}
+
+std::optional<int64_t> ParseRfc3339(std::string_view ts) {
+  int64_t year, month, day, hour, minute, second;
+  if (ts.size() < 20 || !ParseDigits(ts, 0, 4, year) || ts[4] != '-' ||
+      !ParseDigits(ts, 5, 2, month) || ts[7] != '-' || !ParseDigits(ts, 8, 2, day) ||
+      (ts[10] != 'T' && ts[10] != 't') || !ParseDigits(ts, 11, 2, hour) || ts[13] != ':' ||
+      !ParseDigits(ts, 14, 2, minute) || ts[16] != ':' || !ParseDigits(ts, 17, 2, second)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
+  size_t pos = 19;
+  if (ts[pos] == '.') {
+    ++pos;
+    const size_t start = pos;
+    while (pos < ts.size() && ts[pos] >= '0' && ts[pos] <= '9') ++pos;
+    if (pos == start) return std::nullopt;
+  }
+  int64_t offset = 0;
+  if (pos < ts.size() && (ts[pos] == 'Z' || ts[pos] == 'z')) {
+    ++pos;
+  } else if (pos < ts.size() && (ts[pos] == '+' || ts[pos] == '-')) {
+    int64_t oh, om;
+    if (!ParseDigits(ts, pos + 1, 2, oh) || pos + 3 >= ts.size() || ts[pos + 3] != ':' ||
+        !ParseDigits(ts, pos + 4, 2, om)) {
+      return std::nullopt;
+    }
+    offset = (ts[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != ts.size()) return std::nullopt;
+  return DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
+}
+
+std::string AgeCell(const value* timestamp, int64_t now_unix) {
+  if (timestamp == nullptr || timestamp->is_null() ||
+      (timestamp->is_string() && timestamp->get_string().empty())) {
+    return "<unknown>";
+  }
+  if (!timestamp->is_string()) return "<invalid>";
+  std::optional<int64_t> t = ParseRfc3339(timestamp->get_string());
+  if (!t) return "<invalid>";
+  return HumanDuration(now_unix - *t);
+}
+
+const value* LookupJsonPath(const value& obj, std::string_view path) {
+  if (path.starts_with("{") && path.ends_with("}")) path = path.substr(1, path.size() - 2);
+  const value* v = &obj;
+  size_t pos = 0;
+  while (pos < path.size() && v != nullptr) {
+    if (path[pos] == '.') {
+      ++pos;
+      size_t end = path.find_first_of(".[", pos);
+      if (end == std::string_view::npos) end = path.size();
+      if (end > pos) v = Get(v, path.substr(pos, end - pos));
+      pos = end;
+    } else if (path[pos] == '[') {
+      size_t close = path.find(']', pos);
+      if (close == std::string_view::npos) return nullptr;
+      size_t index = 0;
+      std::string_view digits = path.substr(pos + 1, close - pos - 1);
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || !v->is_array() ||
+          index >= v->get_array().size()) {
+        return nullptr;
+      }
+      v = &v->get_array()[index];
+      pos = close + 1;
+    } else {
+      size_t end = path.find_first_of(".[", pos);
+      if (end == std::string_view::npos) end = path.size();
+      v = Get(v, path.substr(pos, end - pos));
+      pos = end;
+    }
+  }
+  return v;
+}
+
+array TableColumns(const ResourceInfo& r) {
+  if (!r.columns.empty()) return CustomColumns(r);
+  if (Is(r, "", "pods")) return PodColumns();
+  if (Is(r, "", "nodes")) return NodeColumns();
+  if (Is(r, "", "namespaces")) return NamespaceColumns();
+  if (Is(r, "", "events")) return EventColumns();
+  if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
+  if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
+  return DefaultColumns();
+}
+
+array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
+  if (!r.columns.empty()) return CustomCells(r, obj, now_unix);
+  if (Is(r, "", "pods")) return PodCells(obj, now_unix);
+  if (Is(r, "", "nodes")) return NodeCells(obj, now_unix);
+  if (Is(r, "", "namespaces")) return NamespaceCells(obj, now_unix);
+  if (Is(r, "", "events")) return EventCells(obj, now_unix);
+  if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
+  if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
+  return DefaultCells(obj, now_unix);
+}
+
+value ToTable(const ResourceInfo& resource, const std::vector<value>& objects,
+              const std::string& list_resource_version, int64_t now_unix) {
+  return ToTable(resource, objects, list_resource_version, now_unix, TableOptions{});
+}
+
+value ToTable(const ResourceInfo& resource, const std::vector<value>& objects,
+              const std::string& list_resource_version, int64_t now_unix,
+              const TableOptions& options) {
+  object metadata{{"resourceVersion", list_resource_version}};
+  if (!options.continue_token.empty()) metadata["continue"] = options.continue_token;
+  array rows;
+  for (const value& obj : objects) {
+    object row{{"cells", TableCells(resource, obj, now_unix)}};
+    // printPod marks finished pods; kubectl uses it to tell them apart.
+    if (resource.group.empty() && resource.resource == "pods") {
+      std::string_view phase = StrAt(Path(obj, {"status", "phase"}));
+      if (phase == "Succeeded" || phase == "Failed") {
+        row["conditions"] =
+            array{object{{"type", "Completed"},
+                         {"status", "True"},
+                         {"reason", phase},
+                         {"message", phase == "Succeeded" ? "The pod has completed successfully."
+                                                          : "The pod failed."}}};
+      }
+    }
+    if (options.include_object != IncludeObject::kNone) {
+      row["object"] = RowObject(obj, options.include_object);
+    }
+    rows.emplace_back(std::move(row));
+  }
+  object table{
+      {"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", std::move(metadata)}};
+  table["columnDefinitions"] = options.no_headers ? array{} : TableColumns(resource);
+  table["rows"] = std::move(rows);
+  return table;
+}
+
+bool AcceptsTable(std::string_view accept_header) {
+  while (!accept_header.empty()) {
+    size_t comma = accept_header.find(',');
+    std::string_view range = accept_header.substr(0, comma);
+    accept_header =
+        comma == std::string_view::npos ? std::string_view{} : accept_header.substr(comma + 1);
+    bool as_table = false;
+    bool group = false;
+    bool version = false;
+    size_t semicolon = range.find(';');
+    while (semicolon != std::string_view::npos) {
+      range = range.substr(semicolon + 1);
+      semicolon = range.find(';');
+      std::string_view param = range.substr(0, semicolon);
+      while (!param.empty() && param.front() == ' ') param.remove_prefix(1);
+      while (!param.empty() && param.back() == ' ') param.remove_suffix(1);
+      if (param == "as=Table") as_table = true;
+      if (param == "g=meta.k8s.io") group = true;
+      if (param == "v=v1" || param == "v=v1beta1") version = true;
+    }
+    if (as_table && group && version) return true;
+  }
+  return false;
+}
+
+IncludeObject ParseIncludeObject(std::string_view v) {
+  if (v == "Object") return IncludeObject::kObject;
+  if (v == "None") return IncludeObject::kNone;
+  return IncludeObject::kMetadata;
+}
+
+}  // namespace muster::apiserver

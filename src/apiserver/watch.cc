@@ -1,0 +1,271 @@
+// Watch: `GET <collection>?watch=true` as a chunked stream of JSON lines (kube-api.md §6).
+//
+//   resourceVersion unset or "0"  synthetic ADDED events for the current matches, then live ones
+//   resourceVersion N             events after N; N older than the store's history: one ERROR
+//                                 event (410 Expired), then the stream ends
+//   selectors                     applied per event, with ADDED/DELETED when an object starts or
+//                                 stops matching
+//   allowWatchBookmarks=true      a BOOKMARK every HandlerOptions::bookmark_interval
+//   sendInitialEvents=true        the synthetic ADDED events end with a BOOKMARK annotated
+//                                 k8s.io/initial-events-end
+//   timeoutSeconds                the stream ends after it (default: 30 minutes)
+//   Table Accept header           every event's object is a one-row Table
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "apiserver/handlers.h"
+#include "apiserver/tables.h"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "fmt/format.h"
+
+namespace muster::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Writes are coalesced up to this size (one chunk per burst of events, not per event).
+constexpr size_t kFlushBytes = size_t{64} * 1024;
+constexpr auto kPollInterval = std::chrono::milliseconds(250);
+
+struct WatchParams {
+  const ResourceInfo* resource = nullptr;
+  std::string ns;
+  std::shared_ptr<const ObjectFilter> filter;
+  bool filtered = false;
+  bool synthetic = false;  // resourceVersion unset or 0
+  int64_t from = 0;
+  bool bookmarks = false;
+  bool initial_events_end = false;
+  bool table = false;
+  TableOptions table_options;
+  std::function<int64_t()> now_unix;
+  std::chrono::milliseconds timeout{0};
+  std::chrono::milliseconds bookmark_interval{0};
+};
+
+class WatchStream {
+ public:
+  WatchStream(store::Store& store, WatchParams p) : store_(store), p_(std::move(p)) {}
+
+  void Run(StreamSink& sink) {
+    sink_ = &sink;
+    const auto deadline = Clock::now() + p_.timeout;
+    std::unique_ptr<store::Watch> watch;
+    int64_t last_rv = 0;
+    if (p_.synthetic) {
+      store::ListResult list = store_.List(p_.resource->StoreResource(), p_.ns);
+      last_rv = list.revision;
+      auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, list.revision);
+      if (!w.ok()) return SendExpired(w.status());
+      watch = std::move(*w);
+      for (const auto& item : list.items) {
+        if (p_.filtered) {
+          auto obj = Parse(*item.json);
+          if (!obj || !FilterMatches(*p_.filter, *p_.resource, *obj)) continue;
+        }
+        Append("ADDED", *item.json);
+        if (buffer_.size() >= kFlushBytes && !Flush()) return Close(watch);
+      }
+      if (p_.initial_events_end) AppendBookmark(last_rv, /*initial_events_end=*/true);
+      if (!Flush()) return Close(watch);
+    } else {
+      auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, p_.from);
+      if (!w.ok()) return SendExpired(w.status());
+      watch = std::move(*w);
+      last_rv = p_.from;
+    }
+
+    auto next_bookmark = Clock::now() + p_.bookmark_interval;
+    while (!sink.Cancelled()) {
+      auto now = Clock::now();
+      if (now >= deadline) break;
+      auto wait = std::min<Clock::duration>(
+          {kPollInterval, deadline - now, p_.bookmarks ? next_bookmark - now : kPollInterval});
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wait);
+      auto event = watch->Next(std::max(ms, std::chrono::milliseconds(0)));
+      // Drain what is already queued into one chunk.
+      while (event.ok() && event->has_value()) {
+        last_rv = (*event)->revision;
+        Deliver(**event);
+        if (buffer_.size() >= kFlushBytes) break;
+        event = watch->Next(std::chrono::milliseconds(0));
+      }
+      if (!event.ok()) {
+        Flush();
+        watch->Close();
+        return SendExpired(event.status());
+      }
+      if (p_.bookmarks && Clock::now() >= next_bookmark) {
+        AppendBookmark(last_rv, false);
+        next_bookmark = Clock::now() + p_.bookmark_interval;
+      }
+      if (!Flush()) break;
+    }
+    Close(watch);
+  }
+
+ private:
+  static std::optional<json::object> Parse(const std::string& text) {
+    json::error_code ec;
+    json::value v = json::parse(text, ec);
+    if (ec || !v.is_object()) return std::nullopt;
+    return std::move(v.get_object());
+  }
+
+  static std::string ResourceVersionOf(const json::value& obj) {
+    if (!obj.is_object()) return "";
+    const json::value* meta = obj.get_object().if_contains("metadata");
+    if (meta == nullptr || !meta->is_object()) return "";
+    const json::value* rv = meta->get_object().if_contains("resourceVersion");
+    return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : "";
+  }
+
+  void Close(std::unique_ptr<store::Watch>& watch) {
+    if (watch) watch->Close();
+  }
+
+  void Deliver(const store::Event& e) {
+    const char* type = e.type == store::EventType::kAdded      ? "ADDED"
+                       : e.type == store::EventType::kModified ? "MODIFIED"
+                                                               : "DELETED";
+    if (p_.filtered) {
+      auto now = Parse(*e.object);
+      bool now_matches = now && FilterMatches(*p_.filter, *p_.resource, *now);
+      bool before_matches = false;
+      if (e.previous) {
+        auto before = Parse(*e.previous);
+        before_matches = before && FilterMatches(*p_.filter, *p_.resource, *before);
+      }
+      switch (e.type) {
+        case store::EventType::kAdded:
+          if (!now_matches) return;
+          break;
+        case store::EventType::kModified:
+          if (now_matches && !before_matches) {
+            type = "ADDED";
+          } else if (!now_matches && before_matches) {
+            type = "DELETED";
+          } else if (!now_matches) {
+            return;
+          }
+          break;
+        case store::EventType::kDeleted:
+          if (!now_matches && !before_matches) return;
+          break;
+      }
+    }
+    Append(type, *e.object);
+  }
+
+  void Append(std::string_view type, const std::string& object) {
+    buffer_ += R"({"type":")";
+    buffer_ += type;
+    buffer_ += R"(","object":)";
+    if (p_.table) {
+      std::vector<json::value> items;
+      json::error_code ec;
+      items.push_back(json::parse(object, ec));
+      json::value table = ToTable(*p_.resource, items, ResourceVersionOf(items[0]), p_.now_unix(),
+                                  p_.table_options);
+      buffer_ += json::serialize(table);
+    } else {
+      buffer_ += object;
+    }
+    buffer_ += "}\n";
+  }
+
+  void AppendBookmark(int64_t rv, bool initial_events_end) {
+    buffer_ += fmt::format(R"({{"type":"BOOKMARK","object":{{"kind":"{}","apiVersion":"{}",)"
+                           R"("metadata":{{"resourceVersion":"{}")",
+                           p_.resource->kind, p_.resource->ApiVersion(), rv);
+    if (initial_events_end) {
+      buffer_ += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";
+    }
+    buffer_ += "}}}\n";
+  }
+
+  bool Flush() {
+    if (buffer_.empty()) return true;
+    bool ok = sink_->Write(buffer_);
+    buffer_.clear();
+    return ok;
+  }
+
+  // The store's OutOfRange says "too old resource version: N (M)", kube's words for it.
+  void SendExpired(const absl::Status& status) {
+    ApiError e = absl::IsOutOfRange(status) ? Expired(std::string(status.message()))
+                                            : Internal(std::string(status.message()));
+    sink_->Write(fmt::format(R"({{"type":"ERROR","object":{}}})"
+                             "\n",
+                             StatusJson(e)));
+  }
+
+  store::Store& store_;
+  WatchParams p_;
+  StreamSink* sink_ = nullptr;
+  std::string buffer_;
+};
+
+}  // namespace
+
+HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
+  WatchParams p;
+  p.resource = t.resource;
+  p.ns = t.ns;
+  auto filter = CompileFilter(req, *t.resource);
+  if (!filter.ok()) return ErrorResponse(filter.error());
+  p.filter = *filter;
+  p.filtered = !FilterIsEmpty(**filter);
+
+  std::string_view rv = req.Param("resourceVersion");
+  if (rv.empty() || rv == "0") {
+    p.synthetic = true;
+  } else if (auto from = ParseInt(rv); from && *from >= 0) {
+    p.from = *from;
+  } else {
+    return ErrorResponse(BadRequest(fmt::format("invalid resource version: \"{}\"", rv)));
+  }
+  p.bookmarks = req.Param("allowWatchBookmarks") == "true";
+  if (req.Param("sendInitialEvents") == "true") {
+    if (!p.bookmarks) {
+      return ErrorResponse(Invalid("ListOptions", "meta.k8s.io", "",
+                                   {{"FieldValueForbidden",
+                                     "Forbidden: sendInitialEvents requires setting "
+                                     "allowWatchBookmarks=true",
+                                     "allowWatchBookmarks"}}));
+    }
+    p.synthetic = true;
+    p.initial_events_end = true;
+  }
+  p.timeout = options_.default_watch_timeout;
+  if (std::string_view ts = req.Param("timeoutSeconds"); !ts.empty()) {
+    auto seconds = ParseInt(ts);
+    if (!seconds || *seconds < 0) {
+      return ErrorResponse(BadRequest(fmt::format("invalid timeoutSeconds: \"{}\"", ts)));
+    }
+    if (*seconds > 0) p.timeout = std::chrono::seconds(*seconds);
+  }
+  p.bookmark_interval = options_.bookmark_interval;
+  p.table = WantsTable(req.accept);
+  if (p.table) {
+    p.table_options.include_object = ParseIncludeObject(req.Param("includeObject"));
+    p.now_unix = [this] { return Now(); };
+  }
+
+  HttpResponse r;
+  r.status = 200;
+  r.content_type = "application/json";
+  auto stream = std::make_shared<WatchStream>(store_, std::move(p));
+  r.stream = [stream](StreamSink& sink) { stream->Run(sink); };
+  return r;
+}
+
+}  // namespace muster::apiserver

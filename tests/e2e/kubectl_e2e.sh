@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# End-to-end: the real kubectl against `muster apiserver` (port 0, a temporary data dir, an
+# isolated --cache-dir), over the seed's manifests (manifests/README.md) and Volcano objects.
+# Each check asserts what kubectl (or, for raw protocol details, curl) printed, and prints one
+# PASS or FAIL line; the last line is "N passed, M failed". Exit 0 only when nothing failed,
+# 77 (skipped) when kubectl is not installed.
+#
+# Usage: kubectl_e2e.sh MUSTER_BINARY        (KUBECTL=... to use another kubectl)
+set -u
+
+MUSTER=${1:?usage: kubectl_e2e.sh MUSTER_BINARY}
+KUBECTL=${KUBECTL:-kubectl}
+if ! command -v "$KUBECTL" >/dev/null 2>&1; then
+  echo "SKIP: kubectl not found"
+  exit 77
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+manifests=$here/manifests
+work=$(mktemp -d)
+data=$work/data
+pids=()
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null
+  done
+  for p in "${pids[@]}"; do
+    wait "$p" 2>/dev/null
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$MUSTER" apiserver --listen 127.0.0.1:0 --data-dir "$data" >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+pids+=("$server_pid")
+for _ in $(seq 100); do
+  grep -q '^listening on ' "$work/server.out" 2>/dev/null && break
+  sleep 0.1
+done
+addr=$(sed -n 's/^listening on //p' "$work/server.out")
+if [ -z "$addr" ]; then
+  echo "FAIL server did not start:"
+  sed 's/^/    /' "$work/server.err"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+port=${addr##*:}
+base=http://$addr
+export KUBECONFIG=$data/kubeconfig
+
+k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
+
+pass=0
+fail=0
+ok() {
+  echo "PASS $1"
+  pass=$((pass + 1))
+}
+bad() {  # name, wanted, output
+  echo "FAIL $1"
+  echo "    wanted: $2"
+  echo "    got:"
+  printf '%s\n' "$3" | head -40 | sed 's/^/      /'
+  fail=$((fail + 1))
+}
+# expect NAME TEXT CMD...: the command's output (stdout and stderr) contains TEXT.
+expect() {
+  local name=$1 want=$2 out
+  shift 2
+  out=$("$@" 2>&1)
+  if grep -qF -- "$want" <<<"$out"; then ok "$name"; else bad "$name" "$want" "$out"; fi
+}
+# expect_re NAME REGEX CMD...: some line of the output matches the extended REGEX.
+expect_re() {
+  local name=$1 want=$2 out
+  shift 2
+  out=$("$@" 2>&1)
+  if grep -qE -- "$want" <<<"$out"; then ok "$name"; else bad "$name" "/$want/" "$out"; fi
+}
+# expect_not NAME TEXT CMD...: the output does not contain TEXT (and the command ran).
+expect_not() {
+  local name=$1 unwanted=$2 out
+  shift 2
+  out=$("$@" 2>&1)
+  if ! grep -qF -- "$unwanted" <<<"$out"; then ok "$name"; else bad "$name" "no '$unwanted'" "$out"; fi
+}
+# expect_eq NAME VALUE CMD...: the output is exactly VALUE.
+expect_eq() {
+  local name=$1 want=$2 out
+  shift 2
+  out=$("$@" 2>&1)
+  if [ "$out" = "$want" ]; then ok "$name"; else bad "$name" "exactly '$want'" "$out"; fi
+}
+# needs_curl NAME: false (and a SKIP line) when curl is not installed; the raw-protocol checks
+# use it.
+needs_curl() {
+  command -v curl >/dev/null 2>&1 && return 0
+  echo "SKIP $1 (curl not found)"
+  return 1
+}
+# HTTP status of a curl request: http_code METHOD PATH [curl args...]
+http_code() {
+  local method=$1 path=$2
+  shift 2
+  curl -s -o "$work/curl.body" -w '%{http_code}' -X "$method" "$base$path" "$@"
+}
+
+# --- discovery --------------------------------------------------------------------------------
+expect "version: dispatcher runs kubectl 1.32 against server v1.32" "Server Version: v1.32" k version
+expect_re "api-resources: Volcano jobs with short names vcjob,vj" \
+  '^jobs +vcjob,vj +batch.volcano.sh/v1alpha1 +true +Job' k api-resources
+expect_re "api-resources: queues cluster-scoped" \
+  '^queues +q,queue-v1beta1 +scheduling.volcano.sh/v1beta1 +false +Queue' k api-resources
+expect "cluster-info" "Kubernetes control plane is running at http://127.0.0.1:$port" k cluster-info
+expect_re "get ns: the default namespaces exist" '^kube-system +Active' k get ns
+expect_re "get q: the built-in queues exist" '^root( |$)' k get q
+
+# --- apply -f: create, unchanged, change ------------------------------------------------------
+expect "apply -f: create the Queue ml-queue" "queue.scheduling.volcano.sh/ml-queue created" \
+  k apply -f "$manifests/volcano-queue.yaml"
+expect "apply -f: create the Volcano Job gang-tf-job" "job.batch.volcano.sh/gang-tf-job created" \
+  k apply -f "$manifests/tensorflow-job.yaml"
+expect "apply -f: create the pytorch Pod" "pod/pytorch-gpu-job created" \
+  k apply -f "$manifests/pytorch-gpu-job.yaml"
+# Upstream validation refuses an extended resource requested without a limit, and so do we.
+expect "apply -f: the blocker Pod (GPU request without limit) is refused" \
+  "Limit must be set for non overcommitable resources" k apply -f "$manifests/gpu-blocker-pod.yaml"
+expect "apply -f: unchanged Queue" "queue.scheduling.volcano.sh/ml-queue unchanged" \
+  k apply -f "$manifests/volcano-queue.yaml"
+expect "apply -f: unchanged Pod" "pod/pytorch-gpu-job unchanged" \
+  k apply -f "$manifests/pytorch-gpu-job.yaml"
+sed 's/weight: 1/weight: 2/' "$manifests/volcano-queue.yaml" >"$work/queue-w2.yaml"
+expect "apply -f: changed Queue is configured" "queue.scheduling.volcano.sh/ml-queue configured" \
+  k apply -f "$work/queue-w2.yaml"
+expect_eq "apply -f: the change is stored" "2" k get q ml-queue -o 'jsonpath={.spec.weight}'
+expect_eq "Volcano Job defaults: queue kept, maxRetry 3" "ml-queue 3" \
+  k get vj gang-tf-job -o 'jsonpath={.spec.queue} {.spec.maxRetry}'
+
+# --- apply --server-side --------------------------------------------------------------------
+cat >"$work/ssa-pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ssa-pod
+  labels: {app: ssa}
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+EOF
+expect "apply --server-side: creates" "pod/ssa-pod serverside-applied" \
+  k apply --server-side -f "$work/ssa-pod.yaml"
+sed 's/busybox:1.36/busybox:1.37/' "$work/ssa-pod.yaml" >"$work/ssa-pod2.yaml"
+expect "apply --server-side: updates" "pod/ssa-pod serverside-applied" \
+  k apply --server-side -f "$work/ssa-pod2.yaml"
+expect_eq "apply --server-side: the change is stored" "busybox:1.37" \
+  k get pod ssa-pod -o 'jsonpath={.spec.containers[0].image}'
+
+# --- get ---------------------------------------------------------------------------------------
+expect_re "get pods: table with READY and STATUS" '^pytorch-gpu-job +0/1 +Pending +0 +[0-9]+s' \
+  k get pods
+expect_re "get pods -A: NAMESPACE column" '^default +pytorch-gpu-job +0/1 +Pending' k get pods -A
+expect_re "get pods -o wide: priority-1 columns" \
+  '^NAME +READY +STATUS +RESTARTS +AGE +IP +NODE +NOMINATED NODE +READINESS GATES' k get pods -o wide
+expect "get pod -o yaml" "name: pytorch-gpu-job" k get pod pytorch-gpu-job -o yaml
+expect_re "get pod -o yaml: server-set uid" \
+  'uid: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}' \
+  k get pod pytorch-gpu-job -o yaml
+expect "get pod -o json" '"kind": "Pod"' k get pod pytorch-gpu-job -o json
+expect_eq "get pods -o name" "$(printf 'pod/pytorch-gpu-job\npod/ssa-pod')" k get pods -o name
+expect_re "get vj: Volcano printer columns" '^NAME +STATUS +MINAVAILABLE +RUNNINGS +AGE$' k get vj
+expect_re "get vj -o wide: QUEUE column" '^gang-tf-job +.*ml-queue$' k get vj -o wide
+expect "get po,vj,q: several types" "job.batch.volcano.sh/gang-tf-job" k get po,vj,q
+expect_eq "get -l: label selector" "pod/ssa-pod" k get pods -l app=ssa -o name
+expect_eq "get -l: set-based selector" "pod/ssa-pod" k get pods -l 'app in (ssa,other)' -o name
+expect "get -l: no match" "No resources found in default namespace." k get pods -l app=none
+expect_eq "get --field-selector" "pod/pytorch-gpu-job" \
+  k get pods --field-selector metadata.name=pytorch-gpu-job -o name
+expect_eq "get --field-selector status.phase!=" "" \
+  k get pods --field-selector 'status.phase!=Pending' -o name
+expect "get --field-selector: unsupported field is a 400" "field label not supported: spec.foo" \
+  k get pods --field-selector spec.foo=bar
+expect_eq "get --chunk-size=1: limit/continue pages" "$(printf 'pod/pytorch-gpu-job\npod/ssa-pod')" \
+  k get pods --chunk-size=1 -o name
+
+# --- create -f, dry run, field validation --------------------------------------------------------
+pod_uid=$(k get pod pytorch-gpu-job -o 'jsonpath={.metadata.uid}')
+sed "s/POD_UID/$pod_uid/" "$manifests/event.yaml" >"$work/event.yaml"
+expect "create -f: an Event about the pod" "event/pytorch-gpu-job.e2e created" \
+  k create -f "$work/event.yaml"
+expect "create -f: the same again is AlreadyExists" \
+  'Error from server (AlreadyExists): error when creating' k create -f "$work/event.yaml"
+cat >"$work/gen.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: gen-
+spec:
+  containers:
+  - name: main
+    image: busybox
+EOF
+expect_re "create -f: generateName" '^pod/gen-[bcdfghjklmnpqrstvwxz2456789]{5} created$' \
+  k create -f "$work/gen.yaml"
+cat >"$work/dry.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: dry
+spec:
+  containers:
+  - name: main
+    image: busybox
+EOF
+expect "create --dry-run=server" "pod/dry created (server dry run)" \
+  k create -f "$work/dry.yaml" --dry-run=server
+expect "create --dry-run=server: nothing stored" 'pods "dry" not found' k get pod dry
+sed 's/^spec:/spec:\n  bogusField: 1/' "$work/dry.yaml" >"$work/strict.yaml"
+expect "create -f: fieldValidation=Strict refuses unknown fields" 'unknown field "spec.bogusField"' \
+  k create -f "$work/strict.yaml"
+expect "get events --field-selector involvedObject.name" "FailedScheduling" \
+  k get events --field-selector involvedObject.name=pytorch-gpu-job
+
+# --- replace -f --------------------------------------------------------------------------------
+k get q ml-queue -o yaml >"$work/queue-stale.yaml"
+k label q ml-queue touched=yes >/dev/null 2>&1
+expect "replace -f: stale resourceVersion refused" \
+  "the object has been modified; please apply your changes to the latest version" \
+  k replace -f "$work/queue-stale.yaml"
+k get q ml-queue -o yaml | sed 's/weight: 2/weight: 5/' >"$work/queue-fresh.yaml"
+expect "replace -f: fresh resourceVersion accepted" "queue.scheduling.volcano.sh/ml-queue replaced" \
+  k replace -f "$work/queue-fresh.yaml"
+expect_eq "replace -f: the change is stored" "5" k get q ml-queue -o 'jsonpath={.spec.weight}'
+
+# --- patch, label, annotate -----------------------------------------------------------------
+expect "patch --type merge" "pod/pytorch-gpu-job patched" \
+  k patch pod pytorch-gpu-job --type merge -p '{"metadata":{"labels":{"merge":"yes"}}}'
+expect "patch --type json" "pod/pytorch-gpu-job patched" \
+  k patch pod pytorch-gpu-job --type json -p '[{"op":"add","path":"/metadata/labels/json","value":"yes"}]'
+expect "patch (strategic, the default)" "pod/pytorch-gpu-job patched" \
+  k patch pod pytorch-gpu-job -p '{"spec":{"containers":[{"name":"training-container","image":"nvcr.io/nvidia/pytorch:24.01-py3"}]}}'
+expect_eq "patch: all three landed; strategic merged the container by name" \
+  "yes yes nvcr.io/nvidia/pytorch:24.01-py3 /app/train.py" \
+  k get pod pytorch-gpu-job -o 'jsonpath={.metadata.labels.merge} {.metadata.labels.json} {.spec.containers[0].image} {.spec.containers[0].command[1]}'
+expect "patch: strategic merge on a Volcano Job is 415" \
+  "the body of the request was in an unknown format" \
+  k patch vj gang-tf-job -p '{"metadata":{"labels":{"x":"y"}}}'
+expect "patch --type merge on a Volcano Job" "job.batch.volcano.sh/gang-tf-job patched" \
+  k patch vj gang-tf-job --type merge -p '{"metadata":{"labels":{"team":"ml"}}}'
+expect "label" "pod/pytorch-gpu-job labeled" k label pod pytorch-gpu-job tier=gpu
+expect_re "label: shown by --show-labels" 'tier=gpu' k get pod pytorch-gpu-job --show-labels
+expect "annotate" "pod/pytorch-gpu-job annotated" k annotate pod pytorch-gpu-job owner=ml-team
+expect_eq "annotate: stored" "ml-team" \
+  k get pod pytorch-gpu-job -o 'jsonpath={.metadata.annotations.owner}'
+
+# --- describe, explain, logs ----------------------------------------------------------------
+expect_re "describe pod: shows the Event" \
+  'Warning +FailedScheduling +.* +volcano +0/3 nodes are available: 3 Insufficient nvidia.com/gpu.' \
+  k describe pod pytorch-gpu-job
+expect_re "describe pod: shows the labels" 'tier=gpu' k describe pod pytorch-gpu-job
+expect "explain vcjob.spec" "minAvailable" k explain vcjob.spec
+expect_re "explain vcjob.spec: kind and group" '^KIND: +Job' k explain vcjob.spec
+logdir=$data/logs/default/pytorch-gpu-job
+mkdir -p "$logdir"
+printf 'epoch 1 loss 0.9\nepoch 2 loss 0.5\nepoch 3 loss 0.1\n' >"$logdir/training-container.log"
+expect "logs" "epoch 2 loss 0.5" k logs pytorch-gpu-job
+expect_eq "logs --tail=1" "epoch 3 loss 0.1" k logs pytorch-gpu-job --tail=1
+expect_eq "logs of a pod without output" "" k logs ssa-pod
+timeout 10 "$KUBECTL" --cache-dir "$work/cache" logs -f pytorch-gpu-job >"$work/follow.out" 2>&1 &
+pids+=("$!")
+sleep 1.5
+printf 'epoch 4 loss 0.05\n' >>"$logdir/training-container.log"
+sleep 1
+expect "logs -f: streams lines appended later" "epoch 4 loss 0.05" cat "$work/follow.out"
+
+# --- get -w ------------------------------------------------------------------------------------
+timeout 8 "$KUBECTL" --cache-dir "$work/cache" get pods -w >"$work/watch.out" 2>&1 &
+watch_pid=$!
+pids+=("$watch_pid")
+timeout 8 "$KUBECTL" --cache-dir "$work/cache" get vj -w --output-watch-events >"$work/watch-vj.out" 2>&1 &
+pids+=("$!")
+sleep 2
+cat >"$work/late.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: late-pod
+spec:
+  containers:
+  - name: main
+    image: busybox
+EOF
+k create -f "$work/late.yaml" >/dev/null 2>&1
+k patch vj gang-tf-job --type merge -p '{"spec":{"minAvailable":2}}' >/dev/null 2>&1
+k label vj gang-tf-job watched=yes >/dev/null 2>&1
+sleep 2
+expect_re "get -w: sees a pod created later" '^late-pod +0/1 +Pending' cat "$work/watch.out"
+expect_re "get -w --output-watch-events: sees the Job modified" '^MODIFIED +gang-tf-job' \
+  cat "$work/watch-vj.out"
+
+# --- binding, graceful delete, delete -f ------------------------------------------------------
+needs_curl "pods/binding" && expect_eq "pods/binding: 201" "201" http_code POST /api/v1/namespaces/default/pods/late-pod/binding \
+  -H 'Content-Type: application/json' \
+  -d '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"late-pod"},"target":{"kind":"Node","name":"gpu-node-1"}}'
+needs_curl "pods/binding" && expect_re "pods/binding: NODE column" '^late-pod +.* gpu-node-1 ' k get pod late-pod -o wide
+needs_curl "pods/binding" &&
+  http_code POST /api/v1/namespaces/default/pods/late-pod/binding -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"late-pod"},"target":{"kind":"Node","name":"gpu-node-2"}}' >/dev/null &&
+  expect "pods/binding: already bound is 409" 'pod late-pod is already assigned to node \"gpu-node-1\"' \
+  cat "$work/curl.body"
+expect 'delete pod --grace-period=2: a bound pod is deleted gracefully, kubectl waits' \
+  'pod "late-pod" deleted' k delete pod late-pod --grace-period=2
+expect "delete: gone afterwards" 'pods "late-pod" not found' k get pod late-pod
+expect "delete -f" 'pod "ssa-pod" deleted' k delete -f "$work/ssa-pod.yaml"
+expect "delete -f: gone afterwards" 'pods "ssa-pod" not found' k get pod ssa-pod
+expect "delete -f: Volcano Job" 'job.batch.volcano.sh "gang-tf-job" deleted' \
+  k delete -f "$manifests/tensorflow-job.yaml"
+cat >"$work/held.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: held
+  finalizers: [example.com/hold]
+spec:
+  containers: [{name: main, image: busybox}]
+EOF
+k create -f "$work/held.yaml" >/dev/null 2>&1
+expect 'delete --wait=false: a finalizer holds the pod' 'pod "held" deleted' \
+  k delete pod held --wait=false
+expect_re "delete: held pod shows Terminating" '^held +0/1 +Terminating' k get pod held
+expect "patch: removing the last finalizer" "pod/held patched" \
+  k patch pod held --type merge -p '{"metadata":{"finalizers":null}}'
+expect "delete: the pod is gone once its finalizers are" 'pods "held" not found' k get pod held
+
+# --- namespaces and nodes ----------------------------------------------------------------------
+expect "create namespace (a protobuf body)" "namespace/team-a created" k create namespace team-a
+expect "run: a pod in the new namespace" "pod/web created" k run web --image=nginx -n team-a
+expect_re "get -n: the pod is there" '^web +0/1 +Pending' k get pods -n team-a
+expect 'delete namespace: waits until it is gone' 'namespace "team-a" deleted' \
+  k delete namespace team-a --timeout=30s
+expect "delete namespace: its pods are gone" 'No resources found' k get pods -A -l run=web
+cat >"$work/node.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-node-1
+  labels: {node.kubernetes.io/instance-type: g4dn.xlarge}
+status:
+  capacity: {cpu: "4", memory: 16Gi, nvidia.com/gpu: "1", pods: "110"}
+  allocatable: {cpu: "4", memory: 16Gi, nvidia.com/gpu: "1", pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: kubelet is posting ready status}
+EOF
+expect "apply -f: a Node with status" "node/gpu-node-1 created" k apply -f "$work/node.yaml"
+expect_re "get nodes" '^gpu-node-1 +Ready ' k get nodes
+expect "cordon (strategic merge on a Node)" "node/gpu-node-1 cordoned" k cordon gpu-node-1
+expect "taint" "node/gpu-node-1 tainted" k taint nodes gpu-node-1 nvidia.com/gpu=present:NoSchedule
+expect_re "get nodes: SchedulingDisabled" '^gpu-node-1 +Ready,SchedulingDisabled ' k get nodes
+expect_re "describe node: taints" '^Taints: +nvidia.com/gpu=present:NoSchedule' \
+  k describe node gpu-node-1
+expect_eq "get nodes --field-selector spec.unschedulable=true" "node/gpu-node-1" \
+  k get nodes --field-selector spec.unschedulable=true -o name
+
+# --- protocol details (curl) ------------------------------------------------------------------
+if needs_curl "protocol details"; then
+  expect '/version: minor 32' '"minor":"32"' curl -s "$base/version"
+  expect_eq "unknown path: 404" "404" http_code GET /api/v1/frobs
+  expect "unknown path: a Status body" '"kind":"Status"' cat "$work/curl.body"
+  head -c 4194304 /dev/zero | tr '\0' 'a' >"$work/big.json"
+  expect_eq "request body over 3 MiB: 413" "413" http_code POST /api/v1/namespaces/default/pods \
+    -H 'Content-Type: application/json' --data-binary @"$work/big.json"
+  expect "request body over 3 MiB: RequestEntityTooLarge" '"reason":"RequestEntityTooLarge"' \
+    cat "$work/curl.body"
+  expect_eq "malformed JSON: 400" "400" http_code POST /api/v1/namespaces/default/pods \
+    -H 'Content-Type: application/json' -d '{"apiVersion": '
+  expect_eq "missing namespace: 404" "404" http_code POST /api/v1/namespaces/nope/pods \
+    -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c","image":"i"}]}}'
+  expect "missing namespace: message" 'namespaces \"nope\" not found' cat "$work/curl.body"
+fi
+expect "patch --subresource=status" "pod/pytorch-gpu-job patched" \
+  k patch pod pytorch-gpu-job --subresource=status --type merge \
+  -p '{"status":{"phase":"Running"},"spec":{"nodeName":"sneaky"}}'
+expect_eq "pods/status: only .status changed" "Running " \
+  k get pod pytorch-gpu-job -o 'jsonpath={.status.phase} {.spec.nodeName}'
+expect_re "get pods after the status update" '^pytorch-gpu-job +0/1 +Running' k get pods
+
+# --- beyond loopback: bearer token and TLS ----------------------------------------------------
+"$MUSTER" apiserver --listen 0.0.0.0:0 --data-dir "$work/tls" >"$work/tls.out" 2>"$work/tls.err" &
+pids+=("$!")
+for _ in $(seq 100); do
+  grep -q '^listening on ' "$work/tls.out" 2>/dev/null && break
+  sleep 0.1
+done
+tls_port=$(sed -n 's/^listening on .*://p' "$work/tls.out")
+expect "TLS: kubeconfig points at https" "server: https://127.0.0.1:$tls_port" cat "$work/tls/kubeconfig"
+expect_eq "TLS: secrets are mode 0600" "$(printf '600\n600\n600')" \
+  stat -c '%a' "$work/tls/token" "$work/tls/kubeconfig" "$work/tls/server.key"
+expect_re "TLS: kubectl with the written kubeconfig (token + CA)" '^kube-system +Active' \
+  env KUBECONFIG="$work/tls/kubeconfig" "$KUBECTL" --cache-dir "$work/tls-cache" get ns
+needs_curl "TLS: 401" && expect_eq "TLS: a request without the token gets 401" "401" \
+  curl -s -o /dev/null -w '%{http_code}' --cacert "$work/tls/ca.crt" "https://127.0.0.1:$tls_port/api/v1/namespaces"
+needs_curl "TLS: plain HTTP" && expect_eq "TLS: plain HTTP is refused" "000" \
+  curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$tls_port/version"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
