@@ -143,6 +143,9 @@ void Cluster::UpsertNode(const api::Node& api_node) {
     n->max_pods = static_cast<int>(it->second.Value());
   }
   n->unschedulable = api_node.spec.unschedulable;
+  n->has_prefer_no_schedule_taint = std::any_of(
+      api_node.spec.taints.begin(), api_node.spec.taints.end(),
+      [](const api::Taint& t) { return t.effect == "PreferNoSchedule"; });
   n->ready = true;
   for (const auto& c : api_node.status.conditions) {
     if (c.type == "Ready") n->ready = c.status == "True";

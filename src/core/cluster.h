@@ -89,6 +89,7 @@ struct NodeInfo {
   int releasing_pods = 0;
   bool ready = true;
   bool unschedulable = false;
+  bool has_prefer_no_schedule_taint = false;
   std::vector<GpuDevice> gpus;
   std::vector<int> tasks;  // task ids on the node
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include "core/framework/session.h"
@@ -70,6 +71,25 @@ FeasibleNodes RecheckFeasibleNodes(Session& ssn, const TaskInfo& t,
 // cannot depend on where other pods land (no pod affinity or topology spread): a node that
 // failed one fails the other.
 bool SameSchedulingShape(const TaskInfo& a, const TaskInfo& b);
+
+// Remembers, per scheduling shape, the feasible nodes the last search for such a task found, so
+// that identical pods (of one gang or of many jobs) are searched for once within an action.
+// Valid while nodes only fill up: an action that frees resources between two uses must Clear().
+class ShapeCache {
+ public:
+  // The remembered nodes for a task of this shape, or nullptr.
+  const std::vector<NodeInfo*>* Find(const TaskInfo& t) const;
+  void Remember(const TaskInfo& t, std::vector<NodeInfo*> nodes);
+  void Clear() { entries_.clear(); }
+
+ private:
+  static size_t Hash(const TaskInfo& t);
+  struct Entry {
+    const TaskInfo* shape;
+    std::vector<NodeInfo*> nodes;
+  };
+  std::unordered_map<size_t, std::vector<Entry>> entries_;
+};
 
 // The best-scoring node of `nodes` (first in order among equals).
 NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes);

@@ -36,6 +36,7 @@ class AllocateAction : public Action {
     }
 
     std::map<int, OrderedQueue<TaskInfo*>> pending_tasks;
+    ShapeCache shapes;
     while (!queues.Empty()) {
       QueueInfo* q = queues.Pop();
       if (ssn.Overused(*q)) continue;
@@ -50,7 +51,7 @@ class AllocateAction : public Action {
           if (t.status == TaskStatus::kPending && !t.best_effort) it->second.Push(&t);
         }
       }
-      AllocateJob(ssn, *q, *j, it->second, queue_jobs);
+      AllocateJob(ssn, *q, *j, it->second, queue_jobs, shapes);
       queues.Push(q);
     }
   }
@@ -92,23 +93,22 @@ class AllocateAction : public Action {
   }
 
   static void AllocateJob(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
-                          OrderedQueue<JobInfo*>& queue_jobs) {
+                          OrderedQueue<JobInfo*>& queue_jobs, ShapeCache& shapes) {
     auto stmt = std::make_unique<Statement>(ssn);
-    // Identical pods of a gang are searched for once: the next one re-checks only the nodes the
-    // previous one found feasible (within this statement only placements happen, so no other
-    // node can have become feasible), and searches afresh when none of them is left.
-    const TaskInfo* shape = nullptr;
-    std::vector<NodeInfo*> shape_nodes;
     while (!tasks.Empty()) {
       TaskInfo* t = tasks.Pop();
       if (!ssn.Allocatable(q, *t)) continue;
       if (RoleHasFitErrors(ssn, j, *t)) continue;
+      // Identical pods are searched for once: a pod re-checks only the nodes the last pod of its
+      // shape found feasible, and searches afresh when none of them is left. Sound because
+      // within allocate a node's resources only shrink between searches: a statement is
+      // committed or undone before the next job starts, and what it undoes it had taken from
+      // nodes its own searches had found.
       FeasibleNodes feasible;
-      bool reuse = shape && SameSchedulingShape(*shape, *t);
-      if (reuse) feasible = RecheckFeasibleNodes(ssn, *t, shape_nodes);
-      if (!reuse || feasible.nodes.empty()) feasible = FindFeasibleNodes(ssn, *t);
-      shape = t;
-      shape_nodes = feasible.nodes;
+      const std::vector<NodeInfo*>* known = shapes.Find(*t);
+      if (known) feasible = RecheckFeasibleNodes(ssn, *t, *known);
+      if (!known || feasible.nodes.empty()) feasible = FindFeasibleNodes(ssn, *t);
+      shapes.Remember(*t, feasible.nodes);
       if (feasible.nodes.empty()) {
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;
@@ -147,7 +147,7 @@ class BackfillAction : public Action {
     Cluster& c = ssn.cluster();
     std::vector<TaskInfo*> tasks;
     for (JobInfo* j : ssn.jobs()) {
-      if (j->IsPending()) continue;
+      if (j->IsPending() || j->Count(TaskStatus::kPending) == 0) continue;
       for (int tid : j->tasks) {
         TaskInfo& t = c.task(tid);
         if (t.status == TaskStatus::kPending && t.best_effort) tasks.push_back(&t);

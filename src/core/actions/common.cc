@@ -89,6 +89,45 @@ bool SameSchedulingShape(const TaskInfo& a, const TaskInfo& b) {
          node_affinity(x) == node_affinity(y);
 }
 
+size_t ShapeCache::Hash(const TaskInfo& t) {
+  size_t h = 0;
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  auto mix_str = [&mix](const std::string& v) { mix(std::hash<std::string>()(v)); };
+  for (ResourceId r = 0; r < t.resreq.Size(); ++r) mix(static_cast<size_t>(t.resreq.Get(r)));
+  const api::PodSpec& s = t.pod->spec;
+  for (const auto& [k, v] : s.node_selector) {
+    mix_str(k);
+    mix_str(v);
+  }
+  for (const auto& tol : s.tolerations) {
+    mix_str(tol.key);
+    mix_str(tol.value);
+    mix_str(tol.effect);
+  }
+  return h;
+}
+
+const std::vector<NodeInfo*>* ShapeCache::Find(const TaskInfo& t) const {
+  auto it = entries_.find(Hash(t));
+  if (it == entries_.end()) return nullptr;
+  for (const Entry& e : it->second) {
+    if (SameSchedulingShape(*e.shape, t)) return &e.nodes;
+  }
+  return nullptr;
+}
+
+void ShapeCache::Remember(const TaskInfo& t, std::vector<NodeInfo*> nodes) {
+  std::vector<Entry>& bucket = entries_[Hash(t)];
+  for (Entry& e : bucket) {
+    if (SameSchedulingShape(*e.shape, t)) {
+      e.shape = &t;
+      e.nodes = std::move(nodes);
+      return;
+    }
+  }
+  bucket.push_back({&t, std::move(nodes)});
+}
+
 NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes) {
   if (nodes.empty()) return nullptr;
   if (nodes.size() == 1) return nodes[0];

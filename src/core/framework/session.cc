@@ -237,6 +237,10 @@ void Session::Close() {
     if (cond != pg_conditions_.end() && cond->second.type == "Unschedulable") {
       base = cond->second.message;
     }
+    if (j->Count(TaskStatus::kPending) + j->Count(TaskStatus::kAllocated) +
+            j->Count(TaskStatus::kPipelined) == 0) {
+      continue;
+    }
     for (int tid : j->tasks) {
       TaskInfo& t = cluster_.task(tid);
       TaskStatus last = LastStatus(t);

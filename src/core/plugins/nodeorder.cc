@@ -47,7 +47,7 @@ class NodeOrderPlugin : public Plugin {
     const auto& affinity_spec = t.pod->spec.affinity;
     bool has_preferred = affinity_spec && affinity_spec->node_affinity &&
                          !affinity_spec->node_affinity->preferred.empty();
-    affinity_.assign(nodes.size(), 0.0);
+    if (has_preferred) affinity_.assign(nodes.size(), 0.0);
     taints_.assign(nodes.size(), 0.0);
     double max_affinity = 0, max_taints = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -60,11 +60,18 @@ class NodeOrderPlugin : public Plugin {
         affinity_[i] = static_cast<double>(api::PreferredNodeAffinityScore(*t.pod, *n.node));
         max_affinity = std::max(max_affinity, affinity_[i]);
       }
-      if (taint_ != 0 && !n.node->spec.taints.empty()) {
+      if (taint_ != 0 && n.has_prefer_no_schedule_taint) {
         taints_[i] = api::CountIntolerablePreferNoSchedule(n.node->spec.taints,
                                                            t.pod->spec.tolerations);
         max_taints = std::max(max_taints, taints_[i]);
       }
+    }
+    if (max_affinity == 0 && max_taints == 0) {
+      // No preference anywhere: every node gets the full taint score; no second pass needed.
+      if (taint_ != 0) {
+        for (size_t i = 0; i < nodes.size(); ++i) out[i] += taint_ * kMaxNodeScore;
+      }
+      return;
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (max_affinity > 0) out[i] += node_affinity_ * affinity_[i] * kMaxNodeScore / max_affinity;
