@@ -130,6 +130,7 @@ void Cluster::UpsertNode(const api::Node& api_node) {
                                 [&](int id, const std::string& v) { return nodes_[id]->name < v; });
     node_order_.insert(pos, n->id);
   }
+  ++n->version;
   if (!is_new && n->ready) total_allocatable_.Sub(n->allocatable);
   n->node = std::make_shared<const api::Node>(api_node);
   const api::ResourceList& alloc =
@@ -216,6 +217,7 @@ void Cluster::IndexStatus(TaskInfo& t, TaskStatus status, int sign) {
 }
 
 void Cluster::AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign) {
+  ++n.version;
   const Resources& r = t.resreq;
   auto apply = [&](Resources& target, bool add) {
     bool plus = (sign > 0) == add;

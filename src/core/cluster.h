@@ -90,6 +90,9 @@ struct NodeInfo {
   bool ready = true;
   bool unschedulable = false;
   bool has_prefer_no_schedule_taint = false;
+  // Bumped on every change to the node's accounting or object; lets callers tell whether what
+  // they computed about the node (a score) is still current.
+  uint64_t version = 0;
   std::vector<GpuDevice> gpus;
   std::vector<int> tasks;  // task ids on the node
 

@@ -72,22 +72,27 @@ FeasibleNodes RecheckFeasibleNodes(Session& ssn, const TaskInfo& t,
 // failed one fails the other.
 bool SameSchedulingShape(const TaskInfo& a, const TaskInfo& b);
 
-// Remembers, per scheduling shape, the feasible nodes the last search for such a task found, so
-// that identical pods (of one gang or of many jobs) are searched for once within an action.
-// Valid while nodes only fill up: an action that frees resources between two uses must Clear().
+// Remembers, per scheduling shape, the feasible nodes the last search for such a task found (and
+// their scores), so that identical pods (of one gang or of many jobs) are searched for and
+// scored once within an action. Valid while nodes only fill up: an action that frees resources
+// between two uses must Clear().
 class ShapeCache {
  public:
-  // The remembered nodes for a task of this shape, or nullptr.
-  const std::vector<NodeInfo*>* Find(const TaskInfo& t) const;
-  void Remember(const TaskInfo& t, std::vector<NodeInfo*> nodes);
+  struct Entry {
+    const TaskInfo* shape = nullptr;
+    std::vector<NodeInfo*> nodes;
+    // Scores of `nodes` for this shape, each valid while the node's version is unchanged.
+    std::vector<double> scores;
+    std::vector<uint64_t> versions;
+  };
+  // The entry for a task of this shape, or nullptr.
+  Entry* Find(const TaskInfo& t);
+  // The entry for this shape, created empty when missing; `t` becomes its representative.
+  Entry& Get(const TaskInfo& t);
   void Clear() { entries_.clear(); }
 
  private:
   static size_t Hash(const TaskInfo& t);
-  struct Entry {
-    const TaskInfo* shape;
-    std::vector<NodeInfo*> nodes;
-  };
   std::unordered_map<size_t, std::vector<Entry>> entries_;
 };
 

@@ -83,6 +83,91 @@ class AllocateAction : public Action {
     return true;
   }
 
+  // The shape's last feasible nodes that are still feasible for `t`. A node unchanged since
+  // then is still feasible (its filters read only the node and the pod) unless some pod in the
+  // cluster has required anti-affinity, which reads other nodes too: then every node is checked.
+  static FeasibleNodes RecheckShape(Session& ssn, const TaskInfo& t, const ShapeCache::Entry& shape) {
+    if (!ssn.cluster().AntiAffinityTasks().empty() || shape.versions.size() != shape.nodes.size()) {
+      return RecheckFeasibleNodes(ssn, t, shape.nodes);
+    }
+    FeasibleNodes out;
+    thread_local std::vector<NodeInfo*> changed;
+    changed.clear();
+    for (size_t k = 0; k < shape.nodes.size(); ++k) {
+      NodeInfo* n = shape.nodes[k];
+      if (n->version == shape.versions[k]) {
+        out.nodes.push_back(n);
+        continue;
+      }
+      changed.assign(1, n);
+      FeasibleNodes one = RecheckFeasibleNodes(ssn, t, changed);
+      if (!one.nodes.empty()) out.nodes.push_back(n);
+    }
+    return out;
+  }
+
+  // Whether this task's scores on a node depend on that node alone (not on the other candidates,
+  // as normalised preference scores do), so that a score stays valid while the node is unchanged.
+  static bool NodeLocalScores(const TaskInfo& t, const std::vector<NodeInfo*>& nodes) {
+    const auto& a = t.pod->spec.affinity;
+    if (a && ((a->node_affinity && !a->node_affinity->preferred.empty()) || a->pod_affinity ||
+              a->pod_anti_affinity)) {
+      return false;
+    }
+    return std::none_of(nodes.begin(), nodes.end(),
+                        [](const NodeInfo* n) { return n->has_prefer_no_schedule_taint; });
+  }
+
+  // The best node among `feasible`: the best-scoring one whose idle resources fit, else the
+  // best-scoring one that fits once releasing pods are gone; first in order among equals
+  // (Volcano's idle / future-idle gradients). Scores of unchanged nodes are reused from the
+  // shape's last round when they are node-local.
+  static NodeInfo* ChooseNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& feasible,
+                              ShapeCache::Entry& shape) {
+    bool reuse = NodeLocalScores(t, feasible);
+    thread_local std::vector<double> scores;
+    thread_local std::vector<uint64_t> versions;
+    thread_local std::vector<const NodeInfo*> stale;
+    thread_local std::vector<size_t> stale_index;
+    thread_local std::vector<double> fresh;
+    scores.assign(feasible.size(), 0.0);
+    versions.resize(feasible.size());
+    stale.clear();
+    stale_index.clear();
+    // A re-checked list keeps the order of the shape's last list, so the two are walked in step.
+    size_t k = 0;
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      versions[i] = feasible[i]->version;
+      while (reuse && k < shape.nodes.size() && shape.nodes[k] != feasible[i]) ++k;
+      if (reuse && k < shape.nodes.size() && shape.versions[k] == feasible[i]->version) {
+        scores[i] = shape.scores[k];
+      } else {
+        stale.push_back(feasible[i]);
+        stale_index.push_back(i);
+      }
+    }
+    if (!stale.empty()) {
+      ssn.NodeScores(t, stale, fresh);
+      for (size_t m = 0; m < stale.size(); ++m) scores[stale_index[m]] = fresh[m];
+    }
+    NodeInfo* best = nullptr;
+    double best_score = 0;
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+      for (size_t i = 0; i < feasible.size(); ++i) {
+        bool idle = t.resreq.LessEqual(feasible[i]->idle);
+        if ((pass == 0) != idle) continue;
+        if (!best || scores[i] > best_score) {
+          best = feasible[i];
+          best_score = scores[i];
+        }
+      }
+    }
+    shape.nodes = feasible;
+    shape.scores = scores;
+    shape.versions = versions;
+    return best;
+  }
+
   static bool RoleHasFitErrors(Session& ssn, const JobInfo& j, const TaskInfo& t) {
     if (t.role.empty()) return false;
     for (const auto& [tid, fe] : ssn.task_fit_errors()) {
@@ -105,21 +190,15 @@ class AllocateAction : public Action {
       // committed or undone before the next job starts, and what it undoes it had taken from
       // nodes its own searches had found.
       FeasibleNodes feasible;
-      const std::vector<NodeInfo*>* known = shapes.Find(*t);
-      if (known) feasible = RecheckFeasibleNodes(ssn, *t, *known);
+      ShapeCache::Entry* known = shapes.Find(*t);
+      if (known) feasible = RecheckShape(ssn, *t, *known);
       if (!known || feasible.nodes.empty()) feasible = FindFeasibleNodes(ssn, *t);
-      shapes.Remember(*t, feasible.nodes);
       if (feasible.nodes.empty()) {
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;
         break;
       }
-      std::vector<NodeInfo*> idle, future;
-      for (NodeInfo* n : feasible.nodes) {
-        (t->resreq.LessEqual(n->idle) ? idle : future).push_back(n);
-      }
-      NodeInfo* best = BestNode(ssn, *t, idle);
-      if (!best) best = BestNode(ssn, *t, future);
+      NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, shapes.Get(*t));
       if (t->resreq.LessEqual(best->idle)) {
         stmt->Allocate(*t, best->id);
       } else {

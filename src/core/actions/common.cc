@@ -107,25 +107,25 @@ size_t ShapeCache::Hash(const TaskInfo& t) {
   return h;
 }
 
-const std::vector<NodeInfo*>* ShapeCache::Find(const TaskInfo& t) const {
+ShapeCache::Entry* ShapeCache::Find(const TaskInfo& t) {
   auto it = entries_.find(Hash(t));
   if (it == entries_.end()) return nullptr;
-  for (const Entry& e : it->second) {
-    if (SameSchedulingShape(*e.shape, t)) return &e.nodes;
+  for (Entry& e : it->second) {
+    if (SameSchedulingShape(*e.shape, t)) return &e;
   }
   return nullptr;
 }
 
-void ShapeCache::Remember(const TaskInfo& t, std::vector<NodeInfo*> nodes) {
+ShapeCache::Entry& ShapeCache::Get(const TaskInfo& t) {
   std::vector<Entry>& bucket = entries_[Hash(t)];
   for (Entry& e : bucket) {
     if (SameSchedulingShape(*e.shape, t)) {
       e.shape = &t;
-      e.nodes = std::move(nodes);
-      return;
+      return e;
     }
   }
-  bucket.push_back({&t, std::move(nodes)});
+  bucket.push_back({&t, {}, {}, {}});
+  return bucket.back();
 }
 
 NodeInfo* BestNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& nodes) {
