@@ -84,6 +84,8 @@ class ShapeCache {
     // Scores of `nodes` for this shape, each valid while the node's version is unchanged.
     std::vector<double> scores;
     std::vector<uint64_t> versions;
+    int uses = 0;  // pods served since the search that produced `nodes`
+    int job = -1;  // the job whose pod made that search
   };
   // The entry for a task of this shape, or nullptr.
   Entry* Find(const TaskInfo& t);

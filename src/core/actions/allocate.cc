@@ -11,6 +11,9 @@
 namespace muster::core {
 namespace {
 
+// How many identical pods one feasible-node search serves before the next search.
+constexpr int kShapeReuses = 16;
+
 class AllocateAction : public Action {
  public:
   void Execute(Session& ssn) override {
@@ -184,15 +187,25 @@ class AllocateAction : public Action {
       TaskInfo* t = tasks.Pop();
       if (!ssn.Allocatable(q, *t)) continue;
       if (RoleHasFitErrors(ssn, j, *t)) continue;
-      // Identical pods are searched for once: a pod re-checks only the nodes the last pod of its
-      // shape found feasible, and searches afresh when none of them is left. Sound because
-      // within allocate a node's resources only shrink between searches: a statement is
-      // committed or undone before the next job starts, and what it undoes it had taken from
-      // nodes its own searches had found.
+      // Identical pods share a search: a pod re-checks only the nodes the last pod of its shape
+      // found feasible (and only those changed since): all pods of the job that searched, and
+      // up to kShapeReuses pods of other jobs; then, or
+      // when none of them is left, it searches afresh from the rotating start, so that pods
+      // still spread over the whole cluster. Every node used is re-checked, so a shared search
+      // never places a pod where it does not fit; what it may miss is a node beyond the search
+      // horizon, as any early-stopping search does.
       FeasibleNodes feasible;
       ShapeCache::Entry* known = shapes.Find(*t);
-      if (known) feasible = RecheckShape(ssn, *t, *known);
-      if (!known || feasible.nodes.empty()) feasible = FindFeasibleNodes(ssn, *t);
+      if (known && (known->job == j.id || known->uses < kShapeReuses)) {
+        feasible = RecheckShape(ssn, *t, *known);
+        ++known->uses;
+      }
+      if (feasible.nodes.empty()) {
+        feasible = FindFeasibleNodes(ssn, *t);
+        ShapeCache::Entry& fresh = shapes.Get(*t);
+        fresh.uses = 0;
+        fresh.job = j.id;
+      }
       if (feasible.nodes.empty()) {
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;
