@@ -148,6 +148,14 @@ void Session::Open() {
     valid.push_back(j);
   }
   jobs_ = std::move(valid);
+  // Reserve the result up front: growing these vectors mid-cycle moves every event recorded so
+  // far, a latency spike for whichever gang happens to trigger it.
+  size_t pending = 0;
+  for (const JobInfo* j : jobs_) pending += j->Count(TaskStatus::kPending);
+  result_.binds.reserve(pending);
+  result_.events.reserve(2 * pending + jobs_.size());
+  result_.pod_conditions.reserve(pending);
+  result_.pod_groups.reserve(jobs_.size());
 }
 
 TaskStatus Session::LastStatus(const TaskInfo& t) const {
