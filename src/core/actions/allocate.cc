@@ -94,6 +94,7 @@ class AllocateAction : public Action {
       return RecheckFeasibleNodes(ssn, t, shape.nodes);
     }
     FeasibleNodes out;
+    out.nodes.reserve(shape.nodes.size());
     thread_local std::vector<NodeInfo*> changed;
     changed.clear();
     for (size_t k = 0; k < shape.nodes.size(); ++k) {
@@ -125,7 +126,8 @@ class AllocateAction : public Action {
   // best-scoring one that fits once releasing pods are gone; first in order among equals
   // (Volcano's idle / future-idle gradients). Scores of unchanged nodes are reused from the
   // shape's last round when they are node-local.
-  static NodeInfo* ChooseNode(Session& ssn, const TaskInfo& t, const std::vector<NodeInfo*>& feasible,
+  // Moves `feasible` into the shape's entry.
+  static NodeInfo* ChooseNode(Session& ssn, const TaskInfo& t, std::vector<NodeInfo*>& feasible,
                               ShapeCache::Entry& shape) {
     bool reuse = NodeLocalScores(t, feasible);
     thread_local std::vector<double> scores;
@@ -165,9 +167,10 @@ class AllocateAction : public Action {
         }
       }
     }
-    shape.nodes = feasible;
-    shape.scores = scores;
-    shape.versions = versions;
+    // Swap rather than copy: the buffers' capacity is reused by the next pod.
+    shape.nodes.swap(feasible);
+    shape.scores.swap(scores);
+    shape.versions.swap(versions);
     return best;
   }
 
@@ -211,7 +214,7 @@ class AllocateAction : public Action {
         if (NeedContinueAllocating(ssn, j)) continue;
         break;
       }
-      NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, shapes.Get(*t));
+      NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, shapes.Get(*t));  // takes the nodes
       if (t->resreq.LessEqual(best->idle)) {
         stmt->Allocate(*t, best->id);
       } else {
