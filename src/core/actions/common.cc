@@ -20,6 +20,22 @@ int InsufficientReasonId(ResourceId r) {
 
 namespace {
 
+// Resources against future idle first (Volcano's allocate predicate), then every plugin
+// predicate; a failure is counted in `errors`.
+bool Fits(Session& ssn, const TaskInfo& t, const NodeInfo& node, FitErrors& errors) {
+  ResourceId short_of = node.FirstShortOfFutureIdle(t.resreq);
+  if (short_of >= 0) {
+    errors.SetNodeError(node.id, InsufficientReasonId(short_of));
+    return false;
+  }
+  PredicateStatus st = ssn.Predicate(t, node);
+  if (!st.ok) {
+    errors.SetNodeError(node.id, st.reason);
+    return false;
+  }
+  return true;
+}
+
 int NumFeasibleToFind(const SessionOptions& o, int all) {
   if (all <= o.min_feasible_nodes || o.percentage_nodes_to_find >= 100) return all;
   int pct = o.percentage_nodes_to_find;
@@ -39,17 +55,7 @@ FeasibleNodes FindFeasibleNodes(Session& ssn, const TaskInfo& t) {
   int k = 0;
   for (; k < n && static_cast<int>(out.nodes.size()) < want; ++k) {
     NodeInfo* node = nodes[(start + k) % n];
-    ResourceId short_of = node->FirstShortOfFutureIdle(t.resreq);
-    if (short_of >= 0) {
-      out.errors.SetNodeError(node->id, InsufficientReasonId(short_of));
-      continue;
-    }
-    PredicateStatus st = ssn.Predicate(t, *node);
-    if (!st.ok) {
-      out.errors.SetNodeError(node->id, st.reason);
-      continue;
-    }
-    out.nodes.push_back(node);
+    if (Fits(ssn, t, *node, out.errors)) out.nodes.push_back(node);
   }
   ssn.set_next_start_node((start + k) % n);
   return out;
@@ -59,17 +65,7 @@ FeasibleNodes RecheckFeasibleNodes(Session& ssn, const TaskInfo& t,
                                    const std::vector<NodeInfo*>& candidates) {
   FeasibleNodes out;
   for (NodeInfo* node : candidates) {
-    ResourceId short_of = node->FirstShortOfFutureIdle(t.resreq);
-    if (short_of >= 0) {
-      out.errors.SetNodeError(node->id, InsufficientReasonId(short_of));
-      continue;
-    }
-    PredicateStatus st = ssn.Predicate(t, *node);
-    if (!st.ok) {
-      out.errors.SetNodeError(node->id, st.reason);
-      continue;
-    }
-    out.nodes.push_back(node);
+    if (Fits(ssn, t, *node, out.errors)) out.nodes.push_back(node);
   }
   return out;
 }

@@ -401,8 +401,12 @@ bool Session::JobReady(const JobInfo& j) const {
   return true;
 }
 
-bool Session::JobPipelined(const JobInfo& j) const {
-  for (const auto& tier : Tiers(job_pipelined_)) {
+namespace {
+
+// Volcano's vote combination (JobPipelined, JobEnqueueable): any Reject decides false; a Permit
+// in a tier ends the check with true; with no votes at all the answer is true.
+bool CombineVotes(const std::vector<std::vector<const JobVoteFn*>>& tiers, const JobInfo& j) {
+  for (const auto& tier : tiers) {
     bool permit = false;
     for (const auto* f : tier) {
       int v = (*f)(j);
@@ -412,6 +416,12 @@ bool Session::JobPipelined(const JobInfo& j) const {
     if (permit) return true;
   }
   return true;
+}
+
+}  // namespace
+
+bool Session::JobPipelined(const JobInfo& j) const {
+  return CombineVotes(Tiers(job_pipelined_), j);
 }
 
 bool Session::JobStarving(const JobInfo& j) const {
@@ -437,16 +447,7 @@ std::optional<ValidateResult> Session::JobValid(const JobInfo& j) const {
 }
 
 bool Session::JobEnqueueable(const JobInfo& j) const {
-  for (const auto& tier : Tiers(job_enqueueable_)) {
-    bool permit = false;
-    for (const auto* f : tier) {
-      int v = (*f)(j);
-      if (v < 0) return false;
-      if (v > 0) permit = true;
-    }
-    if (permit) return true;
-  }
-  return true;
+  return CombineVotes(Tiers(job_enqueueable_), j);
 }
 
 void Session::JobEnqueued(const JobInfo& j) const {
