@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -21,6 +22,7 @@
 #include "boost/json/object.hpp"
 #include "boost/json/string.hpp"
 #include "fmt/format.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace muster::api {
@@ -300,9 +302,21 @@ class Converter {
     // yaml-cpp resolves an alias to the anchored node itself, so a collection met again starts
     // at a position already seen; each collection node has its own start position.
     const bool again = !node.Mark().is_null() && !seen_collections_.insert(node.Mark().pos).second;
+    // An alias inside the collection it names ("a: &a [*a]") would recurse forever, and very deep
+    // nesting would exhaust the stack: both are refused.
+    for (const YAML::Node& ancestor : ancestors_) {
+      if (ancestor.is(node)) {
+        return ErrorAt(node.Mark(), "an alias refers to a collection that contains it");
+      }
+    }
+    if (ancestors_.size() >= kMaxDepth) {
+      return ErrorAt(node.Mark(), Cat("nesting deeper than ", kMaxDepth, " levels"));
+    }
+    ancestors_.push_back(node);
     if (again) ++alias_depth_;
     absl::StatusOr<value> converted = node.IsMap() ? ConvertMap(node) : ConvertSequence(node);
     if (again) --alias_depth_;
+    ancestors_.pop_back();
     return converted;
   }
 
@@ -382,6 +396,8 @@ class Converter {
 
   const YamlLimits& limits_;
   std::unordered_set<int> seen_collections_;  // Mark().pos of each map and sequence converted
+  static constexpr size_t kMaxDepth = 512;
+  std::vector<YAML::Node> ancestors_;  // the collections being converted, outermost first
   int alias_depth_ = 0;  // how many collections met again enclose the node being converted
   size_t alias_values_ = 0;
 };
@@ -398,10 +414,65 @@ absl::StatusOr<value> YamlToJson(const YAML::Node& node, const YamlLimits& limit
   }
 }
 
+namespace {
+
+// Counts documents without building them.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+  size_t documents = 0;
+};
+
+// The line of the first byte that is not valid UTF-8, or 0 when the text is valid.
+size_t FirstInvalidUtf8Line(std::string_view text) {
+  size_t line = 1;
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') ++line;
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > text.size()) return line;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return line;
+    }
+    i += len;
+  }
+  return 0;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<value>> ParseYamlDocuments(std::string_view text,
                                                       const YamlLimits& limits) {
+  // JSON text must be UTF-8, and so must everything the store keeps.
+  if (size_t line = FirstInvalidUtf8Line(text); line != 0) {
+    return absl::InvalidArgumentError(Cat("line ", line, ": invalid UTF-8"));
+  }
   std::vector<YAML::Node> documents;
   try {
+    // yaml-cpp 0.7 can report documents forever on some malformed input (a lone ","): count
+    // them first and stop once they outnumber the bytes, which no real stream can do.
+    {
+      std::string copy(text);
+      std::istringstream in(copy);
+      YAML::Parser parser(in);
+      DocumentCounter counter;
+      while (parser.HandleNextDocument(counter)) {
+        if (counter.documents > text.size() + 1) {
+          return absl::InvalidArgumentError("malformed YAML: the stream never ends");
+        }
+      }
+    }
     documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     return ErrorAt(e.mark, e.msg);
