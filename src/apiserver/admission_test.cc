@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/patch.h"
 #include "boost/json.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -746,6 +747,61 @@ TEST_F(AdmissionTest, JobUpdatesMayScaleOnly) {
   json::object status = old;
   status["spec"].as_object()["queue"] = "elsewhere";
   EXPECT_FALSE(Update(Jobs(), old, status, "status"));
+}
+
+// `kubectl apply` of an unchanged manifest sends a custom resource a JSON merge patch whose
+// `tasks` list is the manifest's, without what creation defaulted into it (task minAvailable,
+// template.spec.schedulerName). The update must be allowed and store the same spec again, while a
+// real change of a template field is still refused.
+TEST_F(AdmissionTest, JobReapplyOfUnchangedManifestIsAllowed) {
+  constexpr std::string_view kManifestSpec = R"({"minAvailable":2,"schedulerName":"volcano",
+      "tasks":[{"replicas":2,"name":"trainer","template":{"spec":{"containers":[
+        {"name":"trainer","image":"tf:v1"}]}}},
+       {"replicas":1,"template":{"spec":{"hostNetwork":true,"containers":[
+        {"name":"ps","image":"tf:v1"}]}}}]})";
+  const json::object created = Created(Jobs(), Job(kManifestSpec));
+  const json::object& created_spec = created.at("spec").as_object();
+  ASSERT_EQ(created_spec.at("tasks").at(0).at("template").at("spec").at("schedulerName"),
+            "volcano");
+
+  auto apply = [&](std::string_view tasks) {
+    absl::StatusOr<json::value> patched = api::ApplyMergePatch(
+        created, json::parse(std::string(R"({"spec":{"tasks":)") + std::string(tasks) + "}}"));
+    EXPECT_TRUE(patched.ok()) << patched.status();
+    return patched->as_object();
+  };
+  const std::string manifest_tasks =
+      json::serialize(json::parse(kManifestSpec).as_object().at("tasks"));
+
+  json::object reapplied = apply(manifest_tasks);
+  auto err = Update(Jobs(), created, reapplied);
+  EXPECT_FALSE(err) << err->message;
+  EXPECT_EQ(reapplied.at("spec"), json::value(created_spec));
+
+  json::object new_image = apply(R"([{"replicas":2,"name":"trainer","template":{"spec":{
+      "containers":[{"name":"trainer","image":"tf:v2"}]}}},{"replicas":1,"template":{"spec":{
+      "hostNetwork":true,"containers":[{"name":"ps","image":"tf:v1"}]}}}])");
+  err = Update(Jobs(), created, new_image);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, JobDenied("job updates may not change fields other than "
+                                    "`minAvailable`, `tasks[*].replicas under spec`"));
+
+  json::object other_scheduler = apply(R"([{"replicas":2,"name":"trainer","template":{"spec":{
+      "schedulerName":"default-scheduler","containers":[{"name":"trainer","image":"tf:v1"}]}}},
+      {"replicas":1,"template":{"spec":{"hostNetwork":true,"containers":[
+      {"name":"ps","image":"tf:v1"}]}}}])");
+  err = Update(Jobs(), created, other_scheduler);
+  ASSERT_TRUE(err);
+  EXPECT_THAT(err->message, HasSubstr("job updates may not change fields other than"));
+
+  // Scaling through a re-apply is still allowed, and the task minimum follows the replicas as it
+  // did at creation.
+  json::object scaled = apply(R"([{"replicas":3,"name":"trainer","template":{"spec":{
+      "containers":[{"name":"trainer","image":"tf:v1"}]}}},{"replicas":1,"template":{"spec":{
+      "hostNetwork":true,"containers":[{"name":"ps","image":"tf:v1"}]}}}])");
+  err = Update(Jobs(), created, scaled);
+  EXPECT_FALSE(err) << err->message;
+  EXPECT_EQ(scaled.at("spec").at("tasks").at(0).at("minAvailable"), 3);
 }
 
 // --- PodGroups and Queues ------------------------------------------------------------------------

@@ -405,5 +405,26 @@ needs_curl "TLS: 401" && expect_eq "TLS: a request without the token gets 401" "
 needs_curl "TLS: plain HTTP" && expect_eq "TLS: plain HTTP is refused" "000" \
   curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$tls_port/version"
 
+# --- apply -f of an unchanged Volcano Job ------------------------------------------------------
+# Creation defaults tasks[].template.spec.schedulerName (and task minAvailable); kubectl's merge
+# patch for a custom resource replaces the whole tasks list without them. Re-applying must not
+# look like a forbidden change, while a real change of a template field still is one.
+sed 's/name: gang-tf-job/name: reapply-job/' "$manifests/tensorflow-job.yaml" >"$work/reapply-job.yaml"
+sed 's/tf-volcano-demo:v1/tf-volcano-demo:v2/' "$work/reapply-job.yaml" >"$work/reapply-job-v2.yaml"
+expect "re-apply: create the Volcano Job" "job.batch.volcano.sh/reapply-job created" \
+  k apply -f "$work/reapply-job.yaml"
+expect_re "re-apply: the unchanged Volcano Job is accepted" \
+  '^job.batch.volcano.sh/reapply-job (unchanged|configured)$' k apply -f "$work/reapply-job.yaml"
+expect_re "re-apply: accepted again" \
+  '^job.batch.volcano.sh/reapply-job (unchanged|configured)$' k apply -f "$work/reapply-job.yaml"
+expect_eq "re-apply: the template keeps the job's scheduler and the task minimum" "volcano 2" \
+  k get vj reapply-job -o 'jsonpath={.spec.tasks[0].template.spec.schedulerName} {.spec.tasks[0].minAvailable}'
+expect "re-apply: a changed template image is still refused" \
+  'job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec`' \
+  k apply -f "$work/reapply-job-v2.yaml"
+expect_eq "re-apply: the refused change is not stored" "akash202k/tf-volcano-demo:v1" \
+  k get vj reapply-job -o 'jsonpath={.spec.tasks[0].template.spec.containers[0].image}'
+k delete -f "$work/reapply-job.yaml" >/dev/null 2>&1
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

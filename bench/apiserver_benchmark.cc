@@ -1,0 +1,684 @@
+// API server benchmarks: a real `muster apiserver` process (127.0.0.1, port 0, a temporary data
+// directory, the store's default durability: SQLite WAL, synchronous=NORMAL) driven over real
+// HTTP/1.1 keep-alive connections from this process. A plain driver that prints its figures,
+// because two of them (RSS, watch delivery) are about processes and sockets, not a loop body.
+//
+//   create   pod creates/s with 1, 4 and 16 concurrent keep-alive connections, each connection
+//            on its own thread issuing POSTs back to back (target >= 5,000/s on 2 cores)
+//   list     GET of 10,000 pods, as JSON and as a meta.k8s.io Table (what `kubectl get` asks for)
+//   watch    1,000 concurrent pod watches (one epoll thread here), then K creates: events/s
+//            delivered and the time until the last watcher has the last event
+//   memory   the server's VmRSS / VmHWM with 50,000 pods stored, and after a restart that loads
+//            them from the data directory (target <= 500 MiB)
+//
+// Every phase starts its own server on a fresh data directory. The server's CPU time (utime +
+// stime from /proc/PID/stat) is printed next to wall-clock figures: on a shared 2-core machine
+// the client and other processes take CPU from the server, and its CPU time says what it cost.
+//
+// Usage: apiserver_benchmark [--only=create,list,watch,memory] [--creates=N] [--list-pods=N]
+//        [--watchers=N] [--watch-writes=N] [--memory-pods=N] [--muster=PATH]
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "boost/json/parse.hpp"
+#include "boost/json/value.hpp"
+#include "fmt/format.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace muster::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using e2e::ServerProcess;
+using e2e::TempDir;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr char kTableAccept[] =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;"
+    "g=meta.k8s.io,application/json";
+constexpr char kPodsPath[] = "/api/v1/namespaces/default/pods";
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double Percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const auto index =
+      static_cast<size_t>(std::lround(p / 100.0 * static_cast<double>(samples.size() - 1)));
+  return samples[std::min(index, samples.size() - 1)];
+}
+
+// --- A blocking HTTP/1.1 keep-alive client
+// --------------------------------------------------------
+
+struct Response {
+  int status = 0;
+  std::string body;
+};
+
+// One keep-alive connection to 127.0.0.1:port. Not thread-safe: one per thread.
+class HttpConnection {
+ public:
+  explicit HttpConnection(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~HttpConnection() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  [[nodiscard]] bool ok() const { return fd_ >= 0; }
+
+  // Sends one request and reads the whole response (Content-Length or chunked). nullopt when the
+  // connection broke or the response did not parse; the connection is then unusable.
+  std::optional<Response> Request(std::string_view method, std::string_view target,
+                                  std::string_view body = {},
+                                  std::string_view accept = "application/json") {
+    if (fd_ < 0) return std::nullopt;
+    request_.clear();
+    request_.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
+    request_.append("Host: 127.0.0.1\r\nAccept: ").append(accept).append("\r\n");
+    if (!body.empty()) {
+      request_.append("Content-Type: application/json\r\nContent-Length: ");
+      request_.append(std::to_string(body.size())).append("\r\n");
+    }
+    request_.append("\r\n").append(body);
+    for (size_t sent = 0; sent < request_.size();) {
+      ssize_t n = ::send(fd_, request_.data() + sent, request_.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return Fail();
+      sent += static_cast<size_t>(n);
+    }
+    Response response;
+    size_t head_end;
+    while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return Fail();
+    }
+    if (buffer_.compare(0, 5, "HTTP/") != 0 || head_end < 12) return Fail();
+    response.status = std::atoi(buffer_.c_str() + 9);
+    std::string head = buffer_.substr(0, head_end);
+    buffer_.erase(0, head_end + 4);
+    std::transform(head.begin(), head.end(), head.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (head.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
+      while (true) {
+        size_t eol;
+        while ((eol = buffer_.find("\r\n")) == std::string::npos) {
+          if (!Fill()) return Fail();
+        }
+        size_t size = std::strtoul(buffer_.c_str(), nullptr, 16);
+        while (buffer_.size() < eol + 2 + size + 2) {
+          if (!Fill()) return Fail();
+        }
+        response.body.append(buffer_, eol + 2, size);
+        buffer_.erase(0, eol + 2 + size + 2);
+        if (size == 0) break;
+      }
+    } else {
+      size_t length = 0;
+      if (size_t pos = head.find("\r\ncontent-length:"); pos != std::string::npos) {
+        length = std::strtoul(head.c_str() + pos + 17, nullptr, 10);
+      }
+      while (buffer_.size() < length) {
+        if (!Fill()) return Fail();
+      }
+      response.body = buffer_.substr(0, length);
+      buffer_.erase(0, length);
+    }
+    return response;
+  }
+
+ private:
+  bool Fill() {
+    std::array<char, 1 << 16> chunk;
+    ssize_t n = ::recv(fd_, chunk.data(), chunk.size(), 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk.data(), static_cast<size_t>(n));
+    return true;
+  }
+  std::nullopt_t Fail() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    return std::nullopt;
+  }
+
+  int fd_ = -1;
+  std::string request_;
+  std::string buffer_;
+};
+
+// --- The server process --------------------------------------------------------------------------
+
+struct ProcessStats {
+  double rss_mib = 0;
+  double hwm_mib = 0;
+  int threads = 0;
+};
+
+ProcessStats ReadProcessStats(pid_t pid) {
+  ProcessStats stats;
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto kib = [&line]() { return std::atof(line.c_str() + line.find(':') + 1) / 1024.0; };
+    if (line.rfind("VmRSS:", 0) == 0) stats.rss_mib = kib();
+    if (line.rfind("VmHWM:", 0) == 0) stats.hwm_mib = kib();
+    if (line.rfind("Threads:", 0) == 0) stats.threads = std::atoi(line.c_str() + 8);
+  }
+  return stats;
+}
+
+// utime + stime of the process, in seconds.
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) {
+      stime = std::stoull(field);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// A started server and its data directory (removed afterwards).
+struct RunningServer {
+  std::unique_ptr<TempDir> dir;
+  std::optional<ServerProcess> process;
+};
+
+RunningServer StartServer(const std::string& muster) {
+  RunningServer s;
+  s.dir = std::make_unique<TempDir>();
+  s.process = ServerProcess::Start(muster, s.dir->path() + "/data");
+  if (!s.process) {
+    std::fprintf(stderr, "cannot start %s apiserver\n", muster.c_str());
+    std::exit(1);
+  }
+  return s;
+}
+
+// --- Workload ------------------------------------------------------------------------------------
+
+// A pod as a training job's worker is submitted: labels, one container with requests and limits.
+// The server's defaulting roughly doubles it as stored.
+std::string PodJson(std::string_view prefix, int index) {
+  return fmt::format(
+      R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}-{}","namespace":"default",)"
+      R"("labels":{{"app":"bench","shard":"s{}"}}}},"spec":{{"schedulerName":"volcano",)"
+      R"("containers":[{{"name":"main","image":"registry.example.com/train:1.0",)"
+      R"("command":["python","train.py"],"resources":{{"requests":{{"cpu":"100m",)"
+      R"("memory":"500Mi"}},"limits":{{"cpu":"100m","memory":"500Mi"}}}}}}]}}}})",
+      prefix, index, index % 16);
+}
+
+struct CreateResult {
+  double seconds = 0;
+  double server_cpu_seconds = 0;
+  std::vector<double> latencies_ms;
+  int failures = 0;
+};
+
+// Creates pods prefix-0 .. prefix-(count-1) over `connections` keep-alive connections, one thread
+// each, requests back to back.
+CreateResult CreatePods(const ServerProcess& server, std::string_view prefix, int count,
+                        int connections) {
+  std::vector<std::vector<double>> latencies(connections);
+  std::atomic<int> failures{0};
+  std::atomic<int> next{0};
+  const double cpu_before = ProcessCpuSeconds(server.pid());
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(connections));
+  for (int c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c]() {
+      HttpConnection conn(server.port());
+      latencies[c].reserve(static_cast<size_t>(count) / static_cast<size_t>(connections) + 1);
+      for (int i; (i = next.fetch_add(1)) < count;) {
+        std::string body = PodJson(prefix, i);
+        Clock::time_point t0 = Clock::now();
+        std::optional<Response> r = conn.Request("POST", kPodsPath, body);
+        latencies[c].push_back(Millis(Clock::now() - t0));
+        if (!r || r->status != 201) {
+          if (failures.fetch_add(1) < 3) {
+            std::fprintf(stderr, "create %s-%d: %d %s\n", std::string(prefix).c_str(), i,
+                         r ? r->status : -1, r ? r->body.substr(0, 300).c_str() : "");
+          }
+          if (!r) return;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CreateResult result;
+  result.seconds = Seconds(Clock::now() - start);
+  result.server_cpu_seconds = ProcessCpuSeconds(server.pid()) - cpu_before;
+  for (auto& l : latencies)
+    result.latencies_ms.insert(result.latencies_ms.end(), l.begin(), l.end());
+  result.failures = failures.load();
+  return result;
+}
+
+struct Flags {
+  std::string only = "create,list,watch,memory";
+  int creates = 20000;
+  int list_pods = 10000;
+  int watchers = 1000;
+  int watch_writes = 1000;
+  int memory_pods = 50000;
+  std::string muster = MUSTER_BINARY_PATH;
+  [[nodiscard]] bool Runs(std::string_view phase) const {
+    return only.find(phase) != std::string::npos;
+  }
+};
+
+void RunCreate(const Flags& flags) {
+  std::printf("\n== create: %d pod creates per run over N keep-alive connections\n", flags.creates);
+  std::printf("%-12s %10s %10s %10s %10s %14s %8s\n", "connections", "creates/s", "p50 ms",
+              "p99 ms", "max ms", "server cpu-s", "errors");
+  for (int connections : {1, 4, 16}) {
+    RunningServer server = StartServer(flags.muster);
+    CreatePods(*server.process, "warm", 500, connections);  // first-touch costs, not measured
+    CreateResult r = CreatePods(*server.process, "pod", flags.creates, connections);
+    const double rate = flags.creates / r.seconds;
+    std::printf("%-12d %10.0f %10.2f %10.2f %10.2f %14.2f %8d\n", connections, rate,
+                Percentile(r.latencies_ms, 50), Percentile(r.latencies_ms, 99),
+                Percentile(r.latencies_ms, 100), r.server_cpu_seconds, r.failures);
+    std::printf("%-12s %10.0f creates per server CPU-second\n", "",
+                flags.creates / std::max(r.server_cpu_seconds, 1e-9));
+  }
+  std::printf("target: >= 5,000 creates/s\n");
+}
+
+void RunList(const Flags& flags) {
+  constexpr int kRepetitions = 20;
+  std::printf("\n== list: %d pods, %d GETs of each form on one keep-alive connection\n",
+              flags.list_pods, kRepetitions);
+  RunningServer server = StartServer(flags.muster);
+  CreatePods(*server.process, "pod", flags.list_pods, 16);
+  HttpConnection conn(server.process->port());
+  std::printf("%-26s %10s %10s %10s %12s %14s\n", "form", "p50 ms", "p99 ms", "min ms", "bytes",
+              "server cpu ms");
+  struct Form {
+    const char* name;
+    std::string target;
+    const char* accept;
+  };
+  const std::array<Form, 4> forms = {{
+      {"JSON (PodList)", kPodsPath, "application/json"},
+      {"Table (kubectl get)", kPodsPath, kTableAccept},
+      {"JSON, all namespaces", "/api/v1/pods", "application/json"},
+      {"JSON, labelSelector 1/16", std::string(kPodsPath) + "?labelSelector=shard%3Ds3",
+       "application/json"},
+  }};
+  for (const Form& form : forms) {
+    std::vector<double> ms;
+    size_t bytes = 0;
+    const double cpu_before = ProcessCpuSeconds(server.process->pid());
+    for (int i = 0; i < kRepetitions; ++i) {
+      Clock::time_point t0 = Clock::now();
+      std::optional<Response> r = conn.Request("GET", form.target, {}, form.accept);
+      ms.push_back(Millis(Clock::now() - t0));
+      if (!r || r->status != 200) {
+        std::fprintf(stderr, "list %s failed: %d\n", form.name, r ? r->status : -1);
+        std::exit(1);
+      }
+      bytes = r->body.size();
+    }
+    const double cpu_ms =
+        (ProcessCpuSeconds(server.process->pid()) - cpu_before) * 1000.0 / kRepetitions;
+    std::printf("%-26s %10.1f %10.1f %10.1f %12zu %14.1f\n", form.name, Percentile(ms, 50),
+                Percentile(ms, 99), Percentile(ms, 0), bytes, cpu_ms);
+  }
+}
+
+// --- Watch fan-out -------------------------------------------------------------------------------
+
+// One watch connection read without blocking: the response head, then chunks of JSON lines.
+struct Watcher {
+  int fd = -1;
+  std::string raw;
+  bool head_done = false;
+  int status = 0;
+  size_t chunk_left = 0;  // data bytes still to come in the current chunk
+  bool in_chunk_data = false;
+  int events = 0;
+  Clock::time_point done_at{};
+  bool broken = false;
+
+  // Consumes what `raw` holds; counts complete event lines ('\n' ends each one).
+  void Parse(int want) {
+    size_t pos = 0;
+    if (!head_done) {
+      size_t end = raw.find("\r\n\r\n");
+      if (end == std::string::npos) return;
+      status = std::atoi(raw.c_str() + 9);
+      head_done = true;
+      pos = end + 4;
+    }
+    while (pos < raw.size()) {
+      if (in_chunk_data) {
+        size_t take = std::min(chunk_left, raw.size() - pos);
+        events += static_cast<int>(std::count(raw.begin() + static_cast<std::ptrdiff_t>(pos),
+                                              raw.begin() + static_cast<std::ptrdiff_t>(pos + take),
+                                              '\n'));
+        pos += take;
+        chunk_left -= take;
+        if (chunk_left > 0) break;
+        in_chunk_data = false;
+        chunk_left = 2;  // the CRLF after the data
+      }
+      if (chunk_left > 0) {  // skipping a CRLF
+        size_t take = std::min(chunk_left, raw.size() - pos);
+        pos += take;
+        chunk_left -= take;
+        continue;
+      }
+      size_t eol = raw.find("\r\n", pos);
+      if (eol == std::string::npos) break;
+      size_t size = std::strtoul(raw.c_str() + pos, nullptr, 16);
+      pos = eol + 2;
+      if (size == 0) {
+        broken = true;  // the server ended the stream
+        break;
+      }
+      in_chunk_data = true;
+      chunk_left = size;
+    }
+    raw.erase(0, pos);
+    if (events >= want && done_at == Clock::time_point{}) done_at = Clock::now();
+  }
+};
+
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+void RunWatch(const Flags& flags) {
+  const int n = flags.watchers;
+  const int k = flags.watch_writes;
+  std::printf("\n== watch: %d concurrent pod watches, then %d creates on one connection\n", n, k);
+  RunningServer server = StartServer(flags.muster);
+  const uint16_t port = server.process->port();
+  HttpConnection writer(port);
+  std::optional<Response> list = writer.Request("GET", kPodsPath);
+  if (!list || list->status != 200) {
+    std::fprintf(stderr, "initial list failed\n");
+    std::exit(1);
+  }
+  const std::string rv =
+      std::string(boost::json::parse(list->body).at("metadata").at("resourceVersion").as_string());
+
+  std::vector<Watcher> watchers(static_cast<size_t>(n));
+  int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  const std::string request = fmt::format(
+      "GET {}?watch=true&resourceVersion={}&timeoutSeconds=600 HTTP/1.1\r\nHost: "
+      "127.0.0.1\r\nAccept: application/json\r\n\r\n",
+      kPodsPath, rv);
+  const Clock::time_point connect_start = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    Watcher& w = watchers[static_cast<size_t>(i)];
+    w.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (w.fd < 0 || ::connect(w.fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::send(w.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(request.size())) {
+      std::fprintf(stderr, "watcher %d: cannot connect (%s)\n", i, std::strerror(errno));
+      std::exit(1);
+    }
+    ::fcntl(w.fd, F_SETFL, ::fcntl(w.fd, F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<uint32_t>(i);
+    ::epoll_ctl(epoll, EPOLL_CTL_ADD, w.fd, &ev);
+  }
+
+  std::atomic<bool> reading{true};
+  std::atomic<int> heads{0};
+  std::atomic<int> finished{0};
+  std::thread reader([&]() {
+    std::vector<epoll_event> ready(256);
+    std::array<char, 1 << 16> buf;
+    while (reading) {
+      int count = ::epoll_wait(epoll, ready.data(), static_cast<int>(ready.size()), 100);
+      for (int e = 0; e < count; ++e) {
+        Watcher& w = watchers[ready[static_cast<size_t>(e)].data.u32];
+        while (true) {
+          ssize_t got = ::recv(w.fd, buf.data(), buf.size(), 0);
+          if (got <= 0) {
+            if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+              w.broken = true;
+              ::epoll_ctl(epoll, EPOLL_CTL_DEL, w.fd, nullptr);
+            }
+            break;
+          }
+          const bool had_head = w.head_done;
+          const bool was_done = w.done_at != Clock::time_point{};
+          w.raw.append(buf.data(), static_cast<size_t>(got));
+          w.Parse(k);
+          if (!had_head && w.head_done) heads.fetch_add(1);
+          if (!was_done && w.done_at != Clock::time_point{}) finished.fetch_add(1);
+        }
+      }
+    }
+  });
+  while (heads.load() < n && Clock::now() - connect_start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double setup_s = Seconds(Clock::now() - connect_start);
+  const ProcessStats idle = ReadProcessStats(server.process->pid());
+  std::printf("watches established: %d of %d in %.2f s (server: %d threads, RSS %.0f MiB)\n",
+              heads.load(), n, setup_s, idle.threads, idle.rss_mib);
+
+  const double cpu_before = ProcessCpuSeconds(server.process->pid());
+  const Clock::time_point write_start = Clock::now();
+  for (int i = 0; i < k; ++i) {
+    std::optional<Response> r = writer.Request("POST", kPodsPath, PodJson("watched", i));
+    if (!r || r->status != 201) {
+      std::fprintf(stderr, "watched create %d failed\n", i);
+      std::exit(1);
+    }
+  }
+  const Clock::time_point writes_done = Clock::now();
+  while (finished.load() < n && Clock::now() - writes_done < std::chrono::seconds(120)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const double server_cpu = ProcessCpuSeconds(server.process->pid()) - cpu_before;
+  reading = false;
+  reader.join();
+
+  Clock::time_point last{};
+  int complete = 0, broken = 0;
+  int64_t delivered = 0;
+  std::vector<double> done_ms;
+  for (const Watcher& w : watchers) {
+    delivered += w.events;
+    if (w.broken) ++broken;
+    if (w.done_at != Clock::time_point{}) {
+      ++complete;
+      last = std::max(last, w.done_at);
+      done_ms.push_back(Millis(w.done_at - writes_done));
+    }
+  }
+  const ProcessStats after = ReadProcessStats(server.process->pid());
+  const double span = Seconds((complete == n ? last : Clock::now()) - write_start);
+  std::printf("writes: %d creates in %.2f s (%.0f/s while fanning out)\n", k,
+              Seconds(writes_done - write_start), k / Seconds(writes_done - write_start));
+  std::printf("watchers with every event: %d of %d (broken streams: %d)\n", complete, n, broken);
+  std::printf("events delivered: %lld in %.2f s = %.0f events/s\n",
+              static_cast<long long>(delivered), span, static_cast<double>(delivered) / span);
+  std::printf("last watcher had the last event %.1f ms after the last write was acknowledged\n",
+              complete == n ? Millis(last - writes_done) : -1.0);
+  std::printf("  (per watcher, from the last write's ack: p50 %.1f ms, p99 %.1f ms)\n",
+              Percentile(done_ms, 50), Percentile(done_ms, 99));
+  std::printf("server CPU during the writes and delivery: %.2f s; RSS %.0f MiB, peak %.0f MiB\n",
+              server_cpu, after.rss_mib, after.hwm_mib);
+  for (Watcher& w : watchers) ::close(w.fd);
+  ::close(epoll);
+}
+
+void RunMemory(const Flags& flags) {
+  std::printf("\n== memory: server RSS with %d pods stored\n", flags.memory_pods);
+  RunningServer server = StartServer(flags.muster);
+  const ProcessStats empty = ReadProcessStats(server.process->pid());
+  CreateResult r = CreatePods(*server.process, "pod", flags.memory_pods, 16);
+  const ProcessStats filled = ReadProcessStats(server.process->pid());
+  std::printf("empty server:            VmRSS %7.1f MiB\n", empty.rss_mib);
+  std::printf(
+      "after %d creates:     VmRSS %7.1f MiB  VmHWM %7.1f MiB  (%.0f creates/s, "
+      "%d errors)\n",
+      flags.memory_pods, filled.rss_mib, filled.hwm_mib, flags.memory_pods / r.seconds, r.failures);
+  {
+    HttpConnection conn(server.process->port());
+    Clock::time_point t0 = Clock::now();
+    std::optional<Response> list = conn.Request("GET", kPodsPath);
+    const double ms = Millis(Clock::now() - t0);
+    const ProcessStats listed = ReadProcessStats(server.process->pid());
+    std::printf(
+        "after a list of all:     VmRSS %7.1f MiB  VmHWM %7.1f MiB  (list %.0f ms, %.1f "
+        "MiB)\n",
+        listed.rss_mib, listed.hwm_mib, ms,
+        list ? static_cast<double>(list->body.size()) / kMiB : 0.0);
+  }
+  server.process->Kill(SIGTERM);
+  auto du = [&]() {
+    uintmax_t total = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(server.dir->path(), ec)) {
+      if (e.is_regular_file(ec)) total += e.file_size(ec);
+    }
+    return static_cast<double>(total) / kMiB;
+  };
+  const double disk = du();
+  const Clock::time_point restart = Clock::now();
+  server.process = ServerProcess::Start(flags.muster, server.dir->path() + "/data");
+  if (!server.process) {
+    std::fprintf(stderr, "restart failed\n");
+    std::exit(1);
+  }
+  const double load_s = Seconds(Clock::now() - restart);
+  const ProcessStats reloaded = ReadProcessStats(server.process->pid());
+  std::printf(
+      "restarted on the data dir: VmRSS %7.1f MiB  VmHWM %7.1f MiB  (ready in %.2f s; "
+      "data dir %.0f MiB)\n",
+      reloaded.rss_mib, reloaded.hwm_mib, load_s, disk);
+  HttpConnection conn(server.process->port());
+  std::optional<Response> list = conn.Request("GET", kPodsPath);
+  size_t items = 0;
+  if (list && list->status == 200)
+    items = boost::json::parse(list->body).at("items").as_array().size();
+  const ProcessStats relisted = ReadProcessStats(server.process->pid());
+  std::printf("restarted, after a list: VmRSS %7.1f MiB  VmHWM %7.1f MiB  (%zu pods listed)\n",
+              relisted.rss_mib, relisted.hwm_mib, items);
+  std::printf("target: <= 500 MiB\n");
+}
+
+bool ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&arg](std::string_view name) -> std::optional<std::string> {
+      if (arg.substr(0, name.size()) != name) return std::nullopt;
+      return std::string(arg.substr(name.size()));
+    };
+    if (auto v = value("--only=")) {
+      flags.only = *v;
+    } else if (auto v = value("--creates=")) {
+      flags.creates = std::atoi(v->c_str());
+    } else if (auto v = value("--list-pods=")) {
+      flags.list_pods = std::atoi(v->c_str());
+    } else if (auto v = value("--watchers=")) {
+      flags.watchers = std::atoi(v->c_str());
+    } else if (auto v = value("--watch-writes=")) {
+      flags.watch_writes = std::atoi(v->c_str());
+    } else if (auto v = value("--memory-pods=")) {
+      flags.memory_pods = std::atoi(v->c_str());
+    } else if (auto v = value("--muster=")) {
+      flags.muster = *v;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--only=create,list,watch,memory] [--creates=N] [--list-pods=N] "
+                   "[--watchers=N] [--watch-writes=N] [--memory-pods=N] [--muster=PATH]\n"
+                   "unknown argument: %s\n",
+                   argv[0], argv[i]);
+      return false;
+    }
+  }
+  if (flags.creates < 1 || flags.list_pods < 1 || flags.watchers < 1 || flags.watch_writes < 1 ||
+      flags.memory_pods < 1) {
+    std::fprintf(stderr, "counts must be positive\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace muster::bench
+
+int main(int argc, char** argv) {
+  muster::bench::Flags flags;
+  if (!muster::bench::ParseFlags(argc, argv, flags)) return 2;
+  ::signal(SIGPIPE, SIG_IGN);
+  // 1,000 watch sockets here and as many in the server, which inherits this limit.
+  muster::bench::RaiseFileLimit();
+  std::printf("apiserver_benchmark: server %s, %u CPUs\n", flags.muster.c_str(),
+              std::thread::hardware_concurrency());
+  if (flags.Runs("create")) muster::bench::RunCreate(flags);
+  if (flags.Runs("list")) muster::bench::RunList(flags);
+  if (flags.Runs("watch")) muster::bench::RunWatch(flags);
+  if (flags.Runs("memory")) muster::bench::RunMemory(flags);
+  return 0;
+}

@@ -1,0 +1,38 @@
+# Configures (once) and builds the libFuzzer targets with clang, ASan and UBSan in BINARY_DIR,
+# from the same sources as the calling build. Run by the fuzz/build test (fuzz/CMakeLists.txt):
+#   cmake -DSOURCE_DIR=... -DBINARY_DIR=... -DCLANGXX=... [-DGENERATOR=Ninja] [-DJOBS=2] \
+#         -P build_fuzzers.cmake
+foreach(var SOURCE_DIR BINARY_DIR CLANGXX)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "build_fuzzers.cmake: ${var} is required")
+  endif()
+endforeach()
+if(NOT DEFINED GENERATOR OR GENERATOR STREQUAL "")
+  set(GENERATOR "Unix Makefiles")
+endif()
+if(NOT DEFINED JOBS)
+  set(JOBS 2)
+endif()
+
+if(NOT EXISTS ${BINARY_DIR}/CMakeCache.txt)
+  # Warnings are not errors here: this build exists to fuzz, and clang warns about things GCC,
+  # the compiler the rest of CI uses, does not.
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${GENERATOR}
+            -DCMAKE_CXX_COMPILER=${CLANGXX}
+            -DCMAKE_BUILD_TYPE=RelWithDebInfo
+            "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+            -DMUSTER_WERROR=OFF -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_TESTS=ON
+            -DMUSTER_BUILD_FUZZ=ON
+    RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    file(REMOVE ${BINARY_DIR}/CMakeCache.txt)
+    message(FATAL_ERROR "build_fuzzers.cmake: configuring the clang build failed")
+  endif()
+endif()
+execute_process(
+  COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} --target muster_fuzzers --parallel ${JOBS}
+  RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "build_fuzzers.cmake: building the fuzzers failed")
+endif()

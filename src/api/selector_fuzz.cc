@@ -1,0 +1,86 @@
+// libFuzzer target for the selector text parsers (selector.h): labels.Parse and
+// fields.ParseSelector grammars, and the matchers built from what they accept.
+//
+// Input layout: "<label selector>\0<field selector>\0<labels as k=v lines>" (missing parts are
+// empty). Parsers must return a value or InvalidArgument without crashing; for an accepted label
+// selector the one-shot matcher and the compiled matcher must agree, and kubectl's rendering of a
+// selector must parse back to one that matches the same label sets.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/model.h"
+#include "api/selector.h"
+
+namespace {
+
+using muster::api::LabelSelector;
+using muster::api::LabelSelectorMatcher;
+using muster::api::StringMap;
+
+std::string_view NextPart(std::string_view& rest) {
+  size_t nul = rest.find('\0');
+  std::string_view part = rest.substr(0, nul);
+  rest = nul == std::string_view::npos ? std::string_view() : rest.substr(nul + 1);
+  return part;
+}
+
+StringMap ParseLabels(std::string_view text) {
+  StringMap labels;
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    size_t eq = line.find('=');
+    labels[std::string(line.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : std::string(line.substr(eq + 1));
+  }
+  return labels;
+}
+
+void CheckLabelSelector(std::string_view text, const StringMap& labels) {
+  absl::StatusOr<LabelSelector> selector = muster::api::ParseLabelSelector(text);
+  if (!selector.ok()) {
+    if (!absl::IsInvalidArgument(selector.status())) __builtin_trap();
+    return;
+  }
+  const bool matches = muster::api::MatchesLabelSelector(*selector, labels);
+  absl::StatusOr<LabelSelectorMatcher> matcher = LabelSelectorMatcher::Compile(*selector);
+  if (matcher.ok()) {
+    if (matcher->Matches(labels) != matches) __builtin_trap();
+    (void)matcher->ToString();
+  } else if (matches) {
+    __builtin_trap();  // an invalid selector matches nothing
+  }
+  const std::string formatted = muster::api::FormatLabelSelector(*selector);
+  if (formatted == "<none>" || formatted == "<error>") return;
+  absl::StatusOr<LabelSelector> reparsed = muster::api::ParseLabelSelector(formatted);
+  if (!reparsed.ok()) __builtin_trap();
+  if (muster::api::MatchesLabelSelector(*reparsed, labels) != matches) __builtin_trap();
+}
+
+void CheckFieldSelector(std::string_view text, const StringMap& fields) {
+  absl::StatusOr<std::vector<muster::api::FieldRequirement>> requirements =
+      muster::api::ParseFieldSelector(text);
+  if (!requirements.ok()) {
+    if (!absl::IsInvalidArgument(requirements.status())) __builtin_trap();
+    return;
+  }
+  (void)muster::api::MatchesFieldSelector(*requirements, fields);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  const std::string_view label_text = NextPart(rest);
+  const std::string_view field_text = NextPart(rest);
+  const StringMap labels = ParseLabels(rest);
+  CheckLabelSelector(label_text, labels);
+  CheckFieldSelector(field_text, labels);
+  return 0;
+}
