@@ -1015,6 +1015,19 @@ void DefaultContainers(json::object& spec, std::string_view key, bool requests_f
     if (!requests_from_limits) continue;
     json::value* resources = c->if_contains("resources");
     if (resources == nullptr || !resources->is_object()) continue;
+    // Beyond upstream: a resource that cannot be overcommitted (nvidia.com/gpu) requested without
+    // a limit gets its request as the limit, instead of "Limit must be set". The seed's blocker
+    // pod asks for a GPU this way; Kubernetes would refuse it, muster runs it unchanged.
+    if (const json::value* req = resources->get_object().if_contains("requests");
+        req != nullptr && req->is_object()) {
+      const json::object requested = req->get_object();
+      json::object* lims = nullptr;
+      for (const auto& [name, q] : requested) {
+        if (IsOvercommitAllowed(std::string_view(name.data(), name.size()))) continue;
+        if (lims == nullptr) lims = EnsureObject(resources->get_object(), "limits");
+        if (lims != nullptr && !lims->contains(name)) (*lims)[name] = q;
+      }
+    }
     const json::value* limits_value = resources->get_object().if_contains("limits");
     if (limits_value == nullptr || !limits_value->is_object()) continue;
     // A copy: making "requests" may move the members of "resources".

@@ -373,9 +373,18 @@ TEST_F(AdmissionTest, PodExtendedResourcesAreWholeAndNotOvercommitted) {
   err = Create(Pods(), no_limit);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->message,
-            "Pod \"p\" is invalid: [spec.containers[0].resources.requests[nvidia.com/gpu]: "
-            "Invalid value: \"500m\": must be an integer, spec.containers[0].resources.limits: "
-            "Required value: Limit must be set for non overcommitable resources]");
+            "Pod \"p\" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: "
+            "Invalid value: \"500m\": must be an integer, "
+            "spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"500m\": "
+            "must be an integer]");
+
+  // Beyond upstream: a whole GPU requested without a limit (the seed's blocker pod) gets the
+  // request as its limit.
+  json::object request_only = Created(Pods(), Pod(R"({"containers":[{"name":"c","image":"i",
+      "resources":{"requests":{"nvidia.com/gpu":"1"}}}]})"));
+  EXPECT_EQ(
+      request_only["spec"].at("containers").at(0).at("resources").at("limits").at("nvidia.com/gpu"),
+      "1");
 
   // A limit alone is fine: the request defaults to it.
   json::object limit_only = Created(Pods(), Pod(R"({"containers":[{"name":"c","image":"i",

@@ -124,9 +124,12 @@ expect "apply -f: create the Volcano Job gang-tf-job" "job.batch.volcano.sh/gang
   k apply -f "$manifests/tensorflow-job.yaml"
 expect "apply -f: create the pytorch Pod" "pod/pytorch-gpu-job created" \
   k apply -f "$manifests/pytorch-gpu-job.yaml"
-# Upstream validation refuses an extended resource requested without a limit, and so do we.
-expect "apply -f: the blocker Pod (GPU request without limit) is refused" \
-  "Limit must be set for non overcommitable resources" k apply -f "$manifests/gpu-blocker-pod.yaml"
+# Upstream refuses an extended resource requested without a limit; muster takes the seed's
+# blocker pod unchanged, its GPU request becoming its limit.
+expect "apply -f: the seed's blocker Pod (GPU request without limit) is accepted" \
+  "pod/blocker created" k apply -f "$manifests/gpu-blocker-pod.yaml"
+expect_eq "apply -f: the blocker's GPU limit is its request" "1" \
+  k get pod blocker -o "jsonpath={.spec.containers[0].resources.limits['nvidia\.com/gpu']}"
 expect "apply -f: unchanged Queue" "queue.scheduling.volcano.sh/ml-queue unchanged" \
   k apply -f "$manifests/volcano-queue.yaml"
 expect "apply -f: unchanged Pod" "pod/pytorch-gpu-job unchanged" \
@@ -169,7 +172,7 @@ expect_re "get pod -o yaml: server-set uid" \
   'uid: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}' \
   k get pod pytorch-gpu-job -o yaml
 expect "get pod -o json" '"kind": "Pod"' k get pod pytorch-gpu-job -o json
-expect_eq "get pods -o name" "$(printf 'pod/pytorch-gpu-job\npod/ssa-pod')" k get pods -o name
+expect_eq "get pods -o name" "$(printf 'pod/blocker\npod/pytorch-gpu-job\npod/ssa-pod')" k get pods -o name
 expect_re "get vj: Volcano printer columns" '^NAME +STATUS +MINAVAILABLE +RUNNINGS +AGE$' k get vj
 expect_re "get vj -o wide: QUEUE column" '^gang-tf-job +.*ml-queue$' k get vj -o wide
 expect "get po,vj,q: several types" "job.batch.volcano.sh/gang-tf-job" k get po,vj,q
@@ -182,7 +185,8 @@ expect_eq "get --field-selector status.phase!=" "" \
   k get pods --field-selector 'status.phase!=Pending' -o name
 expect "get --field-selector: unsupported field is a 400" "field label not supported: spec.foo" \
   k get pods --field-selector spec.foo=bar
-expect_eq "get --chunk-size=1: limit/continue pages" "$(printf 'pod/pytorch-gpu-job\npod/ssa-pod')" \
+expect_eq "get --chunk-size=1: limit/continue pages" \
+  "$(printf 'pod/blocker\npod/pytorch-gpu-job\npod/ssa-pod')" \
   k get pods --chunk-size=1 -o name
 
 # --- create -f, dry run, field validation --------------------------------------------------------
