@@ -242,9 +242,12 @@ absl::StatusOr<value> ResolveScalar(const YAML::Node& node) {
 std::string FormatGoFloat32(double number) {
   if (std::isnan(number)) return ".nan";
   if (std::isinf(number)) return number > 0 ? ".inf" : "-.inf";
+  const float single = static_cast<float>(number);
+  // Beyond float32's range the value is infinite, as strconv writes it.
+  if (std::isinf(single)) return single > 0 ? "+Inf" : "-Inf";
   std::array<char, 64> buffer;
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(),
-                                    static_cast<float>(number), std::chars_format::scientific);
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), single,
+                                    std::chars_format::scientific);
   const std::string_view scientific(buffer.data(), static_cast<size_t>(result.ptr - buffer.data()));
   const size_t e = scientific.find('e');
   std::string_view mantissa = scientific.substr(0, e);
@@ -469,7 +472,7 @@ absl::StatusOr<std::vector<value>> ParseYamlDocuments(std::string_view text,
       DocumentCounter counter;
       while (parser.HandleNextDocument(counter)) {
         if (counter.documents > text.size() + 1) {
-          return absl::InvalidArgumentError("malformed YAML: the stream never ends");
+          return absl::InvalidArgumentError("line 1: malformed YAML: the stream never ends");
         }
       }
     }
@@ -477,7 +480,7 @@ absl::StatusOr<std::vector<value>> ParseYamlDocuments(std::string_view text,
   } catch (const YAML::Exception& e) {
     return ErrorAt(e.mark, e.msg);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(Cat("parsing YAML: ", e.what()));
+    return absl::InvalidArgumentError(Cat("line 1: parsing YAML: ", e.what()));
   }
   std::vector<value> out;
   for (const YAML::Node& document : documents) {

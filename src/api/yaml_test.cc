@@ -107,7 +107,7 @@ TEST(YamlHostileInputTest, AliasInsideTheCollectionItNamesIsAnError) {
 TEST(YamlHostileInputTest, LoneCommaDoesNotLoopForever) {
   auto r = ParseYamlDocuments(",");
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("malformed YAML"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("line 1: malformed YAML"));
 }
 
 TEST(YamlHostileInputTest, InvalidUtf8IsRefusedWithItsLine) {
