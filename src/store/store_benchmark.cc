@@ -1,6 +1,7 @@
-// Store write, read and watch fan-out costs. Writes are durable (WAL, synchronous=FULL), so the
-// create figures are dominated by the disk's fsync latency; run on the disk you care about
-// (TMPDIR selects it).
+// Store write, read and watch fan-out costs, with the default durability (WAL,
+// synchronous=NORMAL: safe against a crash of the process; see StoreOptions). With
+// fsync_every_commit the create figures would be the disk's fsync rate; run on the disk you care
+// about (TMPDIR selects it).
 
 #include <stdlib.h>
 
