@@ -128,40 +128,29 @@ struct FieldError {
   std::optional<std::string> value;  // already rendered as Go prints it
   std::string detail;
 
-  std::string_view TypeText() const {
+  // field.ErrorType's text and the StatusCause reason it maps to.
+  struct TypeNames {
+    std::string_view text, reason;
+  };
+  TypeNames Names() const {
     switch (type) {
       case ErrorType::kRequired:
-        return "Required value";
+        return {"Required value", "FieldValueRequired"};
       case ErrorType::kInvalid:
-        return "Invalid value";
+        return {"Invalid value", "FieldValueInvalid"};
       case ErrorType::kNotSupported:
-        return "Unsupported value";
+        return {"Unsupported value", "FieldValueNotSupported"};
       case ErrorType::kForbidden:
-        return "Forbidden";
+        return {"Forbidden", "FieldValueForbidden"};
       case ErrorType::kDuplicate:
-        return "Duplicate value";
+        return {"Duplicate value", "FieldValueDuplicate"};
       case ErrorType::kTooLong:
-        return "Too long";
+        return {"Too long", "FieldValueTooLong"};
     }
-    return "Invalid value";
+    return {"Invalid value", "FieldValueInvalid"};
   }
-  std::string_view Reason() const {
-    switch (type) {
-      case ErrorType::kRequired:
-        return "FieldValueRequired";
-      case ErrorType::kInvalid:
-        return "FieldValueInvalid";
-      case ErrorType::kNotSupported:
-        return "FieldValueNotSupported";
-      case ErrorType::kForbidden:
-        return "FieldValueForbidden";
-      case ErrorType::kDuplicate:
-        return "FieldValueDuplicate";
-      case ErrorType::kTooLong:
-        return "FieldValueTooLong";
-    }
-    return "FieldValueInvalid";
-  }
+  std::string_view TypeText() const { return Names().text; }
+  std::string_view Reason() const { return Names().reason; }
   // field.Error.ErrorBody: required, forbidden and too-long errors do not print the value.
   std::string Body() const {
     std::string s(TypeText());
