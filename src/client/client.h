@@ -1,0 +1,213 @@
+#pragma once
+
+// The API client every muster component uses to talk to an API server: muster's own embedded one
+// in-process (`muster up`), or any kube-apiserver over HTTP(S) (real clusters). One Client class
+// speaks the Kubernetes REST conventions over a Transport; the transport decides how a request
+// travels:
+//   - HttpTransport (http_transport.h): HTTP/1.1 or HTTPS with a bearer token or client cert,
+//     configured from a kubeconfig;
+//   - apiserver::LocalTransport (apiserver/local_transport.h): calls the embedded server's REST
+//     handlers directly, so admission, defaulting and validation are exactly those of HTTP
+//     requests, and lets BindAll commit a gang's bindings in one store transaction.
+//
+// Objects are boost::json objects as the API serves them; typed views come from api/json_codec.h.
+// Errors are absl::Status values mapped from the server's Status object:
+//   404 -> NotFound, 409 reason AlreadyExists -> AlreadyExists, 409 Conflict -> Aborted,
+//   400/422 -> InvalidArgument, 410 -> OutOfRange (expired resourceVersion), 401/403 ->
+//   PermissionDenied, 5xx and transport failures -> Unavailable; the message is the Status's.
+//
+// Thread-safety: a Client may be used from many threads at once.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "boost/json/object.hpp"
+
+namespace muster::client {
+
+// A resource as URLs name it.
+struct Resource {
+  std::string group;    // "" for the core group
+  std::string version;  // "v1", "v1alpha1", "v1beta1"
+  std::string plural;   // "pods"
+  std::string kind;     // "Pod"
+  bool namespaced = true;
+
+  // "v1" or "batch.volcano.sh/v1alpha1".
+  [[nodiscard]] std::string ApiVersion() const {
+    return group.empty() ? version : group + "/" + version;
+  }
+  // "/api/v1/namespaces/NS/pods[/NAME[/SUB]]"; ns "" for cluster-scoped or all namespaces.
+  [[nodiscard]] std::string Path(std::string_view ns, std::string_view name = {},
+                                 std::string_view subresource = {}) const;
+};
+
+// The resources muster components use.
+const Resource& Pods();
+const Resource& Nodes();
+const Resource& Events();
+const Resource& Namespaces();
+const Resource& Services();
+const Resource& Leases();            // coordination.k8s.io/v1
+const Resource& PriorityClasses();   // scheduling.k8s.io/v1
+const Resource& VolcanoJobs();       // batch.volcano.sh/v1alpha1 jobs
+const Resource& PodGroups();         // scheduling.volcano.sh/v1beta1 podgroups
+const Resource& Queues();            // scheduling.volcano.sh/v1beta1 queues (cluster-scoped)
+
+// --- Transport ---------------------------------------------------------------------------------
+
+struct Request {
+  std::string method;  // "GET", "POST", "PUT", "PATCH", "DELETE"
+  std::string path;    // not percent-encoded: "/api/v1/namespaces/default/pods"
+  std::vector<std::pair<std::string, std::string>> query;  // not percent-encoded
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+struct Response {
+  int status = 0;  // HTTP status code
+  std::string body;
+};
+
+struct Binding {
+  std::string ns;
+  std::string pod;
+  std::string node;
+  std::string pod_uid;  // when set, the bind fails unless the pod still has this UID
+  std::map<std::string, std::string> annotations;  // copied onto the pod (muster.dev/gpu-indices)
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // One request, one response. A transport failure (connection refused, TLS) is an error
+  // status; any HTTP answer, 4xx and 5xx included, is a Response.
+  virtual absl::StatusOr<Response> Do(const Request& request) = 0;
+  // A streaming GET (watch, log follow): `on_line` gets each newline-terminated line (without
+  // the newline) as it arrives and returns false to end the stream. Returns when the server ends
+  // the stream, `on_line` returns false, or `stop` becomes true (checked at least every 250 ms).
+  // A non-2xx answer is returned as its Response (the body being the Status) without calling
+  // `on_line`; a 2xx stream that ends returns {200, ""}.
+  virtual absl::StatusOr<Response> Stream(const Request& request,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          const std::atomic<bool>& stop) = 0;
+  // Several bindings stored together, all or none (the gang rule), where the transport can;
+  // nullopt when it cannot (the Client then posts them one by one). Each element of the result
+  // is that binding's outcome.
+  virtual std::optional<absl::StatusOr<std::vector<absl::Status>>> BindAll(
+      const std::vector<Binding>& bindings) {
+    (void)bindings;
+    return std::nullopt;
+  }
+};
+
+// --- Client ------------------------------------------------------------------------------------
+
+struct ListOptions {
+  std::string label_selector;  // "app=x,tier in (a,b)"
+  std::string field_selector;  // "spec.nodeName=node-1"
+};
+
+struct ObjectList {
+  std::vector<boost::json::object> items;
+  std::string resource_version;  // the list's, to start a watch from
+};
+
+enum class PatchType { kMerge, kJson, kStrategic };
+
+struct DeleteOptions {
+  std::optional<int64_t> grace_period_seconds;  // 0: immediately
+  std::string propagation_policy;               // "Background", "Foreground", "Orphan" or ""
+  std::string precondition_uid;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  boost::json::object object;
+};
+
+// A Kubernetes Event (core/v1) to record; the Client fills in names, counts and timestamps.
+struct EventRecord {
+  // The object it is about.
+  std::string involved_api_version;  // "v1"
+  std::string involved_kind;         // "Pod"
+  std::string involved_namespace;
+  std::string involved_name;
+  std::string involved_uid;
+  std::string type = "Normal";  // "Normal" or "Warning"
+  std::string reason;           // "Scheduled", "FailedScheduling", "Unschedulable"
+  std::string message;
+  std::string source_component;  // "volcano", "default-scheduler", "vc-controller-manager", ...
+  std::string source_host;       // the node, for kubelet events
+};
+
+class Client {
+ public:
+  explicit Client(std::shared_ptr<Transport> transport);
+
+  absl::StatusOr<boost::json::object> Get(const Resource& resource, std::string_view ns,
+                                          std::string_view name);
+  // ns "" for every namespace (or a cluster-scoped resource).
+  absl::StatusOr<ObjectList> List(const Resource& resource, std::string_view ns,
+                                  const ListOptions& options = {});
+  // apiVersion and kind are filled in when missing. Returns the stored object.
+  absl::StatusOr<boost::json::object> Create(const Resource& resource, std::string_view ns,
+                                             boost::json::object object);
+  // PUT of the whole object (namespace and name from its metadata); a stale
+  // metadata.resourceVersion fails with Aborted.
+  absl::StatusOr<boost::json::object> Update(const Resource& resource, boost::json::object object);
+  // PUT to the status subresource.
+  absl::StatusOr<boost::json::object> UpdateStatus(const Resource& resource,
+                                                   boost::json::object object);
+  absl::StatusOr<boost::json::object> Patch(const Resource& resource, std::string_view ns,
+                                            std::string_view name, PatchType type,
+                                            std::string_view patch,
+                                            std::string_view subresource = {});
+  absl::Status Delete(const Resource& resource, std::string_view ns, std::string_view name,
+                      const DeleteOptions& options = {});
+
+  // POST pods/NAME/binding.
+  absl::Status Bind(const Binding& binding);
+  // Binds a gang: in one transaction where the transport allows (in-process), else one by one.
+  // Returns each binding's outcome in order; the outer status is a transport failure.
+  absl::StatusOr<std::vector<absl::Status>> BindAll(const std::vector<Binding>& bindings);
+
+  // Creates a core/v1 Event (name "<involved>.<unique suffix>", firstTimestamp/lastTimestamp
+  // now, count 1, source set).
+  absl::Status RecordEvent(const EventRecord& event);
+
+  // Watches from `resource_version` until `stop` becomes true or `on_event` returns false.
+  // Returns OutOfRange when the server says the version is too old (the caller relists), OK
+  // when stopped or when the server ended the watch (the caller re-watches from the last
+  // version it saw).
+  absl::Status Watch(const Resource& resource, std::string_view ns,
+                     std::string_view resource_version, const ListOptions& options,
+                     const std::function<bool(const WatchEvent&)>& on_event,
+                     const std::atomic<bool>& stop);
+
+  // GET pods/NAME/log (one container; "" when the pod has one).
+  absl::StatusOr<std::string> Logs(std::string_view ns, std::string_view pod,
+                                   std::string_view container = {});
+
+  Transport& transport() { return *transport_; }
+
+ private:
+  std::shared_ptr<Transport> transport_;
+};
+
+// The absl::Status for a non-2xx response (see the mapping above).
+absl::Status StatusFromResponse(const Response& response);
+
+}  // namespace muster::client

@@ -1,0 +1,65 @@
+// `muster apiserver`: the embedded Kubernetes API server alone.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "apiserver/apiserver.h"
+#include "cmd/commands.h"
+#include "fmt/format.h"
+
+namespace muster::cmd {
+namespace {
+
+// Runs the API server until SIGINT or SIGTERM. The signals are blocked in every thread (the
+// mask is inherited) and taken here with sigwait, so shutdown runs in ordinary code.
+int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto server = muster::apiserver::ApiServer::Start(options);
+  if (!server.ok()) {
+    fmt::print(stderr, "muster apiserver: {}\n", std::string(server.status().message()));
+    return 1;
+  }
+  fmt::print("listening on {}\n", (*server)->listen_address());
+  fmt::print("export KUBECONFIG={}\n", (*server)->kubeconfig_path());
+  std::fflush(stdout);
+
+  int received = 0;
+  sigwait(&signals, &received);
+  fmt::print(stderr, "muster apiserver: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Stop();
+  server->reset();
+  return 0;
+}
+
+}  // namespace
+
+Subcommand AddApiServerCommand(CLI::App& parent) {
+  auto options = std::make_shared<muster::apiserver::ApiServerOptions>();
+  auto* app = parent.add_subcommand(
+      "apiserver",
+      "Run the embedded Kubernetes API server alone (store, REST, watch) for kubectl. Prints the "
+      "address and the kubeconfig to use; SIGINT or SIGTERM stop it.");
+  app->add_option("--data-dir", options->data_dir,
+                  "directory for the store, the kubeconfig and container logs")
+      ->required();
+  app->add_option("--listen", options->listen,
+                  "ADDR:PORT to listen on; port 0 picks a free port. Beyond loopback the "
+                  "server requires a bearer token and serves TLS only")
+      ->capture_default_str();
+  app->add_option("--watch-history", options->watch_history,
+                  "events kept for watches; a watch from before them gets 410 Expired "
+                  "(0: the store's default, 100000)");
+  return {app, [options] { return RunApiServer(*options); }};
+}
+
+}  // namespace muster::cmd

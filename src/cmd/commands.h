@@ -1,0 +1,20 @@
+#pragma once
+
+// Each subcommand of `muster` lives in its own file of src/cmd: Add<Name>Command declares its
+// flags on the parent app and returns what runs it once the command line has been parsed.
+
+#include <functional>
+
+#include "CLI/CLI.hpp"
+
+namespace muster::cmd {
+
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // the process's exit status
+};
+
+Subcommand AddScenarioCommand(CLI::App& parent);   // scenario.cc
+Subcommand AddApiServerCommand(CLI::App& parent);  // apiserver.cc
+
+}  // namespace muster::cmd
