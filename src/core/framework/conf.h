@@ -60,7 +60,8 @@ inline constexpr std::string_view kKnownActions[] = {"enqueue", "allocate", "bac
                                                      "reclaim"};
 inline constexpr std::string_view kKnownPlugins[] = {
     "priority", "gang",       "conformance", "drf",       "proportion", "capacity",
-    "sla",      "overcommit", "predicates",  "nodeorder", "binpack",    "gpu-fgd"};
+    "sla",      "overcommit", "predicates",  "nodeorder", "binpack",    "gpu-fgd",
+    "gpu-bestfit", "gpu-dotproduct", "gpu-packing", "gpu-clustering", "gpu-random", "gpu-muster"};
 
 struct ConfParseOptions {
   // Volcano itself accepts proportion and capacity in one file, and its own topology-aware
