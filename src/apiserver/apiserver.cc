@@ -90,6 +90,7 @@ std::string ApiServer::listen_address() const {
 const std::string& ApiServer::url() const { return state_->url; }
 const std::string& ApiServer::kubeconfig_path() const { return state_->kubeconfig_path; }
 store::Store& ApiServer::store() { return *state_->store; }
+Handlers& ApiServer::handlers() { return *state_->handlers; }
 
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& options) {
   auto listen = ParseListenAddress(options.listen);

@@ -21,6 +21,8 @@
 
 namespace muster::apiserver {
 
+class Handlers;
+
 struct ApiServerOptions {
   std::string data_dir;
   // "ADDR:PORT" ("127.0.0.1:6443", "0.0.0.0:0", "[::1]:6443"); port 0 picks a free one.
@@ -45,6 +47,9 @@ class ApiServer {
   const std::string& url() const;
   const std::string& kubeconfig_path() const;
   store::Store& store();
+  // The REST handlers HTTP requests reach; an in-process client calls them directly
+  // (local_transport.h).
+  Handlers& handlers();
 
   // Ends watches and log streams, stops the lifecycle controller and closes the store's users.
   // Idempotent.

@@ -78,12 +78,29 @@ struct Target {
 // Label and field selectors of a list or watch, compiled.
 struct ObjectFilter;
 
+// One pod's binding to a node: what POST pods/NAME/binding carries, or one element of BindAll.
+struct PodBinding {
+  std::string ns;
+  std::string pod;
+  std::string node;
+  std::string pod_uid;              // when not empty, the pod must still have this UID
+  boost::json::object annotations;  // copied onto the pod (muster.dev/gpu-indices)
+};
+
 class Handlers {
  public:
   Handlers(store::Store& store, HandlerOptions options);
   ~Handlers();
 
   HttpResponse Handle(const HttpRequest& request);
+
+  // Binds several pods with ONE store commit, all or none (a gang's bindings). Each binding is
+  // checked as POST pods/NAME/binding checks it (the same Invalid and Conflict errors), its
+  // annotations are copied onto the pod and PodScheduled=True is set. Returns one entry per
+  // binding: all nullopt when every binding was stored; otherwise nothing was stored, the
+  // failing binding carries its error and the others a Conflict naming it. A pod changed
+  // concurrently is re-read and the whole set retried.
+  std::vector<std::optional<ApiError>> BindAll(const std::vector<PodBinding>& bindings);
 
   // Creates what a fresh cluster has, where missing: the namespaces default, kube-system,
   // kube-public and kube-node-lease, and the Volcano queues default and root (weight 1, Open).
@@ -103,6 +120,9 @@ class Handlers {
   HttpResponse Patch(const HttpRequest& req, const Target& t);
   HttpResponse Delete(const HttpRequest& req, const Target& t);
   HttpResponse Bind(const HttpRequest& req, const Target& t);
+  // The pod as `binding` leaves it (nodeName, annotations, PodScheduled=True), checked against
+  // its live state: the UID precondition, not being deleted, not bound yet.
+  ApiResult<boost::json::object> BoundPod(const store::Object& live, const PodBinding& binding);
   // Stamps and stores a new object (shared by POST, apply-create and Bootstrap). `obj` has its
   // typemeta and metadata.name or generateName set. Returns the stored object's JSON.
   ApiResult<std::string> CreateObject(const ResourceInfo& resource, const std::string& ns,

@@ -67,6 +67,13 @@ class Informer {
 
  private:
   void Run();
+  // Makes the cache the fresh list's items and delivers the difference (all adds the first
+  // time, then marks the informer synced).
+  void Replace(std::vector<boost::json::object> items, const std::string& resource_version);
+  // Applies one watch event to the cache and delivers it.
+  void Apply(const WatchEvent& event);
+  // Waits `duration`; false when Stop() came first.
+  bool SleepUnlessStopped(std::chrono::milliseconds duration);
 
   Client& client_;
   Resource resource_;
@@ -81,6 +88,7 @@ class Informer {
   bool synced_ = false;
 
   std::atomic<bool> stop_{false};
+  std::condition_variable stop_cv_;  // wakes the retry pauses on Stop()
   std::thread thread_;
 };
 
