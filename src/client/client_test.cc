@@ -483,6 +483,73 @@ TEST_P(ClientTest, WatchStopsWhenAskedAndExpiredVersionIsOutOfRange) {
   EXPECT_EQ(delivered, 0);
 }
 
+TEST_P(ClientTest, LogsAndFollowedLogStream) {
+  MustCreate(PodObject("runner"));
+  const std::string log_dir = dir_ + "/logs/default/runner";
+  std::filesystem::create_directories(log_dir);
+  {
+    std::ofstream out(log_dir + "/c.log");
+    out << "epoch 1\nepoch 2\n";
+  }
+  auto logs = client_->Logs("default", "runner");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_EQ(*logs, "epoch 1\nepoch 2\n");
+  auto bad = client_->Logs("default", "runner", "nope");
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_TRUE(absl::IsNotFound(client_->Logs("default", "absent").status()));
+
+  // `kubectl logs -f`: lines as they are written, until the caller has enough.
+  Request follow;
+  follow.method = "GET";
+  follow.path = Pods().Path("default", "runner", "log");
+  follow.query = {{"follow", "true"}};
+  std::vector<std::string> lines;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    std::this_thread::sleep_for(300ms);
+    std::ofstream out(log_dir + "/c.log", std::ios::app);
+    out << "epoch 3\n";
+  });
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(10s);
+    stop = true;
+  });
+  auto streamed = transport_->Stream(
+      follow,
+      [&](std::string_view line) {
+        lines.emplace_back(line);
+        return lines.size() < 3;
+      },
+      stop);
+  stop = true;
+  writer.join();
+  stopper.join();
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ(streamed->status, 200);
+  EXPECT_EQ(lines, (std::vector<std::string>{"epoch 1", "epoch 2", "epoch 3"}));
+}
+
+TEST_P(ClientTest, ManyThreadsShareOneClient) {
+  constexpr int kThreads = 6, kEach = 20;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        if (!client_->Create(Pods(), "default", PodObject(fmt::format("t{}-{}", t, i))).ok()) {
+          ++failures;
+        }
+        if (!client_->Get(Pods(), "default", fmt::format("t{}-{}", t, i)).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto all = client_->List(Pods(), "default");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->items.size(), size_t{kThreads * kEach});
+}
+
 // Records what an informer's handlers see.
 struct Recorder {
   std::mutex mu;
@@ -672,6 +739,15 @@ TEST(HttpsTest, TokenAndTlsFromTheServersKubeconfig) {
     EXPECT_TRUE(watched.ok()) << watched;
     EXPECT_EQ(added, "tls-pod");
   }
+
+  // The token read from a file (kubeconfig tokenFile).
+  HttpTransportConfig token_file = *config;
+  token_file.token.clear();
+  token_file.token_file = dir + "/token";
+  EXPECT_TRUE(Client(*MakeHttpTransport(token_file)).List(Pods(), "default").ok());
+  token_file.token_file = dir + "/absent-token";
+  auto no_file = Client(*MakeHttpTransport(token_file)).List(Pods(), "default");
+  EXPECT_TRUE(absl::IsUnavailable(no_file.status())) << no_file.status();
 
   // Without the token: 401.
   HttpTransportConfig no_token = *config;
