@@ -1,0 +1,78 @@
+#pragma once
+
+// What the node agents run: the nodes of a cluster file (docs/cluster-file.md), or this machine.
+//
+// A cluster file is YAML with a list of node pools; each pool expands to `count` nodes named
+// `<name>-0` .. `<name>-<count-1>` (or one node named `name` when `count` is left out) with the
+// pool's labels, taints, allocatable resources, GPUs and runtime:
+//
+//   nodePools:
+//     - name: gpu-node
+//       count: 2
+//       labels: {node.kubernetes.io/instance-type: g4dn.xlarge}
+//       taints: ["nvidia.com/gpu=present:NoSchedule"]
+//       allocatable: {cpu: "4", memory: 16Gi}
+//       gpu: {count: 1, model: Tesla-T4, memory: 15360Mi}
+//       runtime: simulated
+//
+// Errors are InvalidArgument and start with the 1-based line they are about ("line 7: ...").
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/model.h"
+#include "gpu/device.h"
+
+namespace muster::node {
+
+// How a node runs its pods.
+enum class RuntimeKind {
+  // Pods "run" for the seconds in annotation muster.dev/run-seconds (absent: until deleted) and
+  // exit with muster.dev/exit-code (default 0). Nothing is started on this machine.
+  kSimulated,
+  // Each container's command and args run as a process group on this machine.
+  kProcess,
+};
+
+std::string_view RuntimeKindName(RuntimeKind kind);  // "simulated", "process"
+
+// One node as its agent registers and runs it.
+struct NodeConfig {
+  std::string name;
+  api::StringMap labels;  // the pool's plus kubernetes.io/{hostname,os,arch} and GFD GPU labels
+  std::vector<api::Taint> taints;
+  api::ResourceList capacity;     // equal to allocatable (no system reservations)
+  api::ResourceList allocatable;  // includes nvidia.com/gpu when the node has GPUs
+  // index (what CUDA_VISIBLE_DEVICES and muster.dev/gpu-indices name), uuid, name, memory_bytes.
+  // Simulated nodes get `count` devices named after their pool's model with stable UUIDs.
+  std::vector<gpu::GpuDevice> gpus;
+  RuntimeKind runtime = RuntimeKind::kSimulated;
+  // InternalIP of the node. Pods of simulated nodes get addresses from `pod_cidr`; pods of
+  // process nodes share this machine's network and get the node's address.
+  std::string internal_ip;
+  std::string pod_cidr;  // "10.128.3.0/24"; empty for process nodes
+};
+
+// Parses a cluster file and expands its pools into nodes, in file order. Node addresses are
+// assigned by position: node i (0-based over the whole file) is 10.1.(i/250).(i%250+1) with pod
+// network 10.(128+i/256).(i%256).0/24; process-runtime nodes use 127.0.0.1 for both.
+absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text);
+
+// Reads and parses `path`; errors are prefixed with the path ("cluster.yaml: line 3: ...").
+absl::StatusOr<std::vector<NodeConfig>> LoadClusterFile(const std::string& path);
+
+// This machine as one process-runtime node: its hostname (as a node name), the CPUs this process
+// may run on (sched_getaffinity), MemTotal from /proc/meminfo, 110 pods, and `gpus` (what
+// gpu::Discover found; none without a driver) as nvidia.com/gpu with GFD labels from the first
+// device (its name with spaces as '-', "NVIDIA-A100-SXM4-80GB").
+NodeConfig LocalNode(const std::vector<gpu::GpuDevice>& gpus = {});
+
+// GFD-style labels for `count` GPUs of `model` with `memory_bytes` each:
+// nvidia.com/gpu.product, nvidia.com/gpu.count, nvidia.com/gpu.memory (MiB).
+api::StringMap GpuLabels(const std::string& model, int count, uint64_t memory_bytes);
+
+}  // namespace muster::node

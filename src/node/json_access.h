@@ -1,0 +1,70 @@
+#pragma once
+
+// Small readers for the boost::json objects the API serves, and Kubernetes' timestamp formats.
+// A missing field or a field of another type reads as empty.
+
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "boost/json/array.hpp"
+#include "boost/json/object.hpp"
+#include "boost/json/value.hpp"
+#include "fmt/format.h"
+
+namespace muster::node {
+
+// absl::StrCat that also takes std::string_view (Debian's absl has its own string_view type).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (fmt::format_to(std::back_inserter(out), "{}", parts), ...);
+  return out;
+}
+
+inline const boost::json::object* ObjectAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+}
+
+inline const boost::json::array* ArrayAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
+}
+
+inline std::string StringAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+inline std::optional<int64_t> IntAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64() && v->get_uint64() <= static_cast<uint64_t>(INT64_MAX)) {
+    return static_cast<int64_t>(v->get_uint64());
+  }
+  if (v->is_double() && static_cast<double>(static_cast<int64_t>(v->get_double())) == v->get_double()) {
+    return static_cast<int64_t>(v->get_double());
+  }
+  return std::nullopt;
+}
+
+// metadata.<key> of an object.
+inline std::string MetaString(const boost::json::object& o, std::string_view key) {
+  const boost::json::object* meta = ObjectAt(o, "metadata");
+  return meta == nullptr ? std::string() : StringAt(*meta, key);
+}
+
+// RFC 3339 in UTC with seconds, as Kubernetes writes Time: "2024-05-01T12:00:00Z".
+std::string FormatTime(std::chrono::system_clock::time_point t);
+// With microseconds, as Kubernetes writes MicroTime (Lease renewTime):
+// "2024-05-01T12:00:00.123456Z".
+std::string FormatMicroTime(std::chrono::system_clock::time_point t);
+// Reads either form (any fraction, "Z" or a numeric offset); nullopt when it does not parse.
+std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view text);
+
+}  // namespace muster::node

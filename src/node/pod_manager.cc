@@ -1,0 +1,300 @@
+#include "node/pod_manager.h"
+
+#include <functional>
+#include <optional>
+#include <utility>
+
+#include "boost/json/serialize.hpp"
+#include "node/json_access.h"
+
+namespace muster::node {
+
+namespace json = boost::json;
+
+class PodManager::Shard {
+ public:
+  explicit Shard(PodManager& manager) : manager_(manager) {}
+  ~Shard() { Stop(); }
+
+  void Start() { thread_ = std::thread([this] { Loop(); }); }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  struct Item {
+    enum class Kind { kUpsert, kRemove, kExit };
+    Kind kind = Kind::kUpsert;
+    json::object pod;
+    std::string key, uid;
+    ContainerId id = 0;
+    ContainerExit exit;
+  };
+
+  void Push(Item item) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+      queue_.push_back(std::move(item));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct Entry {
+    std::unique_ptr<PodWorker> worker;
+    std::string node;
+    std::string written;  // the status last written or found, serialized
+    bool confirmed = false;
+    std::optional<Clock::time_point> wake_at;
+    std::string counted_phase;  // the phase this pod adds to the manager's counts
+  };
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (queue_.empty()) {
+        if (timers_.empty()) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_until(lock, timers_.begin()->first);
+        }
+      }
+      if (stop_) break;
+      std::deque<Item> items;
+      items.swap(queue_);
+      lock.unlock();
+      for (Item& item : items) Handle(item);
+      const auto now = Clock::now();
+      while (!timers_.empty() && timers_.begin()->first <= now) {
+        auto [key, uid] = timers_.begin()->second;
+        timers_.erase(timers_.begin());
+        if (Entry* e = Find(key, uid)) {
+          e->wake_at.reset();
+          Sync(key, *e);
+        }
+      }
+      lock.lock();
+    }
+  }
+
+  Entry* Find(const std::string& key, const std::string& uid) {
+    if (auto it = pods_.find(key); it != pods_.end() && it->second.worker->uid() == uid) {
+      return &it->second;
+    }
+    if (auto it = orphans_.find(uid); it != orphans_.end()) return &it->second;
+    return nullptr;
+  }
+
+  void Count(Entry& e, const std::string& phase) {
+    if (e.counted_phase == phase) return;
+    auto counter = [this](const std::string& p) -> std::atomic<int>* {
+      if (p == "Pending") return &manager_.pending_;
+      if (p == "Running") return &manager_.running_;
+      if (p == "Succeeded") return &manager_.succeeded_;
+      if (p == "Failed") return &manager_.failed_;
+      return nullptr;
+    };
+    if (auto* c = counter(e.counted_phase)) --*c;
+    if (auto* c = counter(phase)) ++*c;
+    e.counted_phase = phase;
+  }
+
+  void Handle(Item& item) {
+    switch (item.kind) {
+      case Item::Kind::kUpsert:
+        Upsert(std::move(item.pod));
+        break;
+      case Item::Kind::kRemove:
+        Remove(item.key, item.uid);
+        break;
+      case Item::Kind::kExit:
+        if (Entry* e = Find(item.key, item.uid)) {
+          e->worker->OnExit(item.id, item.exit);
+          Sync(item.key, *e);
+        }
+        break;
+    }
+  }
+
+  void Upsert(json::object pod) {
+    const std::string ns = MetaString(pod, "namespace");
+    const std::string name = MetaString(pod, "name");
+    const std::string uid = MetaString(pod, "uid");
+    const std::string key = Cat(ns, "/", name);
+    const json::object* spec = ObjectAt(pod, "spec");
+    const std::string node = spec == nullptr ? "" : StringAt(*spec, "nodeName");
+    auto nit = manager_.nodes_.find(node);
+    if (nit == manager_.nodes_.end()) return;
+    if (auto it = pods_.find(key); it != pods_.end() && it->second.worker->uid() != uid) {
+      Remove(key, it->second.worker->uid());  // replaced by a new pod of the same name
+    }
+    auto it = pods_.find(key);
+    if (it != pods_.end()) {
+      if (it->second.worker->Update(std::move(pod))) Sync(key, it->second);
+      return;
+    }
+    Entry e;
+    e.node = node;
+    if (const json::object* status = ObjectAt(pod, "status")) e.written = json::serialize(*status);
+    NodeResources& resources = *nit->second;
+    Runtime& runtime = resources.config().runtime == RuntimeKind::kProcess ? manager_.process_
+                                                                            : manager_.simulated_;
+    PodWorkerHooks hooks;
+    PodSink& sink = manager_.sink_;
+    hooks.get_config_map = [&sink](const std::string& cns, const std::string& cname) {
+      return sink.GetConfigMap(cns, cname);
+    };
+    hooks.on_exit = [this, key, uid](ContainerId id, const ContainerExit& exit) {
+      Item item;
+      item.kind = Item::Kind::kExit;
+      item.key = key;
+      item.uid = uid;
+      item.id = id;
+      item.exit = exit;
+      Push(std::move(item));
+    };
+    e.worker = std::make_unique<PodWorker>(std::move(pod), resources, runtime,
+                                           manager_.options_.worker, std::move(hooks));
+    Entry& entry = pods_.emplace(key, std::move(e)).first->second;
+    Sync(key, entry);
+  }
+
+  void Remove(const std::string& key, const std::string& uid) {
+    auto it = pods_.find(key);
+    if (it == pods_.end() || it->second.worker->uid() != uid) return;
+    Entry e = std::move(it->second);
+    pods_.erase(it);
+    Count(e, "");
+    e.worker->Orphan();
+    e.wake_at.reset();
+    Sync(key, e);
+    if (e.worker->running_containers() == 0) {
+      e.worker->RemoveFiles();
+      return;
+    }
+    orphans_[uid] = std::move(e);
+  }
+
+  void Schedule(const std::string& key, Entry& e, Clock::time_point at) {
+    if (e.wake_at && *e.wake_at <= at) return;
+    e.wake_at = at;
+    timers_.emplace(at, std::make_pair(key, e.worker->uid()));
+  }
+
+  void Sync(const std::string& key, Entry& e) {
+    PodWorker& w = *e.worker;
+    PodWorker::SyncResult result = w.Sync();
+    const PodRef ref{w.ns(), w.name(), w.uid()};
+    PodSink& sink = manager_.sink_;
+    for (const PodEvent& event : result.events) sink.RecordEvent(ref, e.node, event);
+    if (result.wake_at) Schedule(key, e, *result.wake_at);
+    const auto retry = Clock::now() + manager_.options_.write_retry;
+
+    if (auto orphan = orphans_.find(w.uid()); orphan != orphans_.end() && &orphan->second == &e) {
+      if (w.running_containers() == 0) {
+        w.RemoveFiles();
+        orphans_.erase(orphan);
+      }
+      return;
+    }
+    if (w.deleting()) {
+      // The pod goes away once confirmed; its status is not written meanwhile.
+      if (result.confirm_deletion && !e.confirmed) {
+        absl::Status s = sink.ConfirmDeletion(ref);
+        if (s.ok() || absl::IsNotFound(s)) {
+          e.confirmed = true;
+        } else {
+          Schedule(key, e, retry);
+        }
+      }
+      return;
+    }
+    Count(e, w.phase());
+    json::object status = w.Status();
+    std::string text = json::serialize(status);
+    if (text == e.written) return;
+    absl::Status s = sink.WriteStatus(ref, status);
+    if (s.ok()) {
+      e.written = std::move(text);
+    } else if (!absl::IsNotFound(s)) {
+      Schedule(key, e, retry);
+    }
+  }
+
+  PodManager& manager_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+
+  // Shard thread only.
+  std::map<std::string, Entry> pods_;     // "ns/name"
+  std::map<std::string, Entry> orphans_;  // uid: gone from the API, containers still stopping
+  std::multimap<Clock::time_point, std::pair<std::string, std::string>> timers_;  // key, uid
+};
+
+PodManager::PodManager(const std::vector<NodeConfig>& nodes, PodSink& sink, Runtime& simulated,
+                       Runtime& process, PodManagerOptions options)
+    : sink_(sink), simulated_(simulated), process_(process), options_(std::move(options)) {
+  for (const NodeConfig& node : nodes) {
+    nodes_.emplace(node.name, std::make_unique<NodeResources>(node));
+  }
+  for (int i = 0; i < std::max(1, options_.shards); ++i) {
+    shards_.push_back(std::make_unique<Shard>(*this));
+  }
+}
+
+PodManager::~PodManager() { Stop(); }
+
+void PodManager::Start() {
+  for (auto& shard : shards_) shard->Start();
+}
+
+void PodManager::Stop() {
+  for (auto& shard : shards_) shard->Stop();
+}
+
+PodManager::Shard& PodManager::ShardFor(const std::string& key) {
+  return *shards_[std::hash<std::string>{}(key) % shards_.size()];
+}
+
+void PodManager::Upsert(const json::object& pod) {
+  const json::object* spec = ObjectAt(pod, "spec");
+  if (spec == nullptr || !HasNode(StringAt(*spec, "nodeName"))) return;
+  Shard::Item item;
+  item.kind = Shard::Item::Kind::kUpsert;
+  item.pod = pod;
+  ShardFor(Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name")))
+      .Push(std::move(item));
+}
+
+void PodManager::Remove(const json::object& pod) {
+  Shard::Item item;
+  item.kind = Shard::Item::Kind::kRemove;
+  item.key = Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name"));
+  item.uid = MetaString(pod, "uid");
+  ShardFor(item.key).Push(std::move(item));
+}
+
+PodCounts PodManager::Counts() const {
+  return PodCounts{pending_.load(), running_.load(), succeeded_.load(), failed_.load()};
+}
+
+PodManager::GpuCounts PodManager::Gpus() const {
+  GpuCounts counts;
+  for (const auto& [name, node] : nodes_) {
+    counts.total += node->GpuCount();
+    counts.in_use += node->GpusInUse();
+  }
+  return counts;
+}
+
+}  // namespace muster::node

@@ -1,0 +1,322 @@
+#include "node/process_runtime.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "node/json_access.h"
+
+namespace muster::node {
+
+namespace {
+
+// strerror in Go's style ("no such file or directory"), as runc's messages read.
+std::string ErrnoText(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// argv[0] as execve needs it: unchanged when it has a '/', else searched in the PATH of `env`.
+absl::StatusOr<std::string> ResolveExecutable(const std::string& name,
+                                              const std::vector<std::string>& env) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const std::string& entry : env) {
+    if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);
+  }
+  for (absl::string_view dir : absl::StrSplit(path, ':')) {
+    std::string candidate = Cat(dir.empty() ? std::string(".") : std::string(dir), "/", name);
+    if (IsExecutableFile(candidate)) return candidate;
+  }
+  return absl::NotFoundError(
+      Cat("exec: \"", name, "\": executable file not found in $PATH"));
+}
+
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+ContainerExit ExitFromWaitStatus(int status) {
+  ContainerExit exit;
+  if (WIFEXITED(status)) {
+    exit.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+    exit.exit_code = 128 + exit.signal;
+  }
+  exit.finished_at = std::chrono::system_clock::now();
+  return exit;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// Runs in the forked child: only async-signal-safe calls until execve.
+[[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
+                            const char* working_dir, int null_fd, int log_fd, int error_fd,
+                            int max_fd) {
+  auto fail = [&](int err) {
+    (void)!::write(error_fd, &err, sizeof(err));
+    ::_exit(127);
+  };
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(137);  // the agent is already gone
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (::chdir(working_dir) != 0) fail(errno);
+  if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(errno);
+  if (error_fd != 3) {
+    if (::dup2(error_fd, 3) < 0) fail(errno);
+    error_fd = 3;
+  }
+  ::fcntl(3, F_SETFD, FD_CLOEXEC);
+  if (::close_range(4, ~0U, 0) != 0) {
+    for (int fd = 4; fd < max_fd; ++fd) ::close(fd);
+  }
+  ::execve(path, argv, envp);
+  fail(errno);
+  ::_exit(127);
+}
+
+}  // namespace
+
+ProcessRuntime::ProcessRuntime() : ProcessRuntime(Options{}) {}
+
+ProcessRuntime::ProcessRuntime(Options options) : options_(options) {
+  monitor_ = std::thread([this] { Monitor(); });
+}
+
+ProcessRuntime::~ProcessRuntime() { Shutdown(std::chrono::milliseconds(0)); }
+
+absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
+                                                  ExitCallback on_exit) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return absl::FailedPreconditionError("the runtime is shut down");
+  }
+  if (launch.argv.empty() || launch.argv[0].empty()) {
+    return absl::InvalidArgumentError("no command to run");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(launch.working_dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        Cat("creating working directory ", launch.working_dir, ": ", ec.message()));
+  }
+  std::filesystem::create_directories(std::filesystem::path(launch.log_path).parent_path(), ec);
+  if (ec) {
+    return absl::InternalError(Cat("creating log directory for ", launch.log_path, ": ",
+                                            ec.message()));
+  }
+  absl::StatusOr<std::string> path = ResolveExecutable(launch.argv[0], launch.env);
+  if (!path.ok()) return path.status();
+
+  Fd log_fd(::open(launch.log_path.c_str(),
+                   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (launch.truncate_log ? O_TRUNC : 0),
+                   0644));
+  if (log_fd.get() < 0) {
+    return absl::InternalError(Cat("opening ", launch.log_path, ": ", ErrnoText(errno)));
+  }
+  Fd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (null_fd.get() < 0) return absl::InternalError("opening /dev/null: " + ErrnoText(errno));
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
+  Fd error_read(pipe_fds[0]);
+  Fd error_write(pipe_fds[1]);
+
+  std::vector<char*> argv = CStrings(launch.argv);
+  std::vector<char*> envp = CStrings(launch.env);
+  struct rlimit files;
+  int max_fd = 65536;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(errno));
+  if (pid == 0) {
+    ExecChild(parent, path->c_str(), argv.data(), envp.data(), launch.working_dir.c_str(),
+              null_fd.get(), log_fd.get(), error_write.get(), max_fd);
+  }
+  ::setpgid(pid, pid);  // also here, so that a Kill right after Start reaches the group
+  error_write.Reset();
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(error_read.get(), &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
+    int status;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return absl::FailedPreconditionError(
+        Cat("exec: \"", launch.argv[0], "\": ", ErrnoText(child_errno)));
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_) {
+    ::kill(-pid, SIGKILL);
+    int status;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return absl::FailedPreconditionError("the runtime is shut down");
+  }
+  const ContainerId id = next_id_++;
+  procs_[id] = Proc{pid, std::move(on_exit), std::nullopt};
+  changed_.notify_all();
+  return id;
+}
+
+void ProcessRuntime::Kill(ContainerId id, std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) return;
+  Proc& proc = it->second;
+  if (grace.count() <= 0) {
+    ::kill(-proc.pid, SIGKILL);
+    proc.kill_at = std::chrono::steady_clock::now();
+    return;
+  }
+  const auto due = std::chrono::steady_clock::now() + grace;
+  if (!proc.kill_at) {
+    ::kill(-proc.pid, SIGTERM);
+    proc.kill_at = due;
+  } else if (due < *proc.kill_at) {
+    proc.kill_at = due;
+  }
+  changed_.notify_all();
+}
+
+void ProcessRuntime::Monitor() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (procs_.empty()) {
+      if (stop_monitor_) return;
+      changed_.wait(lock, [this] { return stop_monitor_ || !procs_.empty(); });
+      continue;
+    }
+    std::vector<std::pair<ExitCallback, std::pair<ContainerId, ContainerExit>>> ended;
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = procs_.begin(); it != procs_.end();) {
+      Proc& proc = it->second;
+      siginfo_t info;
+      info.si_pid = 0;
+      // WNOWAIT first: while the main process is an unreaped zombie its pid (the group id)
+      // cannot be reused, so the group can be killed safely before reaping.
+      int r = ::waitid(P_PID, static_cast<id_t>(proc.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (r == 0 && info.si_pid == proc.pid) {
+        ::kill(-proc.pid, SIGKILL);  // whatever the container left behind
+        int status = 0;
+        ContainerExit exit;
+        if (::waitpid(proc.pid, &status, 0) == proc.pid) {
+          exit = ExitFromWaitStatus(status);
+        } else {
+          exit.exit_code = 255;
+          exit.finished_at = std::chrono::system_clock::now();
+        }
+        if (!shutting_down_ && proc.on_exit) {
+          ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
+        }
+        it = procs_.erase(it);
+        continue;
+      }
+      if (r != 0 && errno == ECHILD) {
+        // Reaped elsewhere (a waitpid(-1) in this process); its exit status is lost.
+        ContainerExit exit;
+        exit.exit_code = 255;
+        exit.finished_at = std::chrono::system_clock::now();
+        if (!shutting_down_ && proc.on_exit) {
+          ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
+        }
+        it = procs_.erase(it);
+        continue;
+      }
+      if (proc.kill_at && now >= *proc.kill_at) ::kill(-proc.pid, SIGKILL);
+      ++it;
+    }
+    if (!ended.empty() || procs_.empty()) changed_.notify_all();
+    if (!ended.empty()) {
+      lock.unlock();
+      for (auto& [callback, args] : ended) callback(args.first, args.second);
+      lock.lock();
+      continue;
+    }
+    changed_.wait_for(lock, options_.poll_interval);
+  }
+}
+
+void ProcessRuntime::Shutdown(std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> serial(shutdown_mu_);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!monitor_.joinable()) return;
+    shutting_down_ = true;
+    const auto due = std::chrono::steady_clock::now() + grace;
+    for (auto& [id, proc] : procs_) {
+      if (grace.count() <= 0) {
+        ::kill(-proc.pid, SIGKILL);
+        proc.kill_at = std::chrono::steady_clock::now();
+      } else {
+        ::kill(-proc.pid, SIGTERM);
+        if (!proc.kill_at || due < *proc.kill_at) proc.kill_at = due;
+      }
+    }
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return procs_.empty(); });
+    stop_monitor_ = true;
+    changed_.notify_all();
+  }
+  monitor_.join();
+}
+
+size_t ProcessRuntime::Running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return procs_.size();
+}
+
+std::optional<pid_t> ProcessRuntime::Pid(ContainerId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) return std::nullopt;
+  return it->second.pid;
+}
+
+}  // namespace muster::node

@@ -1,0 +1,74 @@
+#pragma once
+
+// ProcessRuntime: each container is a process on this machine.
+//
+// Start forks and execs argv in its own process group (setpgid), in the working directory, with
+// exactly the given environment, stdin from /dev/null and stdout+stderr appended to the log file
+// (which `kubectl logs`, `-f` included, reads through the API server). The child gets
+// PR_SET_PDEATHSIG(SIGKILL), so containers do not outlive an agent that is killed; signal
+// dispositions and the signal mask are reset and no descriptor of this process leaks into it.
+// An exec failure is reported by Start through a close-on-exec pipe.
+//
+// One monitor thread reaps the children (waitpid on their own pids only, never -1, so other
+// children of this process are left alone), kills whatever is left in a container's process
+// group once its main process has ended (as container runtimes do), and delivers SIGKILL when a
+// grace period runs out. Exit codes are the process's, or 128 + N when signal N killed it.
+//
+// Thread-safety: every method may be called from any thread.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "node/runtime.h"
+
+namespace muster::node {
+
+class ProcessRuntime final : public Runtime {
+ public:
+  struct Options {
+    // How often the monitor looks for ended children while any run.
+    std::chrono::milliseconds poll_interval{10};
+  };
+
+  ProcessRuntime();
+  explicit ProcessRuntime(Options options);
+  ~ProcessRuntime() override;  // Shutdown(0)
+
+  ProcessRuntime(const ProcessRuntime&) = delete;
+  ProcessRuntime& operator=(const ProcessRuntime&) = delete;
+
+  absl::StatusOr<ContainerId> Start(const ContainerLaunch& launch, ExitCallback on_exit) override;
+  void Kill(ContainerId id, std::chrono::milliseconds grace) override;
+  void Shutdown(std::chrono::milliseconds grace) override;
+  [[nodiscard]] size_t Running() const override;
+
+  // The process (and process group) id of a running container; nullopt once it has ended.
+  [[nodiscard]] std::optional<pid_t> Pid(ContainerId id) const;
+
+ private:
+  struct Proc {
+    pid_t pid = 0;
+    ExitCallback on_exit;
+    std::optional<std::chrono::steady_clock::time_point> kill_at;  // SIGKILL due
+  };
+
+  void Monitor();
+
+  const Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // procs_ or the flags below changed
+  std::map<ContainerId, Proc> procs_;
+  ContainerId next_id_ = 1;
+  bool shutting_down_ = false;  // Start refuses, callbacks are dropped
+  bool stop_monitor_ = false;
+  std::mutex shutdown_mu_;  // serialises Shutdown
+  std::thread monitor_;
+};
+
+}  // namespace muster::node
