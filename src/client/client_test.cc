@@ -799,6 +799,55 @@ TEST(HttpTransportTest, TransportFailuresAreUnavailable) {
       MakeHttpTransport({.server = "https://h:1", .ca_pem = "not a pem"}).status()));
 }
 
+// `muster up` restarted on the same data directory and port: pooled connections to the old
+// process are replaced without the caller noticing, and an informer catches up by relisting.
+TEST(HttpTransportTest, ClientAndInformerSurviveAServerRestart) {
+  const std::string dir = TempDir();
+  apiserver::ApiServerOptions options;
+  options.data_dir = dir;
+  options.listen = "127.0.0.1:0";
+  options.threads = 2;
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  options.listen = (*server)->listen_address();
+  auto config = LoadKubeconfig((*server)->kubeconfig_path());
+  ASSERT_TRUE(config.ok());
+  auto transport = MakeHttpTransport(*config);
+  ASSERT_TRUE(transport.ok());
+  Client client(*transport);
+  ASSERT_TRUE(client.Create(Pods(), "default", PodObject("x")).ok());
+  ASSERT_TRUE(client.Create(Pods(), "default", PodObject("y")).ok());
+
+  Recorder rec;
+  Informer informer(client, Pods(), "default");
+  informer.AddHandlers(rec.Handlers());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s));
+
+  (*server)->Stop();
+  server->reset();
+  auto restarted = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  // The pooled keep-alive connection went with the old process; this request must not fail.
+  auto y = client.Get(Pods(), "default", "y");
+  EXPECT_TRUE(y.ok()) << y.status();
+  ASSERT_TRUE(client.Create(Pods(), "default", PodObject("z")).ok());
+  ASSERT_TRUE(client.Delete(Pods(), "default", "y", {.grace_period_seconds = 0}).ok());
+
+  EXPECT_TRUE(Eventually([&] {
+    auto items = informer.List();
+    return items.size() == 2 && Name(items[0]) == "x" && Name(items[1]) == "z";
+  }));
+  informer.Stop();
+  std::lock_guard lock(rec.mu);
+  EXPECT_EQ(rec.adds["z"], 1);
+  EXPECT_EQ(rec.deletes["y"], 1);
+  EXPECT_EQ(rec.adds["x"], 1);
+  (*restarted)->Stop();
+  restarted->reset();
+  std::filesystem::remove_all(dir);
+}
+
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
