@@ -216,7 +216,7 @@ TEST_F(ProcessRuntimeTest, KillSendsSigtermThenSigkillAfterTheGracePeriod) {
 
 TEST_F(ProcessRuntimeTest, WhatAContainerLeavesBehindIsKilled) {
   // The main process exits while a background child of it still runs.
-  auto id = runtime_.Start(Shell("sleep 30 & echo $! > child.pid; exit 0"), exits_.Callback());
+  auto id = runtime_.Start(Shell("sleep 30 & sleep 0.3; exit 0"), exits_.Callback());
   ASSERT_TRUE(id.ok());
   auto pid = runtime_.Pid(*id);
   ASSERT_TRUE(pid.has_value());
