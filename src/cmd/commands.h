@@ -16,5 +16,6 @@ struct Subcommand {
 
 Subcommand AddScenarioCommand(CLI::App& parent);   // scenario.cc
 Subcommand AddApiServerCommand(CLI::App& parent);  // apiserver.cc
+Subcommand AddSimCommand(CLI::App& parent);        // sim.cc
 
 }  // namespace muster::cmd

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `muster sim pack` end to end: the reduced reproduction (default trace, FGD and BestFit, seeds
+# 42-43) through the real binary, its JSON, and clear errors with non-zero exits for bad input.
+# Usage: sim_cli_test.sh MUSTER_BINARY SOURCE_DIR
+set -u
+muster=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+expect() {  # name, wanted exit, text that must appear in stdout+stderr, command...
+  local name=$1 want_rc=$2 want=$3
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want_rc" ] || ! grep -qF -- "$want" <<<"$out"; then
+    echo "FAIL $name: exit $rc, output:"
+    echo "$out" | head -20 | sed 's/^/    /'
+    echo "    wanted exit $want_rc and: $want"
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+cd "$src" || exit 1
+pods=data/openb/openb_pod_list_default.csv
+nodes=data/openb/openb_node_list_gpu_node.csv
+
+# The reduced reproduction: FGD's published per-seed figures, BestFit's reference figures.
+expect table 0 'fgd             42      95.14      95.29' \
+  "$muster" sim pack --trace openb_pod_list_default.csv --policy fgd,bestfit --seeds 42-43 --quiet
+expect table-bestfit 0 'bestfit         43      92.97      93.25' \
+  "$muster" sim pack --trace $pods --nodes $nodes --policy fgd,bestfit --seeds 42-43 --quiet
+expect json 0 '"policy":"fgd","per_seed":[{"seed":42,"alloc_100":95.14,"alloc_130":95.29,' \
+  "$muster" sim pack --trace $pods --policy fgd --seeds 42-43 --json --quiet
+expect progress 0 '[2/2] fgd seed' \
+  "$muster" sim pack --trace $pods --policy fgd --seeds 42-43 --jobs 1
+expect reports 0 'runs in' \
+  "$muster" sim pack --trace $pods --policy fgd --seeds 42 --csv-out "$tmp/r.csv" \
+  --json-out "$tmp/r.json" --html-out "$tmp/r.html"
+if grep -q 'default.csv,fgd,42,95.14,95.29,' "$tmp/r.csv" &&
+  grep -q '<svg' "$tmp/r.html" && grep -q '"per_seed"' "$tmp/r.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL report files: csv/json/html missing or without content"
+  fail=$((fail + 1))
+fi
+
+# Bad input.
+expect unknown-policy 2 'unknown GPU placement policy "tetris"; known: random, dotproduct' \
+  "$muster" sim pack --trace $pods --policy tetris --seeds 42
+expect bad-seeds 2 'seeds: "51-42" is reversed' \
+  "$muster" sim pack --trace $pods --seeds 51-42
+expect missing-trace 1 'nothere.csv: cannot open the file' \
+  "$muster" sim pack --trace nothere.csv --nodes $nodes --seeds 42
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,colour\n' >"$tmp/unknown.csv"
+expect unknown-column 1 "unknown.csv:1: unknown column \"colour\"" \
+  "$muster" sim pack --trace "$tmp/unknown.csv" --nodes $nodes --seeds 42
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,10,1,500\np2,1000,10,one,500\n' \
+  >"$tmp/bad.csv"
+expect bad-value 1 'bad.csv:3: column num_gpu: "one" is not an integer' \
+  "$muster" sim pack --trace "$tmp/bad.csv" --nodes $nodes --seeds 42
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\n' >"$tmp/empty.csv"
+expect empty-trace 1 'empty.csv: no pods in the trace' \
+  "$muster" sim pack --trace "$tmp/empty.csv" --nodes $nodes --seeds 42
+expect no-node-list 2 'no node list next to the trace' \
+  "$muster" sim pack --trace "$tmp/empty.csv" --seeds 42
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
