@@ -677,6 +677,9 @@ TEST_P(ClientTest, InformerRelistsAfterItsVersionExpires) {
            !informer.Get("default", "y");
   })) << informer.List().size();
   EXPECT_GT(transport_->lists.load(), lists_before) << "the informer did not relist";
+  // Handlers run after the cache is updated: once the thread has ended, every handler call for
+  // the state seen above has been made.
+  informer.Stop();
   std::lock_guard lock(rec.mu);
   for (int i = 0; i < kBulk; ++i) {
     EXPECT_EQ(rec.adds[fmt::format("bulk-{:03}", i)], 1) << i;
