@@ -23,6 +23,7 @@ class AllocateAction : public Action {
         [&ssn](QueueInfo* const& l, QueueInfo* const& r) { return ssn.QueueOrderLess(*l, *r); });
     std::map<int, OrderedQueue<JobInfo*>> jobs;
     for (JobInfo* j : ssn.jobs()) {
+      if (ssn.HeldBack(*j)) continue;
       if (j->IsPending()) {
         if (has_enqueue) continue;
         if (j->min_resources && !ssn.JobEnqueueable(*j)) continue;
@@ -242,7 +243,7 @@ class BackfillAction : public Action {
     Cluster& c = ssn.cluster();
     std::vector<TaskInfo*> tasks;
     for (JobInfo* j : ssn.jobs()) {
-      if (j->IsPending() || j->Count(TaskStatus::kPending) == 0) continue;
+      if (j->IsPending() || j->Count(TaskStatus::kPending) == 0 || ssn.HeldBack(*j)) continue;
       for (int tid : j->tasks) {
         TaskInfo& t = c.task(tid);
         if (t.status == TaskStatus::kPending && t.best_effort) tasks.push_back(&t);

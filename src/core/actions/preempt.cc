@@ -132,7 +132,7 @@ class PreemptAction : public Action {
       if (std::find(queue_ids.begin(), queue_ids.end(), q->id) == queue_ids.end()) {
         queue_ids.push_back(q->id);
       }
-      if (!ssn.JobStarving(*j)) continue;
+      if (ssn.HeldBack(*j) || !ssn.JobStarving(*j)) continue;
       auto [it, inserted] = preemptors.try_emplace(
           q->id, [&ssn](JobInfo* const& l, JobInfo* const& r) { return ssn.JobOrderLess(*l, *r); });
       it->second.Push(j);
@@ -200,7 +200,7 @@ class ReclaimAction : public Action {
         seen.push_back(q->id);
         queues.Push(q);
       }
-      if (!ssn.JobStarving(*j)) continue;
+      if (ssn.HeldBack(*j) || !ssn.JobStarving(*j)) continue;
       preemptors
           .try_emplace(q->id, [&ssn](JobInfo* const& l,
                                      JobInfo* const& r) { return ssn.JobOrderLess(*l, *r); })
@@ -240,7 +240,9 @@ class ReclaimAction : public Action {
           const TaskInfo& t = c.task(tid);
           if (t.status != TaskStatus::kRunning || t.resreq.IsEmpty() || !t.preemptable) continue;
           const JobInfo* j = ssn.JobOf(t);
-          if (!j || j->queue == job->queue || !c.queue(j->queue).reclaimable) continue;
+          if (!j || j->queue < 0 || j->queue == job->queue || !c.queue(j->queue).reclaimable) {
+            continue;
+          }
           reclaimees.push_back(&t);
         }
         if (reclaimees.empty()) continue;

@@ -105,6 +105,7 @@ void Session::Open() {
   for (int id : cluster_.JobIds()) {
     JobInfo& j = cluster_.job(id);
     if (!j.pg) continue;
+    if (options_.leave_out && options_.leave_out(j)) continue;
     // The queue id resolved last cycle is kept while it still names the same queue.
     QueueInfo* q = cluster_.QueueById(j.queue);
     if (!q || q->name != j.queue_name) q = cluster_.FindQueue(j.queue_name);
@@ -141,8 +142,9 @@ void Session::Open() {
       result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
       continue;
     }
-    if (j->Count(TaskStatus::kPending) > 0 || j->Count(TaskStatus::kPipelined) > 0 ||
-        j->IsPending()) {
+    if ((j->Count(TaskStatus::kPending) > 0 || j->Count(TaskStatus::kPipelined) > 0 ||
+         j->IsPending()) &&
+        !HeldBack(*j)) {
       Touch(*j);
     }
     valid.push_back(j);

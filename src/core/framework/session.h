@@ -148,6 +148,13 @@ struct SessionOptions {
   std::string session_id = "session";
   // Wall-clock time of the cycle in Unix seconds, for age-based plugins (sla); 0 = unknown.
   int64_t now_unix = 0;
+  // Jobs the adapter holds back this cycle (a live scheduler's backoff of unchanged
+  // unschedulable gangs): they keep their place in every plugin's accounting, but allocate,
+  // backfill, preempt and reclaim skip them and close reports nothing new for them. Empty: none.
+  std::function<bool(const JobInfo&)> hold_back;
+  // Jobs the adapter leaves out of this session altogether (another scheduler's share of the
+  // cluster): no plugin sees them and their pods only occupy their nodes. Empty: none.
+  std::function<bool(const JobInfo&)> leave_out;
 };
 
 class Statement;
@@ -224,6 +231,7 @@ class Session {
   // Jobs with something to do this session: pending work at open, or an eviction. Close reports
   // status only for these and for jobs whose phase changed.
   void Touch(const JobInfo& j) { touched_.insert(j.id); }
+  bool HeldBack(const JobInfo& j) const { return options_.hold_back && options_.hold_back(j); }
   bool Touched(const JobInfo& j) const { return touched_.count(j.id) > 0; }
   bool JobReady(const JobInfo& j) const;
   bool JobPipelined(const JobInfo& j) const;
