@@ -1,0 +1,265 @@
+#include "scheduler/cluster_mirror.h"
+
+#include <algorithm>
+
+#include "boost/json/array.hpp"
+#include "boost/json/value.hpp"
+#include "core/resources.h"
+
+namespace muster::scheduler {
+namespace {
+
+namespace json = boost::json;
+
+const api::OwnerReference* ControllerOf(const api::Pod& pod) {
+  for (const auto& ref : pod.meta.owner_references) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
+json::object ResourcesJson(const core::Resources& r) {
+  json::object out;
+  for (core::ResourceId id = 0; id < r.Size(); ++id) {
+    if (r.Get(id) == 0) continue;
+    out[core::ResourceNames::Name(id)] = common::Quantity::FromMilli(r.Get(id)).ToString();
+  }
+  return out;
+}
+
+}  // namespace
+
+Served ServedBy(const api::Pod& pod, const MirrorOptions& options) {
+  const std::string& name = pod.spec.scheduler_name;
+  if (std::find(options.scheduler_names.begin(), options.scheduler_names.end(), name) !=
+      options.scheduler_names.end()) {
+    return Served::kGang;
+  }
+  if (options.serve_default_scheduler && (name.empty() || name == kDefaultSchedulerName)) {
+    return Served::kDefault;
+  }
+  return Served::kNo;
+}
+
+std::string StandalonePodGroupName(const api::Pod& pod) {
+  const api::OwnerReference* owner = ControllerOf(pod);
+  return "podgroup-" + (owner != nullptr ? owner->uid : pod.meta.uid);
+}
+
+json::object StandalonePodGroup(const api::Pod& pod) {
+  json::object meta;
+  meta["name"] = StandalonePodGroupName(pod);
+  meta["namespace"] = pod.meta.namespace_;
+  json::array owners;
+  if (const api::OwnerReference* owner = ControllerOf(pod)) {
+    for (const auto& ref : pod.meta.owner_references) {
+      json::object o;
+      o["apiVersion"] = ref.api_version;
+      o["kind"] = ref.kind;
+      o["name"] = ref.name;
+      o["uid"] = ref.uid;
+      if (ref.controller) o["controller"] = true;
+      if (ref.block_owner_deletion) o["blockOwnerDeletion"] = true;
+      owners.push_back(std::move(o));
+    }
+    (void)owner;
+  } else {
+    owners.push_back(json::object{{"apiVersion", "v1"},
+                                  {"kind", "Pod"},
+                                  {"name", pod.meta.name},
+                                  {"uid", pod.meta.uid},
+                                  {"controller", true},
+                                  {"blockOwnerDeletion", true}});
+  }
+  meta["ownerReferences"] = std::move(owners);
+
+  json::object spec;
+  spec["minMember"] = 1;
+  auto queue = pod.meta.annotations.find(kQueueNameAnnotation);
+  spec["queue"] =
+      queue != pod.meta.annotations.end() && !queue->second.empty() ? queue->second : "default";
+  if (!pod.spec.priority_class_name.empty()) {
+    spec["priorityClassName"] = pod.spec.priority_class_name;
+  }
+  json::object min_resources = ResourcesJson(core::PodRequests(pod));
+  if (!min_resources.empty()) spec["minResources"] = std::move(min_resources);
+
+  json::object pg;
+  pg["apiVersion"] = "scheduling.volcano.sh/v1beta1";
+  pg["kind"] = "PodGroup";
+  pg["metadata"] = std::move(meta);
+  pg["spec"] = std::move(spec);
+  pg["status"] = json::object{{"phase", "Pending"}};
+  return pg;
+}
+
+bool IsDefaultSchedulerJob(const core::JobInfo& job) {
+  return job.name.starts_with(kDefaultGroupPrefix);
+}
+
+const core::SchedulerConf& KubeSchedulerConf() {
+  static const core::SchedulerConf* conf = [] {
+    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate"
+tiers:
+- plugins:
+  - name: priority
+- plugins:
+  - name: predicates
+  - name: nodeorder
+)");
+    return new core::SchedulerConf(*std::move(parsed));
+  }();
+  return *conf;
+}
+
+ClusterMirror::ClusterMirror(MirrorOptions options) : options_(std::move(options)) {
+  if (options_.serve_default_scheduler) {
+    // Default-scheduler pods are placed in a session of their own (KubeSchedulerConf) and
+    // left out of Volcano's; their queue is never another queue's to reclaim from.
+    api::Queue q;
+    q.meta.name = kDefaultQueueName;
+    q.spec.reclaimable = false;
+    cluster_.UpsertQueue(q);
+  }
+}
+
+void ClusterMirror::Overlay(api::Pod& pod, const std::string& key) {
+  auto it = assumed_.find(key);
+  if (it == assumed_.end()) return;
+  Assumed& a = it->second;
+  if (a.uid != pod.meta.uid) {
+    assumed_.erase(it);
+    return;
+  }
+  if (!a.node.empty()) {
+    if (pod.spec.node_name.empty()) {
+      pod.spec.node_name = a.node;
+      if (!a.gpu_indices.empty()) pod.meta.annotations[core::kGpuIndicesAnnotation] = a.gpu_indices;
+    } else {
+      a.node.clear();  // the API's own word has arrived
+    }
+  }
+  if (a.evicted) {
+    if (pod.meta.deletion_timestamp.empty()) {
+      pod.meta.deletion_timestamp = "assumed";
+    } else {
+      a.evicted = false;
+    }
+  }
+  if (!a.group.empty()) {
+    auto g = pod.meta.annotations.find(api::kGroupNameAnnotation);
+    if (g == pod.meta.annotations.end()) {
+      pod.meta.annotations[api::kGroupNameAnnotation] = a.group;
+    } else {
+      a.group.clear();
+    }
+  }
+  if (a.node.empty() && !a.evicted && a.group.empty()) assumed_.erase(it);
+}
+
+std::string ClusterMirror::UpsertPod(api::Pod pod) {
+  const std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
+  Overlay(pod, key);
+  // An unbound pod being deleted will never be placed (the API deletes it at once).
+  if (!pod.meta.deletion_timestamp.empty() && pod.spec.node_name.empty()) {
+    RemovePod(pod.meta.namespace_, pod.meta.name);
+    return "";
+  }
+  std::string group;
+  switch (ServedBy(pod, options_)) {
+    case Served::kNo:
+      pod.meta.annotations.erase(api::kGroupNameAnnotation);
+      without_group_.erase(key);
+      break;
+    case Served::kDefault: {
+      group = kDefaultGroupPrefix + pod.meta.name;
+      pod.meta.annotations[api::kGroupNameAnnotation] = group;
+      without_group_.erase(key);
+      core::JobInfo* j = cluster_.FindJob(pod.meta.namespace_ + "/" + group);
+      if (j == nullptr || !j->pg || j->uid != pod.meta.uid) {
+        api::PodGroup pg;
+        pg.meta.name = group;
+        pg.meta.namespace_ = pod.meta.namespace_;
+        pg.meta.uid = pod.meta.uid;
+        pg.meta.creation_timestamp = pod.meta.creation_timestamp;
+        pg.spec.min_member = 1;
+        pg.spec.queue = kDefaultQueueName;
+        pg.spec.priority_class_name = pod.spec.priority_class_name;
+        // Admitted from the start: kube-scheduler has no admission step.
+        pg.status.phase = "Inqueue";
+        cluster_.UpsertPodGroup(pg);
+      }
+      break;
+    }
+    case Served::kGang: {
+      auto g = pod.meta.annotations.find(api::kGroupNameAnnotation);
+      if (g != pod.meta.annotations.end() && !g->second.empty()) {
+        group = g->second;
+        without_group_.erase(key);
+      } else if (pod.spec.node_name.empty() && pod.status.phase != "Succeeded" &&
+                 pod.status.phase != "Failed") {
+        without_group_[key] = std::make_shared<const api::Pod>(pod);
+      } else {
+        without_group_.erase(key);
+      }
+      break;
+    }
+  }
+  cluster_.UpsertPod(pod);
+  return group.empty() ? std::string() : pod.meta.namespace_ + "/" + group;
+}
+
+std::string ClusterMirror::RemovePod(const std::string& ns, const std::string& name) {
+  const std::string key = ns + "/" + name;
+  std::string job;
+  if (core::TaskInfo* t = cluster_.FindTask(key); t != nullptr && t->job >= 0) {
+    const core::JobInfo& j = cluster_.job(t->job);
+    job = j.key;
+    if (IsDefaultSchedulerJob(j)) {
+      std::string group = j.name;
+      cluster_.RemovePod(ns, name);
+      cluster_.RemovePodGroup(ns, group);
+      assumed_.erase(key);
+      without_group_.erase(key);
+      return job;
+    }
+  }
+  cluster_.RemovePod(ns, name);
+  assumed_.erase(key);
+  without_group_.erase(key);
+  return job;
+}
+
+void ClusterMirror::AssumeBound(const std::string& key, const std::string& uid,
+                                const std::string& node, const std::string& gpu_indices) {
+  Assumed& a = assumed_[key];
+  if (a.uid != uid) a = Assumed{uid, "", "", false, ""};
+  a.node = node;
+  a.gpu_indices = gpu_indices;
+}
+
+void ClusterMirror::AssumeEvicted(const std::string& key, const std::string& uid) {
+  Assumed& a = assumed_[key];
+  if (a.uid != uid) a = Assumed{uid, "", "", false, ""};
+  a.evicted = true;
+}
+
+void ClusterMirror::AssumeGroup(const std::string& key, const std::string& uid,
+                                const std::string& group) {
+  auto it = without_group_.find(key);
+  if (it == without_group_.end() || it->second->meta.uid != uid) return;
+  Assumed& a = assumed_[key];
+  if (a.uid != uid) a = Assumed{uid, "", "", false, ""};
+  a.group = group;
+  api::Pod pod = *it->second;
+  UpsertPod(std::move(pod));
+}
+
+void ClusterMirror::Reapply(const std::string& key) {
+  core::TaskInfo* t = cluster_.FindTask(key);
+  if (t == nullptr || !t->pod) return;
+  api::Pod pod = *t->pod;
+  UpsertPod(std::move(pod));
+}
+
+}  // namespace muster::scheduler

@@ -1,0 +1,575 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include "api/json_codec.h"
+#include "boost/json/serialize.hpp"
+#include "boost/json/value.hpp"
+#include "client/informer.h"
+#include "core/framework/session.h"
+#include "fmt/format.h"
+#include "scheduler/backoff.h"
+#include "scheduler/changes.h"
+#include "scheduler/cluster_mirror.h"
+#include "scheduler/conf_watcher.h"
+#include "scheduler/cycle.h"
+#include "scheduler/event_recorder.h"
+#include "scheduler/write_plan.h"
+
+namespace muster::scheduler {
+namespace {
+
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+enum class Kind { kPod, kNode, kPodGroup, kQueue, kPriorityClass };
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kPod:
+      return "Pod";
+    case Kind::kNode:
+      return "Node";
+    case Kind::kPodGroup:
+      return "PodGroup";
+    case Kind::kQueue:
+      return "Queue";
+    case Kind::kPriorityClass:
+      return "PriorityClass";
+  }
+  return "object";
+}
+
+// One watched change, decoded on the informer's thread and applied on the loop's.
+struct Delta {
+  Kind kind = Kind::kPod;
+  bool deleted = false;
+  std::string ns, name, resource_version;
+  std::variant<std::monostate, api::Pod, api::Node, api::PodGroup, api::Queue, api::PriorityClass>
+      object;
+  ChangeEffect effect;
+};
+
+std::string MetaField(const json::object& o, std::string_view field) {
+  const json::value* meta = o.if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return "";
+  const json::value* v = meta->get_object().if_contains(field);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+std::string ResourceVersionOf(const absl::StatusOr<json::object>& o) {
+  return o.ok() ? MetaField(*o, "resourceVersion") : "";
+}
+
+std::string Key(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+}  // namespace
+
+struct Scheduler::State {
+  State(client::Client& c, SchedulerOptions o)
+      : client(c),
+        options(std::move(o)),
+        conf(options.conf_path),
+        mirror(MirrorOptions{options.scheduler_names, options.serve_default_scheduler}),
+        backoff(options.backoff_initial, options.backoff_max),
+        events(c, options.event_queue_limit) {
+    session_prefix = fmt::format(
+        "{:x}", std::chrono::system_clock::now().time_since_epoch().count() & 0xffffffffffff);
+  }
+
+  void Log(std::string_view message) {
+    if (options.log) {
+      options.log(message);
+    } else {
+      fmt::print(stderr, "muster scheduler: {}\n", message);
+    }
+  }
+
+  template <typename T>
+  client::InformerHandlers Handlers(Kind kind, absl::StatusOr<T> (*decode)(const json::value&),
+                                    ChangeEffect (*classify)(const json::object*,
+                                                             const json::object*)) {
+    client::InformerHandlers h;
+    auto upsert = [this, kind, decode](const json::object& o, ChangeEffect effect) {
+      absl::StatusOr<T> decoded = decode(json::value(o));
+      if (!decoded.ok()) {
+        Log(fmt::format("ignoring {} {}: {}", KindName(kind),
+                        Key(MetaField(o, "namespace"), MetaField(o, "name")),
+                        std::string(decoded.status().message())));
+        return;
+      }
+      Delta d;
+      d.kind = kind;
+      d.ns = decoded->meta.namespace_;
+      d.name = decoded->meta.name;
+      d.resource_version = decoded->meta.resource_version;
+      d.object = *std::move(decoded);
+      d.effect = effect;
+      Push(std::move(d));
+    };
+    h.on_add = [upsert, classify](const json::object& o) { upsert(o, classify(nullptr, &o)); };
+    h.on_update = [upsert, classify](const json::object& before, const json::object& after) {
+      upsert(after, classify(&before, &after));
+    };
+    h.on_delete = [this, kind, classify](const json::object& last) {
+      Delta d;
+      d.kind = kind;
+      d.deleted = true;
+      d.ns = MetaField(last, "namespace");
+      d.name = MetaField(last, "name");
+      d.effect = classify(&last, nullptr);
+      Push(std::move(d));
+    };
+    return h;
+  }
+
+  void Push(Delta d) {
+    bool notify = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (d.effect.wake && !wake) {
+        wake = true;
+        first_wake = Clock::now();
+        notify = true;
+      }
+      deltas.push_back(std::move(d));
+    }
+    if (notify) cv.notify_one();
+  }
+
+  bool Synced() const {
+    return std::all_of(informers.begin(), informers.end(),
+                       [](const auto& i) { return i->Synced(); });
+  }
+
+  void Loop();
+  void RunCycle(std::vector<Delta> batch, Clock::time_point start);
+  void Apply(Delta& d);
+  void EnsurePodGroups(Clock::time_point now);
+  void Bind(const core::CycleResult& result, PlanContext& context, std::set<std::string>& placed);
+  void Write(const CycleWrites& writes);
+  void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
+                     const std::set<std::string>& placed, Clock::time_point start);
+
+  client::Client& client;
+  const SchedulerOptions options;
+  ConfWatcher conf;
+  ClusterMirror mirror;
+  GangBackoff backoff;
+  WriteMemo memo;
+  EventRecorder events;
+  std::vector<std::unique_ptr<client::Informer>> informers;
+
+  // Changes waiting for the loop.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Delta> deltas;
+  bool wake = false;
+  Clock::time_point first_wake;
+  bool stop = false;
+  std::thread loop;
+
+  // The loop's own.
+  std::set<std::string> dirty_jobs;
+  std::map<std::string, Clock::time_point> group_retry;
+  int next_start_node = 0;
+  uint64_t session_seq = 0;
+  std::string session_prefix;
+
+  mutable std::mutex stats_mu;
+  SchedulerStats stats;
+};
+
+// --- the loop ----------------------------------------------------------------------------------
+
+void Scheduler::State::Loop() {
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop && !Synced()) cv.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  Clock::time_point next_period = Clock::now();
+  while (true) {
+    std::vector<Delta> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      while (!stop) {
+        Clock::time_point now = Clock::now();
+        if (now >= next_period) break;
+        if (wake && now >= first_wake + options.debounce) break;
+        Clock::time_point deadline =
+            wake ? std::min(next_period, first_wake + options.debounce) : next_period;
+        cv.wait_until(lock, deadline);
+      }
+      if (stop) return;
+      batch.swap(deltas);
+      wake = false;
+    }
+    Clock::time_point start = Clock::now();
+    next_period = start + options.period;
+    RunCycle(std::move(batch), start);
+  }
+}
+
+void Scheduler::State::Apply(Delta& d) {
+  const std::string key = Key(d.ns, d.name);
+  switch (d.kind) {
+    case Kind::kPod: {
+      std::string job;
+      if (d.deleted) {
+        job = mirror.RemovePod(d.ns, d.name);
+        memo.ForgetPod(key);
+        group_retry.erase(key);
+      } else {
+        memo.SawPod(key, d.resource_version);
+        job = mirror.UpsertPod(std::get<api::Pod>(std::move(d.object)));
+      }
+      if (!job.empty()) dirty_jobs.insert(job);
+      if (d.effect.helps == Helps::kEveryone) backoff.ResetAll();
+      if (d.effect.helps == Helps::kItsGang && !job.empty()) backoff.Reset(job);
+      break;
+    }
+    case Kind::kNode:
+      if (d.deleted) {
+        mirror.RemoveNode(d.name);
+      } else {
+        mirror.UpsertNode(std::get<api::Node>(d.object));
+      }
+      if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
+      break;
+    case Kind::kPodGroup:
+      if (d.deleted) {
+        mirror.RemovePodGroup(d.ns, d.name);
+        memo.ForgetPodGroup(key);
+      } else {
+        memo.SawPodGroup(key, d.resource_version);
+        mirror.UpsertPodGroup(std::get<api::PodGroup>(d.object));
+      }
+      if (d.effect.helps != Helps::kNobody) backoff.Reset(key);
+      break;
+    case Kind::kQueue:
+      if (d.deleted) {
+        mirror.RemoveQueue(d.name);
+        memo.queues.erase(d.name);
+      } else {
+        memo.SawQueue(d.name, d.resource_version);
+        mirror.UpsertQueue(std::get<api::Queue>(d.object));
+      }
+      if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
+      break;
+    case Kind::kPriorityClass:
+      if (d.deleted) {
+        mirror.RemovePriorityClass(d.name);
+      } else {
+        mirror.UpsertPriorityClass(std::get<api::PriorityClass>(d.object));
+      }
+      if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
+      break;
+  }
+}
+
+void Scheduler::State::EnsurePodGroups(Clock::time_point now) {
+  if (mirror.PodsWithoutGroup().empty()) return;
+  auto pods = mirror.PodsWithoutGroup();  // AssumeGroup edits the mirror's map
+  for (const auto& [key, pod] : pods) {
+    auto retry = group_retry.find(key);
+    if (retry != group_retry.end() && now < retry->second) continue;
+    group_retry[key] = now + options.backoff_initial;
+    const std::string& ns = pod->meta.namespace_;
+    const std::string group = StandalonePodGroupName(*pod);
+    auto created = client.Create(client::PodGroups(), ns, StandalonePodGroup(*pod));
+    if (created.ok()) {
+      if (auto pg = api::DecodePodGroup(json::value(*created)); pg.ok()) {
+        mirror.UpsertPodGroup(*pg);
+      }
+    } else if (!absl::IsAlreadyExists(created.status())) {
+      Log(fmt::format("cannot create PodGroup {}/{} for pod {}: {}", ns, group, key,
+                      std::string(created.status().message())));
+      std::lock_guard<std::mutex> lock(stats_mu);
+      ++stats.write_errors;
+      continue;
+    }
+    json::object patch{
+        {"metadata",
+         json::object{{"annotations", json::object{{api::kGroupNameAnnotation, group}}}}}};
+    auto patched = client.Patch(client::Pods(), ns, pod->meta.name, client::PatchType::kMerge,
+                                json::serialize(patch));
+    if (patched.ok()) {
+      mirror.AssumeGroup(key, pod->meta.uid, group);
+      group_retry.erase(key);
+    } else if (!absl::IsNotFound(patched.status())) {
+      Log(fmt::format("cannot annotate pod {} with its PodGroup {}: {}", key, group,
+                      std::string(patched.status().message())));
+      std::lock_guard<std::mutex> lock(stats_mu);
+      ++stats.write_errors;
+    }
+  }
+}
+
+void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& context,
+                            std::set<std::string>& placed) {
+  core::Cluster& cluster = mirror.cluster();
+  uint64_t bound = 0, failed = 0;
+  for (const GangBinding& gang : PlanBinds(result, cluster)) {
+    absl::StatusOr<std::vector<absl::Status>> outcome = client.BindAll(gang.bindings);
+    bool all_bound = true;
+    for (size_t i = 0; i < gang.bindings.size(); ++i) {
+      const client::Binding& b = gang.bindings[i];
+      absl::Status st = !outcome.ok()         ? outcome.status()
+                        : i < outcome->size() ? (*outcome)[i]
+                                              : absl::InternalError("no outcome");
+      const std::string key = b.ns + "/" + b.pod;
+      if (st.ok()) {
+        auto gpus = b.annotations.find(core::kGpuIndicesAnnotation);
+        mirror.AssumeBound(key, b.pod_uid, b.node,
+                           gpus != b.annotations.end() ? gpus->second : std::string());
+        context.bound.insert(key);
+        ++bound;
+        continue;
+      }
+      all_bound = false;
+      ++failed;
+      // The placement was never made: give the resources back; the pod is tried again.
+      if (core::TaskInfo* t = cluster.FindTask(key);
+          t != nullptr && t->node >= 0 && t->status == core::TaskStatus::kBinding) {
+        cluster.UnplaceTask(*t, core::TaskStatus::kPending);
+        if (!absl::IsNotFound(st)) {
+          client::EventRecord e;
+          e.involved_api_version = "v1";
+          e.involved_kind = "Pod";
+          e.involved_namespace = b.ns;
+          e.involved_name = b.pod;
+          e.involved_uid = b.pod_uid;
+          e.type = "Warning";
+          e.reason = "FailedScheduling";
+          e.message =
+              fmt::format("failed to bind to node {}: {}", b.node, std::string(st.message()));
+          e.source_component = options.event_source;
+          events.Record(std::move(e));
+        }
+      }
+      Log(fmt::format("binding {} to {} failed: {}", key, b.node, std::string(st.message())));
+    }
+    if (all_bound) {
+      placed.insert(gang.job);
+      continue;
+    }
+    // The job's phase as the API knows it; the next cycle recomputes it.
+    context.failed_jobs.insert(gang.job);
+    if (core::JobInfo* j = cluster.FindJob(gang.job); j != nullptr && j->pg) {
+      j->phase = j->pg->status.phase.empty() ? "Pending" : j->pg->status.phase;
+    }
+    backoff.Reset(gang.job);
+  }
+  std::lock_guard<std::mutex> lock(stats_mu);
+  stats.pods_bound += bound;
+  stats.bind_failures += failed;
+}
+
+void Scheduler::State::Write(const CycleWrites& writes) {
+  uint64_t errors = 0, evicted = 0;
+  auto refused = [&](const absl::Status& st, std::string_view what) {
+    if (st.ok() || absl::IsNotFound(st)) return;
+    ++errors;
+    Log(fmt::format("{}: {}", what, std::string(st.message())));
+  };
+  for (const Eviction& e : writes.evictions) {
+    const std::string key = e.ns + "/" + e.name;
+    auto patched = client.Patch(client::Pods(), e.ns, e.name, client::PatchType::kStrategic,
+                                e.status_patch, "status");
+    if (!patched.ok() && absl::IsNotFound(patched.status())) continue;
+    refused(patched.status(), "marking evicted pod " + key);
+    client::DeleteOptions del;
+    del.precondition_uid = e.uid;
+    absl::Status st = client.Delete(client::Pods(), e.ns, e.name, del);
+    if (st.ok()) {
+      mirror.AssumeEvicted(key, e.uid);
+      ++evicted;
+    } else {
+      refused(st, "evicting pod " + key);
+      if (!absl::IsNotFound(st)) mirror.Reapply(key);
+    }
+  }
+  for (const PodConditionWrite& w : writes.pod_conditions) {
+    const std::string key = w.ns + "/" + w.name;
+    auto r = client.Patch(client::Pods(), w.ns, w.name, client::PatchType::kStrategic, w.patch,
+                          "status");
+    if (r.ok()) {
+      memo.pods[key] = {w.view, ResourceVersionOf(r)};
+    } else {
+      refused(r.status(), "updating the condition of pod " + key);
+    }
+  }
+  for (const PodGroupStatusWrite& w : writes.pod_groups) {
+    const std::string key = w.ns + "/" + w.name;
+    auto r = client.Patch(client::PodGroups(), w.ns, w.name, client::PatchType::kMerge, w.patch,
+                          "status");
+    if (r.ok()) {
+      memo.pod_groups[key] = {w.view, ResourceVersionOf(r)};
+    } else {
+      refused(r.status(), "updating the status of PodGroup " + key);
+    }
+  }
+  for (const QueueStatusWrite& w : PlanQueueStatus(mirror.cluster(), memo)) {
+    auto r =
+        client.Patch(client::Queues(), "", w.name, client::PatchType::kMerge, w.patch, "status");
+    if (r.ok()) {
+      memo.queues[w.name] = {w.view, ResourceVersionOf(r)};
+    } else {
+      refused(r.status(), "updating the status of queue " + w.name);
+    }
+  }
+  for (const client::EventRecord& e : writes.events) events.Record(e);
+  std::lock_guard<std::mutex> lock(stats_mu);
+  stats.write_errors += errors;
+  stats.evictions += evicted;
+}
+
+void Scheduler::State::UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
+                                     const std::set<std::string>& placed, Clock::time_point start) {
+  core::Cluster& cluster = mirror.cluster();
+  for (const std::string& job : placed) backoff.Succeeded(job);
+  // Gangs waiting for victims to leave are making progress.
+  std::set<std::string> progressing;
+  auto job_of = [&](const std::string& pod) -> std::string {
+    core::TaskInfo* t = cluster.FindTask(pod);
+    return t != nullptr && t->job >= 0 ? cluster.job(t->job).key : "";
+  };
+  for (const auto& [pod, node] : result.pipelined) progressing.insert(job_of(pod));
+  for (const auto& pg : result.pod_groups) {
+    const std::string& key = pg.pod_group;
+    if (placed.count(key) || context.failed_jobs.count(key) || progressing.count(key)) continue;
+    const core::JobInfo* j = cluster.FindJob(key);
+    if (j == nullptr || !j->pg) continue;
+    if (j->Count(core::TaskStatus::kPending) > 0 || j->phase == "Pending") {
+      backoff.Failed(key, start);
+    }
+  }
+}
+
+void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point start) {
+  for (Delta& d : batch) Apply(d);
+  batch.clear();
+
+  ConfWatcher::Change change = conf.Poll();
+  if (!change.message.empty()) Log(change.message);
+  if (change.reloaded) {
+    backoff.ResetAll();
+    std::lock_guard<std::mutex> lock(stats_mu);
+    ++stats.conf_reloads;
+  }
+  EnsurePodGroups(start);
+
+  Clock::time_point session_start = Clock::now();
+  CycleOptions cycle;
+  cycle.session_id = fmt::format("{}-{}", session_prefix, ++session_seq);
+  cycle.start_node_index = next_start_node;
+  cycle.now_unix = static_cast<int64_t>(std::time(nullptr));
+  cycle.hold_back = [this, start](const core::JobInfo& j) {
+    return backoff.HeldBack(j.key, start);
+  };
+  core::CycleResult result = scheduler::RunCycle(mirror, conf.conf(), cycle);
+  next_start_node = cycle.start_node_index;
+  Clock::time_point session_end = Clock::now();
+
+  PlanContext context;
+  context.source = options.event_source;
+  context.now = Rfc3339Now();
+  std::set<std::string> placed;
+  Bind(result, context, placed);
+  context.dirty_jobs.swap(dirty_jobs);
+  Write(PlanWrites(result, mirror.cluster(), context, memo));
+  UpdateBackoff(result, context, placed, start);
+
+  int waiting = 0;
+  const core::Cluster& cluster = mirror.cluster();
+  for (int id : cluster.JobIds()) {
+    const core::JobInfo& j = cluster.job(id);
+    if (!j.pg || IsDefaultSchedulerJob(j)) continue;
+    if (j.phase == "Pending" || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
+  }
+  Clock::time_point end = Clock::now();
+  std::lock_guard<std::mutex> lock(stats_mu);
+  ++stats.cycles;
+  stats.last_cycle = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
+  stats.last_session =
+      std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);
+  stats.gangs_waiting = waiting;
+  stats.gangs_backed_off = static_cast<int>(backoff.size());
+}
+
+// --- Scheduler ---------------------------------------------------------------------------------
+
+Scheduler::Scheduler(client::Client& client, SchedulerOptions options)
+    : state_(std::make_unique<State>(client, std::move(options))) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+absl::Status Scheduler::Start() {
+  State& s = *state_;
+  if (s.loop.joinable()) return absl::FailedPreconditionError("the scheduler is running");
+  if (absl::Status st = s.conf.Load(); !st.ok()) return st;
+  s.Log(fmt::format("scheduling pods of {} with the configuration from {}",
+                    fmt::join(s.options.scheduler_names, ", "), s.conf.Source()));
+  auto add = [&](const client::Resource& resource, client::InformerHandlers handlers) {
+    auto informer = std::make_unique<client::Informer>(s.client, resource);
+    informer->AddHandlers(std::move(handlers));
+    s.informers.push_back(std::move(informer));
+  };
+  add(client::Nodes(), s.Handlers<api::Node>(Kind::kNode, api::DecodeNode, NodeChange));
+  add(client::PriorityClasses(),
+      s.Handlers<api::PriorityClass>(Kind::kPriorityClass, api::DecodePriorityClass,
+                                     PriorityClassChange));
+  add(client::Queues(), s.Handlers<api::Queue>(Kind::kQueue, api::DecodeQueue, QueueChange));
+  add(client::PodGroups(),
+      s.Handlers<api::PodGroup>(Kind::kPodGroup, api::DecodePodGroup, PodGroupChange));
+  add(client::Pods(), s.Handlers<api::Pod>(Kind::kPod, api::DecodePod, PodChange));
+  s.events.Start();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.stop = false;
+  }
+  for (auto& informer : s.informers) informer->Start();
+  s.loop = std::thread([&s] { s.Loop(); });
+  return absl::OkStatus();
+}
+
+void Scheduler::Stop() {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.stop = true;
+  }
+  s.cv.notify_all();
+  if (s.loop.joinable()) s.loop.join();
+  for (auto& informer : s.informers) informer->Stop();
+  s.events.Stop();
+}
+
+bool Scheduler::WaitForSync(std::chrono::milliseconds timeout) const {
+  Clock::time_point deadline = Clock::now() + timeout;
+  for (const auto& informer : state_->informers) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (!informer->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
+  }
+  return !state_->informers.empty();
+}
+
+SchedulerStats Scheduler::Stats() const {
+  SchedulerStats out;
+  {
+    std::lock_guard<std::mutex> lock(state_->stats_mu);
+    out = state_->stats;
+  }
+  out.events_written = state_->events.written();
+  out.events_dropped = state_->events.dropped();
+  return out;
+}
+
+}  // namespace muster::scheduler

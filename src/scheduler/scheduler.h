@@ -1,0 +1,105 @@
+#pragma once
+
+// The live scheduler: a client of the Kubernetes API that places pods with the scheduling core,
+// as Volcano's vc-scheduler does, for `muster up` (in-process) and `muster scheduler` (any API
+// server over HTTP).
+//
+//   informers (pods, nodes, podgroups, queues, priorityclasses)
+//       -> changes, queued and applied one by one to the core's cluster view (ClusterMirror)
+//   loop: a cycle runs soon after a change that matters (debounced) and at least every period
+//       -> core::Session over the view -> binds (per gang, all or none in-process), evictions,
+//          pod conditions, PodGroup and Queue status, Events (write_plan.h)
+//
+// Unchanged unschedulable gangs back off (GangBackoff); a change that could help ends the wait.
+// A bind the API refuses (the pod was deleted or replaced meanwhile, a conflict) is undone in
+// the view and retried next cycle; no pod is bound twice, and a gang's bindings are stored
+// together where the transport allows. The configuration file is re-read when it changes.
+//
+// Thread-safety: Start, Stop and the destructor from one thread; Stats and WaitForSync from any.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/client.h"
+
+namespace muster::scheduler {
+
+struct SchedulerOptions {
+  // Pods whose spec.schedulerName is one of these are this scheduler's (Volcano's
+  // --scheduler-name).
+  std::vector<std::string> scheduler_names = {"volcano", "muster"};
+  // Also place pods with no schedulerName or "default-scheduler", one by one as kube-scheduler
+  // would and with its wording (`muster up`, where no other scheduler runs).
+  bool serve_default_scheduler = false;
+  // volcano-scheduler.conf; "" (or a file that does not exist) means Volcano's built-in default.
+  std::string conf_path;
+  // A cycle runs at least this often (Volcano's --schedule-period)...
+  std::chrono::milliseconds period{1000};
+  // ...and this long after a change that could alter a decision, gathering the changes that
+  // arrive meanwhile.
+  std::chrono::milliseconds debounce{20};
+  // Backoff of a gang that could not be placed: doubles from initial up to max.
+  std::chrono::milliseconds backoff_initial{1000};
+  std::chrono::milliseconds backoff_max{10000};
+  // Events waiting to be written beyond this many are dropped (and counted).
+  size_t event_queue_limit = 10000;
+  // The source component of Volcano-style events.
+  std::string event_source = "volcano";
+  // Where errors and configuration changes are reported; default: standard error.
+  std::function<void(std::string_view)> log;
+};
+
+struct SchedulerStats {
+  uint64_t cycles = 0;
+  std::chrono::microseconds last_cycle{0};    // the whole last cycle: changes, session, writes
+  std::chrono::microseconds last_session{0};  // the core's session alone
+  uint64_t pods_bound = 0;
+  uint64_t bind_failures = 0;
+  uint64_t evictions = 0;
+  // PodGroups not yet admitted, or with pods still to place, after the last cycle.
+  int gangs_waiting = 0;
+  // Gangs waiting out a backoff after the last cycle.
+  int gangs_backed_off = 0;
+  uint64_t events_written = 0;
+  uint64_t events_dropped = 0;
+  uint64_t write_errors = 0;  // status, eviction and PodGroup writes the API refused
+  uint64_t conf_reloads = 0;
+};
+
+class Scheduler {
+ public:
+  // `client` must outlive the scheduler.
+  Scheduler(client::Client& client, SchedulerOptions options);
+  ~Scheduler();  // Stop()
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Reads the configuration (a file that exists but does not parse is an error, and nothing
+  // starts), starts the informers and the loop. The first cycle runs once every informer has
+  // listed.
+  absl::Status Start();
+  // Stops the loop and the informers, then writes the events still queued (for a bounded time).
+  // Idempotent.
+  void Stop();
+
+  // True once every informer has listed (so the first cycle can run); false on timeout.
+  bool WaitForSync(std::chrono::milliseconds timeout) const;
+  SchedulerStats Stats() const;
+
+  struct State;  // defined in scheduler.cc
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace muster::scheduler

@@ -1,0 +1,518 @@
+// The scheduler against a real embedded API server (port 0, temporary data directory), through
+// the client layer: in-process (apiserver::LocalTransport) and, in one test, over HTTP with the
+// kubeconfig the server writes, so that nothing assumes the scheduler shares the server's
+// process.
+
+#include "scheduler/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apiserver/apiserver.h"
+#include "apiserver/local_transport.h"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "client/client.h"
+#include "client/http_transport.h"
+#include "fmt/format.h"
+
+namespace muster::scheduler {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HasSubstr;
+
+// --- objects -----------------------------------------------------------------------------------
+
+json::object Node(const std::string& name, int gpus) {
+  return json::object{
+      {"metadata", json::object{{"name", name}}},
+      {"status",
+       json::object{
+           {"allocatable", json::object{{"cpu", "8"},
+                                        {"memory", "32Gi"},
+                                        {"pods", "110"},
+                                        {"nvidia.com/gpu", std::to_string(gpus)}}},
+           {"conditions", json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}}}};
+}
+
+json::object Queue(const std::string& name) {
+  return json::object{{"metadata", json::object{{"name", name}}},
+                      {"spec", json::object{{"weight", 1}}}};
+}
+
+json::object PodGroup(const std::string& name, int min_member, const std::string& queue) {
+  return json::object{{"metadata", json::object{{"name", name}}},
+                      {"spec", json::object{{"minMember", min_member}, {"queue", queue}}}};
+}
+
+// A pod asking for `gpus` GPUs (in limits, as manifests do). `scheduler` "" leaves
+// schedulerName out; `group` "" leaves the group annotation out.
+json::object Pod(const std::string& name, const std::string& scheduler, const std::string& group,
+                 int gpus, const std::string& node = "") {
+  json::object meta{{"name", name}};
+  if (!group.empty()) {
+    meta["annotations"] = json::object{{"scheduling.k8s.io/group-name", group}};
+  }
+  json::object container{
+      {"name", "c"},
+      {"image", "busybox"},
+      {"resources",
+       json::object{{"limits", json::object{{"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+  json::object spec{{"containers", json::array{container}}};
+  if (!scheduler.empty()) spec["schedulerName"] = scheduler;
+  if (!node.empty()) spec["nodeName"] = node;
+  return json::object{{"metadata", std::move(meta)}, {"spec", std::move(spec)}};
+}
+
+std::string Str(const json::value* v) {
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+const json::value* At(const json::object& o, std::initializer_list<std::string_view> path) {
+  const json::value* v = nullptr;
+  const json::object* cur = &o;
+  for (std::string_view p : path) {
+    if (cur == nullptr) return nullptr;
+    v = cur->if_contains(p);
+    if (v == nullptr) return nullptr;
+    cur = v->is_object() ? &v->get_object() : nullptr;
+  }
+  return v;
+}
+std::string NodeOf(const json::object& pod) { return Str(At(pod, {"spec", "nodeName"})); }
+std::string Annotation(const json::object& o, std::string_view key) {
+  const json::value* a = At(o, {"metadata", "annotations"});
+  return a != nullptr && a->is_object() ? Str(a->get_object().if_contains(key)) : "";
+}
+std::string Version(const json::object& o) { return Str(At(o, {"metadata", "resourceVersion"})); }
+// Two objects written by one store commit carry consecutive revisions.
+bool OneCommit(const json::object& a, const json::object& b) {
+  int64_t va = std::stoll("0" + Version(a)), vb = std::stoll("0" + Version(b));
+  return va > 0 && vb > 0 && (va - vb == 1 || vb - va == 1);
+}
+
+// The condition of `type` in status.conditions, or an empty object.
+json::object ConditionOf(const json::object& o, std::string_view type) {
+  const json::value* conds = At(o, {"status", "conditions"});
+  if (conds == nullptr || !conds->is_array()) return {};
+  for (const json::value& c : conds->get_array()) {
+    if (c.is_object() && Str(c.get_object().if_contains("type")) == type) return c.get_object();
+  }
+  return {};
+}
+
+// Blocks until `done` holds (checked every 10 ms) or `timeout` passes.
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 15s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
+// --- fixture -----------------------------------------------------------------------------------
+
+// Forwards to another transport; refuses the first `refuse` gang bindings as a conflict would.
+class RefusingTransport : public client::Transport {
+ public:
+  RefusingTransport(std::shared_ptr<client::Transport> inner, int refuse)
+      : inner_(std::move(inner)), refuse_(refuse) {}
+  absl::StatusOr<client::Response> Do(const client::Request& r) override { return inner_->Do(r); }
+  absl::StatusOr<client::Response> Stream(const client::Request& r,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          const std::atomic<bool>& stop) override {
+    return inner_->Stream(r, on_line, stop);
+  }
+  std::optional<absl::StatusOr<std::vector<absl::Status>>> BindAll(
+      const std::vector<client::Binding>& bindings) override {
+    if (refuse_ > 0) {
+      --refuse_;
+      return std::vector<absl::Status>(
+          bindings.size(), absl::AbortedError("the object has been modified; please retry"));
+    }
+    return inner_->BindAll(bindings);
+  }
+
+ private:
+  std::shared_ptr<client::Transport> inner_;
+  std::atomic<int> refuse_;
+};
+
+enum class Via { kInProcess, kHttp };
+
+class SchedulerTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/muster-scheduler-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    apiserver::ApiServerOptions o;
+    o.data_dir = dir_ + "/data";
+    o.listen = "127.0.0.1:0";
+    auto server = apiserver::ApiServer::Start(o);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    admin_ =
+        std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
+  }
+
+  void TearDown() override {
+    if (scheduler_) scheduler_->Stop();
+    scheduler_.reset();
+    client_.reset();
+    admin_.reset();
+    if (server_) server_->Stop();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Fast cycles and short backoffs keep the tests quick.
+  SchedulerOptions FastOptions() {
+    SchedulerOptions o;
+    o.period = 50ms;
+    o.debounce = 5ms;
+    o.backoff_initial = 100ms;
+    o.backoff_max = 400ms;
+    o.log = [this](std::string_view line) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    return o;
+  }
+
+  void StartScheduler(SchedulerOptions options, Via via = Via::kInProcess, int refuse_binds = 0) {
+    std::shared_ptr<client::Transport> transport;
+    if (via == Via::kHttp) {
+      auto config = client::LoadKubeconfig(server_->kubeconfig_path());
+      ASSERT_TRUE(config.ok()) << config.status();
+      auto http = client::MakeHttpTransport(*config);
+      ASSERT_TRUE(http.ok()) << http.status();
+      transport = *http;
+    } else {
+      transport = std::make_shared<apiserver::LocalTransport>(*server_);
+    }
+    if (refuse_binds > 0) {
+      transport = std::make_shared<RefusingTransport>(transport, refuse_binds);
+    }
+    client_ = std::make_unique<client::Client>(transport);
+    scheduler_ = std::make_unique<Scheduler>(*client_, std::move(options));
+    absl::Status st = scheduler_->Start();
+    ASSERT_TRUE(st.ok()) << st;
+    ASSERT_TRUE(scheduler_->WaitForSync(10s));
+  }
+
+  void Create(const client::Resource& r, const std::string& ns, json::object o) {
+    auto created = admin_->Create(r, ns, std::move(o));
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  json::object Get(const client::Resource& r, const std::string& ns, const std::string& name) {
+    auto got = admin_->Get(r, ns, name);
+    return got.ok() ? *got : json::object{};
+  }
+  json::object GetPod(const std::string& name) { return Get(client::Pods(), "default", name); }
+  json::object GetPodGroup(const std::string& name) {
+    return Get(client::PodGroups(), "default", name);
+  }
+
+  // "<reason> [<source>]: <message>" of every event about the object.
+  std::vector<std::string> EventsAbout(const std::string& kind, const std::string& name) {
+    std::vector<std::string> out;
+    auto list = admin_->List(client::Events(), "default");
+    if (!list.ok()) return out;
+    for (const json::object& e : list->items) {
+      if (Str(At(e, {"involvedObject", "kind"})) != kind ||
+          Str(At(e, {"involvedObject", "name"})) != name) {
+        continue;
+      }
+      out.push_back(fmt::format("{} [{}]: {}", Str(At(e, {"reason"})),
+                                Str(At(e, {"source", "component"})), Str(At(e, {"message"}))));
+    }
+    return out;
+  }
+
+  void TwoOneGpuNodes() {
+    Create(client::Nodes(), "", Node("n1", 1));
+    Create(client::Nodes(), "", Node("n2", 1));
+  }
+  void GangOfTwo() {
+    Create(client::Queues(), "", Queue("ml"));
+    Create(client::PodGroups(), "default", PodGroup("pg", 2, "ml"));
+    Create(client::Pods(), "default", Pod("w-0", "volcano", "pg", 1));
+    Create(client::Pods(), "default", Pod("w-1", "volcano", "pg", 1));
+  }
+  bool Bound(const std::string& pod) { return !NodeOf(GetPod(pod)).empty(); }
+
+  // Both pods of the gang are bound (in one store transaction when `one_transaction`) with
+  // their GPU devices; the PodGroup, the queue and the events say so in Volcano's words.
+  void ExpectGangBound(bool one_transaction) {
+    json::object w0 = GetPod("w-0"), w1 = GetPod("w-1");
+    EXPECT_NE(NodeOf(w0), NodeOf(w1));
+    EXPECT_EQ(Annotation(w0, "muster.dev/gpu-indices"), "0");
+    EXPECT_EQ(Annotation(w1, "muster.dev/gpu-indices"), "0");
+    if (one_transaction) {
+      EXPECT_TRUE(OneCommit(w0, w1)) << Version(w0) << " " << Version(w1);
+    }
+    EXPECT_EQ(Str(ConditionOf(w0, "PodScheduled").if_contains("status")), "True");
+
+    ASSERT_TRUE(WaitFor([&] {
+      return Str(At(GetPodGroup("pg"), {"status", "phase"})) == "Running";
+    }));
+    json::object scheduled = ConditionOf(GetPodGroup("pg"), "Scheduled");
+    EXPECT_EQ(Str(scheduled.if_contains("status")), "True");
+    EXPECT_EQ(Str(scheduled.if_contains("reason")), "tasks in gang are ready to be scheduled");
+
+    ASSERT_TRUE(WaitFor([&] { return EventsAbout("Pod", "w-1").size() == 1; }));
+    EXPECT_THAT(EventsAbout("Pod", "w-0"),
+                testing::ElementsAre("Scheduled [volcano]: Successfully assigned default/w-0 to " +
+                                     NodeOf(w0)));
+    EXPECT_THAT(EventsAbout("Pod", "w-1"),
+                testing::ElementsAre("Scheduled [volcano]: Successfully assigned default/w-1 to " +
+                                     NodeOf(w1)));
+    ASSERT_TRUE(WaitFor([&] { return !EventsAbout("PodGroup", "pg").empty(); }));
+    EXPECT_THAT(EventsAbout("PodGroup", "pg"),
+                testing::ElementsAre("Scheduled [volcano]: pod group is ready"));
+
+    auto running = [&] {
+      json::object q = Get(client::Queues(), "", "ml");
+      const json::value* n = At(q, {"status", "running"});
+      return n != nullptr && n->is_int64() && n->as_int64() == 1;
+    };
+    ASSERT_TRUE(WaitFor(running));
+    EXPECT_EQ(Str(At(Get(client::Queues(), "", "ml"), {"status", "allocated", "nvidia.com/gpu"})),
+              "2");
+  }
+
+  std::string dir_;
+  std::unique_ptr<apiserver::ApiServer> server_;
+  std::unique_ptr<client::Client> admin_;   // the test's own client (kubectl's role)
+  std::unique_ptr<client::Client> client_;  // the scheduler's
+  std::unique_ptr<Scheduler> scheduler_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(SchedulerTest, GangIsBoundTogetherWithItsGpus) {
+  TwoOneGpuNodes();
+  GangOfTwo();
+  StartScheduler(FastOptions());
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  ExpectGangBound(/*one_transaction=*/true);
+  SchedulerStats stats = scheduler_->Stats();
+  EXPECT_EQ(stats.pods_bound, 2u);
+  EXPECT_EQ(stats.bind_failures, 0u);
+  EXPECT_GE(stats.cycles, 1u);
+  EXPECT_EQ(stats.gangs_waiting, 0);
+}
+
+// Acceptance item 2 of issue 4: the same over HTTP, through the client layer only.
+TEST_F(SchedulerTest, GangIsBoundOverHttp) {
+  TwoOneGpuNodes();
+  GangOfTwo();
+  StartScheduler(FastOptions(), Via::kHttp);
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  ExpectGangBound(/*one_transaction=*/false);
+  EXPECT_EQ(scheduler_->Stats().pods_bound, 2u);
+}
+
+TEST_F(SchedulerTest, GangThatCannotFitWaitsWholeUntilResourcesAreFreed) {
+  TwoOneGpuNodes();
+  // The seed's blocker: a plain pod holding n2's GPU.
+  Create(client::Pods(), "default", Pod("blocker", "", "", 1, "n2"));
+  GangOfTwo();
+  StartScheduler(FastOptions());
+
+  const std::string want_pg =
+      "1/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+      "Pending: 1 Schedulable, 1 Unschedulable. Origin reason is w-1: 0/2 nodes are "
+      "unavailable: 2 Insufficient nvidia.com/gpu.";
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(ConditionOf(GetPodGroup("pg"), "Unschedulable").if_contains("message")) == want_pg;
+  })) << boost::json::serialize(GetPodGroup("pg"));
+  json::object pg = GetPodGroup("pg");
+  EXPECT_EQ(Str(At(pg, {"status", "phase"})), "Inqueue");
+  EXPECT_EQ(Str(ConditionOf(pg, "Unschedulable").if_contains("reason")), "NotEnoughResources");
+
+  ASSERT_TRUE(WaitFor([&] {
+    return !ConditionOf(GetPod("w-1"), "PodScheduled").empty() &&
+           !ConditionOf(GetPod("w-0"), "PodScheduled").empty();
+  }));
+  json::object w0 = ConditionOf(GetPod("w-0"), "PodScheduled");
+  json::object w1 = ConditionOf(GetPod("w-1"), "PodScheduled");
+  EXPECT_EQ(Str(w1.if_contains("status")), "False");
+  EXPECT_EQ(Str(w1.if_contains("reason")), "Unschedulable");
+  EXPECT_EQ(Str(w1.if_contains("message")),
+            "0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(Str(w0.if_contains("reason")), "Schedulable");
+  EXPECT_EQ(Str(w0.if_contains("message")),
+            "Pod default/w-0 can possibly be assigned to n1, once minAvailable is satisfied");
+  EXPECT_FALSE(Bound("w-0"));
+  EXPECT_FALSE(Bound("w-1"));
+
+  // Cycles go on (and the gang backs off), but nothing that did not change is written again:
+  // the objects keep their versions and each event is recorded once.
+  std::string pg_version = Version(GetPodGroup("pg"));
+  std::string w1_version = Version(GetPod("w-1"));
+  uint64_t cycles = scheduler_->Stats().cycles;
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->Stats().cycles >= cycles + 8; }));
+  EXPECT_EQ(Version(GetPodGroup("pg")), pg_version);
+  EXPECT_EQ(Version(GetPod("w-1")), w1_version);
+  EXPECT_THAT(EventsAbout("Pod", "w-1"),
+              testing::ElementsAre("FailedScheduling [volcano]: 0/2 nodes are unavailable: 2 "
+                                   "Insufficient nvidia.com/gpu."));
+  EXPECT_THAT(EventsAbout("PodGroup", "pg"),
+              testing::ElementsAre("Unschedulable [volcano]: 2/2 tasks in gang unschedulable: " +
+                                   want_pg.substr(want_pg.find(": ") + 2)));
+  EXPECT_FALSE(Bound("w-0"));
+  EXPECT_EQ(scheduler_->Stats().gangs_waiting, 1);
+
+  // The blocker goes: both trainers are bound together.
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(admin_->Delete(client::Pods(), "default", "blocker", now).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  EXPECT_TRUE(OneCommit(GetPod("w-0"), GetPod("w-1")));
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(At(GetPodGroup("pg"), {"status", "phase"})) == "Running";
+  }));
+}
+
+TEST_F(SchedulerTest, DefaultSchedulerPodsGetKubeSchedulersWords) {
+  TwoOneGpuNodes();
+  Create(client::Pods(), "default", Pod("big", "", "", 2));
+  Create(client::Pods(), "default", Pod("small", "default-scheduler", "", 1));
+  SchedulerOptions o = FastOptions();
+  o.serve_default_scheduler = true;
+  StartScheduler(o);
+
+  ASSERT_TRUE(WaitFor([&] { return Bound("small"); }));
+  ASSERT_TRUE(WaitFor([&] { return EventsAbout("Pod", "big").size() == 1; }));
+  EXPECT_THAT(EventsAbout("Pod", "big"),
+              testing::ElementsAre("FailedScheduling [default-scheduler]: 0/2 nodes are "
+                                   "available: 2 Insufficient nvidia.com/gpu."));
+  json::object cond = ConditionOf(GetPod("big"), "PodScheduled");
+  EXPECT_EQ(Str(cond.if_contains("reason")), "Unschedulable");
+  EXPECT_EQ(Str(cond.if_contains("message")),
+            "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  ASSERT_TRUE(WaitFor([&] { return EventsAbout("Pod", "small").size() == 1; }));
+  EXPECT_THAT(EventsAbout("Pod", "small"),
+              testing::ElementsAre("Scheduled [default-scheduler]: Successfully assigned "
+                                   "default/small to " +
+                                   NodeOf(GetPod("small"))));
+  // No PodGroup is written for them.
+  auto groups = admin_->List(client::PodGroups(), "default");
+  ASSERT_TRUE(groups.ok());
+  EXPECT_TRUE(groups->items.empty());
+}
+
+TEST_F(SchedulerTest, DefaultSchedulerPodsAreLeftAloneUnlessServed) {
+  TwoOneGpuNodes();
+  Create(client::Pods(), "default", Pod("plain", "", "", 1));
+  GangOfTwo();
+  StartScheduler(FastOptions());
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  EXPECT_FALSE(Bound("plain"));
+  EXPECT_TRUE(EventsAbout("Pod", "plain").empty());
+}
+
+TEST_F(SchedulerTest, StandalonePodGetsAOneMemberPodGroupAsVolcanoGivesIt) {
+  TwoOneGpuNodes();
+  Create(client::Pods(), "default", Pod("solo", "volcano", "", 1));
+  std::string uid = Str(At(GetPod("solo"), {"metadata", "uid"}));
+  StartScheduler(FastOptions());
+  ASSERT_TRUE(WaitFor([&] { return Bound("solo"); }));
+  json::object pod = GetPod("solo");
+  EXPECT_EQ(Annotation(pod, "scheduling.k8s.io/group-name"), "podgroup-" + uid);
+  json::object pg = GetPodGroup("podgroup-" + uid);
+  ASSERT_FALSE(pg.empty());
+  EXPECT_EQ(At(pg, {"spec", "minMember"})->as_int64(), 1);
+  EXPECT_EQ(Str(At(pg, {"spec", "queue"})), "default");
+  const json::value* owners = At(pg, {"metadata", "ownerReferences"});
+  ASSERT_NE(owners, nullptr);
+  EXPECT_EQ(Str(owners->as_array().at(0).as_object().if_contains("kind")), "Pod");
+  EXPECT_EQ(Str(owners->as_array().at(0).as_object().if_contains("uid")), uid);
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(At(GetPodGroup("podgroup-" + uid), {"status", "phase"})) == "Running";
+  }));
+}
+
+TEST_F(SchedulerTest, RefusedBindIsUndoneAndRetried) {
+  TwoOneGpuNodes();
+  GangOfTwo();
+  StartScheduler(FastOptions(), Via::kInProcess, /*refuse_binds=*/1);
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  json::object w0 = GetPod("w-0"), w1 = GetPod("w-1");
+  // Retried from a clean state: each pod on its own node with its own GPU, in one transaction.
+  EXPECT_NE(NodeOf(w0), NodeOf(w1));
+  EXPECT_TRUE(OneCommit(w0, w1));
+  SchedulerStats stats = scheduler_->Stats();
+  EXPECT_EQ(stats.bind_failures, 2u);
+  EXPECT_EQ(stats.pods_bound, 2u);
+  ASSERT_TRUE(WaitFor([&] { return EventsAbout("Pod", "w-0").size() == 2; }));
+  EXPECT_THAT(EventsAbout("Pod", "w-0"),
+              testing::Contains(testing::StartsWith(
+                  "FailedScheduling [volcano]: failed to bind to node " + NodeOf(w0))));
+  EXPECT_THAT(EventsAbout("Pod", "w-0"), testing::Contains(testing::StartsWith("Scheduled")));
+}
+
+TEST_F(SchedulerTest, ConfigurationFileIsReloadedWhenItChanges) {
+  TwoOneGpuNodes();
+  GangOfTwo();
+  std::string conf = dir_ + "/volcano-scheduler.conf";
+  // Admission only: the gang is admitted but never placed.
+  std::ofstream(conf) << "actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: gang\n";
+  SchedulerOptions o = FastOptions();
+  o.conf_path = conf;
+  StartScheduler(o);
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(At(GetPodGroup("pg"), {"status", "phase"})) == "Inqueue";
+  }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(Bound("w-0"));
+
+  // A file that does not parse is refused; the configuration in force stays.
+  std::ofstream(conf, std::ios::trunc) << "actions: \"enqueue, teleport\"\n";
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    for (const auto& line : log_) {
+      if (line.find("teleport") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  EXPECT_FALSE(Bound("w-0"));
+
+  std::ofstream(conf, std::ios::trunc)
+      << "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: "
+         "predicates\n";
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  EXPECT_GE(scheduler_->Stats().conf_reloads, 1u);
+}
+
+TEST_F(SchedulerTest, ABadConfigurationFileAtStartIsAnError) {
+  std::string conf = dir_ + "/bad.conf";
+  std::ofstream(conf) << "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nosuchplugin\n";
+  SchedulerOptions o = FastOptions();
+  o.conf_path = conf;
+  client_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
+  Scheduler s(*client_, o);
+  absl::Status st = s.Start();
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_THAT(std::string(st.message()), HasSubstr("nosuchplugin"));
+}
+
+}  // namespace
+}  // namespace muster::scheduler

@@ -1,0 +1,386 @@
+#include "scheduler/write_plan.h"
+
+#include <charconv>
+#include <cstdint>
+#include <ctime>
+
+#include "boost/json/array.hpp"
+#include "boost/json/object.hpp"
+#include "boost/json/serialize.hpp"
+#include "boost/json/value.hpp"
+#include "core/resources.h"
+#include "scheduler/cluster_mirror.h"
+
+namespace muster::scheduler {
+namespace {
+
+namespace json = boost::json;
+
+constexpr char kPodGroupApiVersion[] = "scheduling.volcano.sh/v1beta1";
+
+const core::JobInfo* JobOfTask(const core::Cluster& cluster, const core::TaskInfo* t) {
+  return t != nullptr && t->job >= 0 ? &cluster.job(t->job) : nullptr;
+}
+
+bool IsDefaultPod(const core::Cluster& cluster, const core::TaskInfo* t) {
+  const core::JobInfo* j = JobOfTask(cluster, t);
+  return j != nullptr && IsDefaultSchedulerJob(*j);
+}
+
+std::optional<uint64_t> ParseVersion(const std::string& v) {
+  uint64_t out = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || ptr != v.data() + v.size() || v.empty()) return std::nullopt;
+  return out;
+}
+
+template <typename Map>
+void SawVersion(Map& map, const std::string& key, const std::string& resource_version) {
+  auto it = map.find(key);
+  if (it != map.end() && NewerVersion(resource_version, it->second.resource_version)) {
+    map.erase(it);
+  }
+}
+
+json::object ConditionJson(const api::Condition& c) {
+  json::object o;
+  o["type"] = c.type;
+  o["status"] = c.status;
+  if (!c.transition_id.empty()) o["transitionID"] = c.transition_id;
+  if (!c.last_transition_time.empty()) o["lastTransitionTime"] = c.last_transition_time;
+  if (!c.reason.empty()) o["reason"] = c.reason;
+  if (!c.message.empty()) o["message"] = c.message;
+  return o;
+}
+
+ConditionView ViewOf(const api::Condition& c) { return {c.type, c.status, c.reason, c.message}; }
+
+std::map<std::string, int64_t> MilliMap(const core::Resources& r) {
+  std::map<std::string, int64_t> out;
+  for (core::ResourceId id = 0; id < r.Size(); ++id) {
+    if (r.Get(id) != 0) out[core::ResourceNames::Name(id)] = r.Get(id);
+  }
+  return out;
+}
+
+client::EventRecord PodEvent(const core::TaskInfo& t, const std::string& type,
+                             const std::string& reason, const std::string& message,
+                             const std::string& source) {
+  client::EventRecord e;
+  e.involved_api_version = "v1";
+  e.involved_kind = "Pod";
+  e.involved_namespace = t.ns;
+  e.involved_name = t.name;
+  e.involved_uid = t.pod ? t.pod->meta.uid : "";
+  e.type = type;
+  e.reason = reason;
+  e.message = message;
+  e.source_component = source;
+  return e;
+}
+
+// False when the same event was the last one recorded for the object.
+bool NewEvent(WriteMemo& memo, const std::string& object, const std::string& reason,
+              const std::string& message) {
+  std::string text = reason + '\n' + message;
+  auto [it, inserted] = memo.last_event.try_emplace(object, text);
+  if (inserted) return true;
+  if (it->second == text) return false;
+  it->second = std::move(text);
+  return true;
+}
+
+}  // namespace
+
+// --- binds -------------------------------------------------------------------------------------
+
+std::string GpuIndicesText(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(g);
+  }
+  return out;
+}
+
+std::vector<GangBinding> PlanBinds(const core::CycleResult& result, core::Cluster& cluster) {
+  std::vector<GangBinding> gangs;
+  std::unordered_map<std::string, size_t> index;
+  core::Cluster& c = cluster;
+  for (const auto& b : result.binds) {
+    const core::TaskInfo* t = c.FindTask(b.pod);
+    if (t == nullptr) continue;
+    const core::JobInfo* j = JobOfTask(cluster, t);
+    std::string job = j != nullptr ? j->key : b.pod;
+    auto [it, inserted] = index.try_emplace(job, gangs.size());
+    if (inserted) gangs.push_back({job, {}});
+    client::Binding binding;
+    binding.ns = t->ns;
+    binding.pod = t->name;
+    binding.node = b.node;
+    binding.pod_uid = t->pod ? t->pod->meta.uid : "";
+    if (!b.gpus.empty()) binding.annotations[core::kGpuIndicesAnnotation] = GpuIndicesText(b.gpus);
+    gangs[it->second].bindings.push_back(std::move(binding));
+  }
+  return gangs;
+}
+
+std::string KubeSchedulerMessage(const std::string& message) {
+  // "<n>/<m> nodes are unavailable: ..." -> "<n>/<m> nodes are available: ..."
+  static constexpr std::string_view kVolcano = " nodes are unavailable: ";
+  size_t at = message.find(kVolcano);
+  if (at == std::string::npos || at == 0) return message;
+  std::string_view head(message.data(), at);
+  size_t slash = head.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == head.size()) return message;
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (i != slash && (head[i] < '0' || head[i] > '9')) return message;
+  }
+  return std::string(head) + " nodes are available: " + message.substr(at + kVolcano.size());
+}
+
+// --- views -------------------------------------------------------------------------------------
+
+PodGroupStatusView ViewOf(const api::PodGroupStatus& status) {
+  PodGroupStatusView v;
+  v.phase = status.phase;
+  v.running = status.running;
+  v.succeeded = status.succeeded;
+  v.failed = status.failed;
+  for (const auto& c : status.conditions) v.conditions.push_back(ViewOf(c));
+  return v;
+}
+
+std::optional<PodScheduledView> PodScheduledOf(const api::Pod& pod) {
+  for (const auto& c : pod.status.conditions) {
+    if (c.type == "PodScheduled") {
+      return PodScheduledView{c.status, c.reason, c.message, pod.status.nominated_node_name};
+    }
+  }
+  return std::nullopt;
+}
+
+QueueStatusView ViewOf(const api::QueueStatus& status) {
+  QueueStatusView v;
+  v.pending = status.pending;
+  v.running = status.running;
+  v.inqueue = status.inqueue;
+  v.unknown = status.unknown;
+  v.completed = status.completed;
+  for (const auto& [name, q] : status.allocated) {
+    if (q.MilliValue() != 0) v.allocated[name] = q.MilliValue();
+  }
+  return v;
+}
+
+// --- memo --------------------------------------------------------------------------------------
+
+bool NewerVersion(const std::string& a, const std::string& b) {
+  auto va = ParseVersion(a);
+  auto vb = ParseVersion(b);
+  if (!va || !vb) return true;
+  return *va > *vb;
+}
+
+void WriteMemo::SawPod(const std::string& key, const std::string& resource_version) {
+  SawVersion(pods, key, resource_version);
+}
+void WriteMemo::SawPodGroup(const std::string& key, const std::string& resource_version) {
+  SawVersion(pod_groups, key, resource_version);
+}
+void WriteMemo::SawQueue(const std::string& name, const std::string& resource_version) {
+  SawVersion(queues, name, resource_version);
+}
+void WriteMemo::ForgetPod(const std::string& key) {
+  pods.erase(key);
+  last_event.erase("Pod " + key);
+}
+void WriteMemo::ForgetPodGroup(const std::string& key) {
+  pod_groups.erase(key);
+  last_event.erase("PodGroup " + key);
+}
+
+// --- status, evictions and events --------------------------------------------------------------
+
+CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
+                       const PlanContext& context, WriteMemo& memo) {
+  core::Cluster& c = cluster;
+  CycleWrites out;
+
+  // Evictions.
+  for (const auto& e : result.evictions) {
+    const core::TaskInfo* t = c.FindTask(e.pod);
+    if (t == nullptr) continue;
+    std::string message = "Pod is evicted, because of " + e.reason;
+    json::object ready{{"type", "Ready"},          {"status", "False"},
+                       {"reason", "Evict"},        {"message", message},
+                       {"lastProbeTime", nullptr}, {"lastTransitionTime", context.now}};
+    json::object patch{{"status", json::object{{"conditions", json::array{ready}}}}};
+    out.evictions.push_back(
+        {t->ns, t->name, t->pod ? t->pod->meta.uid : "", e.reason, json::serialize(patch)});
+  }
+
+  // Pod conditions.
+  for (const auto& pc : result.pod_conditions) {
+    if (context.bound.count(pc.pod)) continue;
+    const core::TaskInfo* t = c.FindTask(pc.pod);
+    if (t == nullptr || !t->pod) continue;
+    const core::JobInfo* j = JobOfTask(cluster, t);
+    if (j != nullptr && context.failed_jobs.count(j->key)) continue;
+    PodScheduledView want{"False", pc.reason,
+                          IsDefaultPod(cluster, t) ? KubeSchedulerMessage(pc.message) : pc.message,
+                          pc.nominated_node};
+    std::optional<PodScheduledView> have = PodScheduledOf(*t->pod);
+    if (want.nominated_node.empty() && have) want.nominated_node = have->nominated_node;
+    if (have && *have == want) continue;
+    if (auto m = memo.pods.find(pc.pod); m != memo.pods.end() && m->second.view == want) continue;
+    json::object cond{{"type", "PodScheduled"},   {"status", "False"},
+                      {"reason", want.reason},    {"message", want.message},
+                      {"lastProbeTime", nullptr}, {"lastTransitionTime", context.now}};
+    json::object status{{"conditions", json::array{cond}}};
+    if (!pc.nominated_node.empty()) status["nominatedNodeName"] = pc.nominated_node;
+    json::object patch{{"status", std::move(status)}};
+    out.pod_conditions.push_back({t->ns, t->name, json::serialize(patch), std::move(want)});
+  }
+
+  // PodGroup status: the groups the cycle reported, and those whose pods changed.
+  std::map<std::string, const core::CycleResult::PodGroupStatus*> reported;
+  for (const auto& pg : result.pod_groups) reported[pg.pod_group] = &pg;
+  std::set<std::string> jobs = context.dirty_jobs;
+  for (const auto& [key, pg] : reported) jobs.insert(key);
+  for (const std::string& key : jobs) {
+    if (context.failed_jobs.count(key)) continue;
+    const core::JobInfo* j = c.FindJob(key);
+    if (j == nullptr || !j->pg || IsDefaultSchedulerJob(*j) || j->phase.empty()) continue;
+    std::vector<api::Condition> conditions = j->pg->status.conditions;
+    auto r = reported.find(key);
+    if (r != reported.end() && r->second->condition) {
+      api::Condition cond = *r->second->condition;
+      cond.last_transition_time = context.now;
+      bool found = false;
+      for (auto& existing : conditions) {
+        if (existing.type != cond.type) continue;
+        found = true;
+        if (!(ViewOf(existing) == ViewOf(cond))) existing = cond;
+      }
+      if (!found) conditions.push_back(cond);
+    }
+    PodGroupStatusView want;
+    want.phase = j->phase;
+    want.running = j->Count(core::TaskStatus::kRunning);
+    want.succeeded = j->Count(core::TaskStatus::kSucceeded);
+    want.failed = j->Count(core::TaskStatus::kFailed);
+    for (const auto& cond : conditions) want.conditions.push_back(ViewOf(cond));
+    if (ViewOf(j->pg->status) == want) continue;
+    if (auto m = memo.pod_groups.find(key); m != memo.pod_groups.end() && m->second.view == want) {
+      continue;
+    }
+    json::array conds;
+    for (const auto& cond : conditions) conds.push_back(ConditionJson(cond));
+    json::object status{{"phase", want.phase},
+                        {"conditions", std::move(conds)},
+                        {"running", want.running},
+                        {"succeeded", want.succeeded},
+                        {"failed", want.failed}};
+    json::object patch{{"status", std::move(status)}};
+    out.pod_groups.push_back({j->ns, j->name, json::serialize(patch), std::move(want)});
+  }
+
+  // Events.
+  for (const auto& e : result.events) {
+    if (e.kind == "Pod") {
+      const core::TaskInfo* t = c.FindTask(e.object);
+      if (t == nullptr) continue;
+      bool kube = IsDefaultPod(cluster, t);
+      std::string source = kube ? kDefaultSchedulerName : context.source;
+      std::string message = e.message;
+      if (e.reason == "Scheduled") {
+        if (!context.bound.count(e.object)) continue;
+      } else if (e.reason == "FailedScheduling") {
+        if (context.bound.count(e.object)) continue;
+        const core::JobInfo* j = JobOfTask(cluster, t);
+        if (j != nullptr && context.failed_jobs.count(j->key)) continue;
+        if (kube) message = KubeSchedulerMessage(message);
+      }
+      if (e.reason != "Evict" && !NewEvent(memo, "Pod " + e.object, e.reason, message)) continue;
+      out.events.push_back(PodEvent(*t, e.type, e.reason, message, source));
+    } else if (e.kind == "PodGroup") {
+      const core::JobInfo* j = c.FindJob(e.object);
+      if (j == nullptr || !j->pg || IsDefaultSchedulerJob(*j)) continue;
+      if (context.failed_jobs.count(e.object)) continue;
+      if (!NewEvent(memo, "PodGroup " + e.object, e.reason, e.message)) continue;
+      client::EventRecord ev;
+      ev.involved_api_version = kPodGroupApiVersion;
+      ev.involved_kind = "PodGroup";
+      ev.involved_namespace = j->ns;
+      ev.involved_name = j->name;
+      ev.involved_uid = j->pg->meta.uid;
+      ev.type = e.type;
+      ev.reason = e.reason;
+      ev.message = e.message;
+      ev.source_component = context.source;
+      out.events.push_back(std::move(ev));
+    }
+  }
+  return out;
+}
+
+std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, const WriteMemo& memo) {
+  struct Tally {
+    QueueStatusView view;
+    core::Resources allocated;
+  };
+  std::map<std::string, Tally> tallies;
+  for (int id : cluster.JobIds()) {
+    const core::JobInfo& j = cluster.job(id);
+    if (!j.pg || IsDefaultSchedulerJob(j)) continue;
+    Tally& t = tallies[j.queue_name];
+    if (j.phase == "Pending")
+      ++t.view.pending;
+    else if (j.phase == "Running")
+      ++t.view.running;
+    else if (j.phase == "Inqueue")
+      ++t.view.inqueue;
+    else if (j.phase == "Unknown")
+      ++t.view.unknown;
+    else if (j.phase == "Completed")
+      ++t.view.completed;
+    t.allocated.Add(j.allocated);
+  }
+  std::vector<QueueStatusWrite> out;
+  for (int id : cluster.QueueIds()) {
+    const core::QueueInfo& q = cluster.queue(id);
+    if (!q.queue || q.name == kDefaultQueueName) continue;
+    Tally& t = tallies[q.name];
+    QueueStatusView want = t.view;
+    want.allocated = MilliMap(t.allocated);
+    if (ViewOf(q.queue->status) == want) continue;
+    if (auto m = memo.queues.find(q.name); m != memo.queues.end() && m->second.view == want) {
+      continue;
+    }
+    json::object allocated;
+    for (const auto& [name, milli] : want.allocated) {
+      allocated[name] = common::Quantity::FromMilli(milli).ToString();
+    }
+    for (const auto& [name, quantity] : q.queue->status.allocated) {
+      if (!want.allocated.count(name)) allocated[name] = nullptr;  // merge patch: remove
+    }
+    json::object status{{"pending", want.pending},     {"running", want.running},
+                        {"inqueue", want.inqueue},     {"unknown", want.unknown},
+                        {"completed", want.completed}, {"allocated", std::move(allocated)}};
+    json::object patch{{"status", std::move(status)}};
+    out.push_back({q.name, json::serialize(patch), std::move(want)});
+  }
+  return out;
+}
+
+std::string Rfc3339Now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace muster::scheduler
