@@ -1299,6 +1299,13 @@ void AddOtherCoreSchemas(Catalog& c) {
       "determines which pods will answer requests sent through the proxy.",
       {{"spec", Ref(Core("ServiceSpec"), "Spec defines the behavior of a service.")},
        {"status", Free("Most recently observed status of the service.")}});
+  c[Core("ConfigMap")] =
+      KindSchema("", "v1", "ConfigMap", "ConfigMap holds configuration data for pods to consume.",
+                 {{"data", StrMap("Data contains the configuration data. Each key must consist of "
+                                  "alphanumeric characters, '-', '_' or '.'.")},
+                  {"binaryData", StrMap("BinaryData contains the binary data (base64 encoded).")},
+                  {"immutable", Bool("Immutable, if set to true, ensures that data stored in the "
+                                     "ConfigMap cannot be updated.")}});
 }
 
 void AddSchedulingAndCoordinationSchemas(Catalog& c) {

@@ -65,13 +65,19 @@ ResourceInfo Events() {
   return info;
 }
 
-// Served empty so that `kubectl cluster-info` (which lists kube-system services) and informers
-// that wait on services find a list.
+// Stored as given (no cluster IPs are allocated, nothing routes to them): the job controller's
+// svc plugin creates a Job's headless Service, and `kubectl cluster-info` lists kube-system's.
 ResourceInfo Services() {
   ResourceInfo info = Resource("", "v1", "services", "service", "Service", true);
-  info.verbs = {"get", "list", "watch"};
   info.short_names = {"svc"};
   info.categories = {"all"};
+  return info;
+}
+
+// The svc job plugin keeps a Job's host lists in a ConfigMap.
+ResourceInfo ConfigMaps() {
+  ResourceInfo info = Resource("", "v1", "configmaps", "configmap", "ConfigMap", true);
+  info.short_names = {"cm"};
   return info;
 }
 
@@ -138,8 +144,9 @@ ResourceInfo VolcanoPodGroups() {
 }
 
 std::vector<ResourceInfo> BuildRegistry() {
-  return {Namespaces(),      Nodes(),  Pods(),        Events(),        Services(),
-          PriorityClasses(), Leases(), VolcanoJobs(), VolcanoQueues(), VolcanoPodGroups()};
+  return {Namespaces(),      Nodes(),           Pods(),   Events(),      Services(),
+          ConfigMaps(),      PriorityClasses(), Leases(), VolcanoJobs(), VolcanoQueues(),
+          VolcanoPodGroups()};
 }
 
 }  // namespace

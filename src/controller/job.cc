@@ -187,9 +187,8 @@ void ReadSpec(Reader& r, const json::object& spec, JobSpec& out) {
       const json::object* vo = (*volumes)[i].if_object();
       if (vo == nullptr) continue;
       std::string p = fmt::format("spec.volumes[{}]", i);
-      out.volumes.push_back(
-          {r.Str(*vo, "mountPath", p + ".mountPath"),
-           r.Str(*vo, "volumeClaimName", p + ".volumeClaimName")});
+      out.volumes.push_back({r.Str(*vo, "mountPath", p + ".mountPath"),
+                             r.Str(*vo, "volumeClaimName", p + ".volumeClaimName")});
     }
   }
   const json::array* tasks = r.Arr(spec, "tasks", "spec.tasks");
@@ -300,8 +299,8 @@ absl::StatusOr<Job> DecodeJob(const json::object& object) {
     ReadStatus(r, *status, job.status);
   }
   if (!r.status().ok()) {
-    return absl::InvalidArgumentError(fmt::format("Job {}/{}: {}", job.ns, job.name,
-                                                  std::string(r.status().message())));
+    return absl::InvalidArgumentError(
+        fmt::format("Job {}/{}: {}", job.ns, job.name, std::string(r.status().message())));
   }
   return job;
 }
@@ -411,9 +410,12 @@ PodInfo DecodePodInfo(const json::object& pod) {
 }
 
 json::object JobOwnerReference(const Job& job) {
-  return json::object{{"apiVersion", kJobApiVersion}, {"kind", kJobKind},
-                      {"name", job.name},         {"uid", job.uid},
-                      {"controller", true},       {"blockOwnerDeletion", true}};
+  return json::object{{"apiVersion", kJobApiVersion},
+                      {"kind", kJobKind},
+                      {"name", job.name},
+                      {"uid", job.uid},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}};
 }
 
 std::string ControllingJobName(const json::object& object) {

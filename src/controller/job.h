@@ -159,12 +159,12 @@ boost::json::object EncodeJobStatus(const JobStatus& status);
 struct PodInfo {
   std::string name;
   std::string uid;
-  std::string task;   // annotation volcano.sh/task-spec
-  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown ("" counts as Unknown)
-  bool terminating = false;              // deletionTimestamp set
-  std::optional<int32_t> version;        // annotation volcano.sh/job-version
-  int32_t restarts = 0;                  // Σ restartCount of init and app containers
-  std::optional<int32_t> exit_code;      // the first container's terminated exit code
+  std::string task;          // annotation volcano.sh/task-spec
+  std::string phase;         // Pending, Running, Succeeded, Failed, Unknown ("" counts as Unknown)
+  bool terminating = false;  // deletionTimestamp set
+  std::optional<int32_t> version;    // annotation volcano.sh/job-version
+  int32_t restarts = 0;              // Σ restartCount of init and app containers
+  std::optional<int32_t> exit_code;  // the first container's terminated exit code
 };
 
 PodInfo DecodePodInfo(const boost::json::object& pod);

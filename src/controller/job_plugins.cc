@@ -95,9 +95,8 @@ class SvcPlugin : public JobPlugin {
     json::object& spec = EnsureObject(pod, "spec");
     if (StringAt(spec, "hostname").empty()) {
       const json::value* meta = pod.if_contains("metadata");
-      spec["hostname"] = meta != nullptr && meta->is_object()
-                             ? StringAt(meta->get_object(), "name")
-                             : std::string();
+      spec["hostname"] = meta != nullptr && meta->is_object() ? StringAt(meta->get_object(), "name")
+                                                              : std::string();
     }
     if (StringAt(spec, "subdomain").empty()) spec["subdomain"] = job.name;
 
@@ -187,8 +186,8 @@ class PytorchPlugin : public JobPlugin {
       bool has_port = false;
       if (const json::value* ports = c.if_contains("ports"); ports && ports->is_array()) {
         for (const json::value& p : ports->get_array()) {
-          const json::value* cp = p.is_object() ? p.get_object().if_contains("containerPort")
-                                                : nullptr;
+          const json::value* cp =
+              p.is_object() ? p.get_object().if_contains("containerPort") : nullptr;
           if (cp != nullptr && cp->is_number() && cp->to_number<double>() == port_) {
             has_port = true;
           }
@@ -318,7 +317,7 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
         continue;
       }
       static const std::vector<std::string_view> kTrue = {"1", "t", "T", "TRUE", "true", "True"};
-      static const std::vector<std::string_view> kFalse = {"0", "f",     "F",
+      static const std::vector<std::string_view> kFalse = {"0",     "f",     "F",
                                                            "FALSE", "false", "False"};
       if (std::find(kTrue.begin(), kTrue.end(), *value) != kTrue.end()) {
         *flag->boolean = true;

@@ -188,8 +188,7 @@ json::object MakePod(const Job& job, size_t task_index, int index) {
   }
   if (auto it = job.annotations.find(kJdbMinAvailableKey); it != job.annotations.end()) {
     annotations[kJdbMinAvailableKey] = it->second;
-  } else if (auto it2 = job.annotations.find(kJdbMaxUnavailableKey);
-             it2 != job.annotations.end()) {
+  } else if (auto it2 = job.annotations.find(kJdbMaxUnavailableKey); it2 != job.annotations.end()) {
     annotations[kJdbMaxUnavailableKey] = it2->second;
   }
 
@@ -213,8 +212,7 @@ json::object MakePod(const Job& job, size_t task_index, int index) {
                       {"spec", std::move(spec)}};
 }
 
-std::map<std::string, std::string> MinResources(const Job& job,
-                                                const PriorityLookup& priority_of) {
+std::map<std::string, std::string> MinResources(const Job& job, const PriorityLookup& priority_of) {
   // Tasks by template priority, highest first; equal priorities keep their order.
   std::vector<std::pair<int32_t, const TaskSpec*>> tasks;
   for (const TaskSpec& task : job.spec.tasks) {
@@ -242,7 +240,8 @@ std::map<std::string, std::string> MinResources(const Job& job,
       pods += n;
     }
     for (const auto& [priority, task] : tasks) {
-      const int32_t spare = task->replicas - std::min(task->MinAvailableOrReplicas(), task->replicas);
+      const int32_t spare =
+          task->replicas - std::min(task->MinAvailableOrReplicas(), task->replicas);
       const int32_t n = std::min(spare, std::max(0, wanted - pods));
       add(*task, n);
       pods += n;

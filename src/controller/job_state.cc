@@ -120,13 +120,13 @@ Plan Sync(const JobSnapshot& s, const UpdateStatusFn& update) {
   plan.sync_job_objects = true;
   plan.initiate = !initiated;
 
-  const bool sync_tasks = s.pod_group.exists && !s.pod_group.phase.empty() &&
-                          s.pod_group.phase != "Pending";
+  const bool sync_tasks =
+      s.pod_group.exists && !s.pod_group.phase.empty() && s.pod_group.phase != "Pending";
   if (s.pod_group.exists) {
     for (const std::string& message : s.pod_group.unschedulable_messages) {
-      plan.events.push_back({"Warning", "PodGroupPending",
-                             fmt::format("PodGroup {}:{} unschedulable, reason: {}", job.ns,
-                                         job.name, message)});
+      plan.events.push_back(
+          {"Warning", "PodGroupPending",
+           fmt::format("PodGroup {}:{} unschedulable, reason: {}", job.ns, job.name, message)});
     }
   }
 
@@ -350,8 +350,8 @@ Plan RestartingState(const JobSnapshot& s, const Action& action) {
   if (IsRestartOfPart(action.name)) return Kill(s, false, TargetOf(action), update);
   // A late RestartJob once every pod is gone only syncs: killing again would remove the
   // PodGroup the restart has just recreated.
-  const bool live_pods = std::any_of(s.pods.begin(), s.pods.end(),
-                                     [](const PodInfo& p) { return !p.terminating; });
+  const bool live_pods =
+      std::any_of(s.pods.begin(), s.pods.end(), [](const PodInfo& p) { return !p.terminating; });
   if (!live_pods) return Sync(s, update);
   return Kill(s, false, {}, update);
 }

@@ -211,15 +211,15 @@ TEST(PendingTest, AdmittedPodGroupGetsEveryMissingPodCountedPending) {
 
 TEST(PendingTest, RunsOnceMinAvailablePodsHaveStarted) {
   Job job = JobBuilder().Task("t", 3).MinAvailable(2).Phase("Pending").Build();
-  Plan one = PlanAction(
-      Snapshot(job, {MakePodInfo("t", 0, "Running"), MakePodInfo("t", 1, "Pending"),
-                     MakePodInfo("t", 2, "Pending")}),
-      kSync);
+  Plan one =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Running"), MakePodInfo("t", 1, "Pending"),
+                                MakePodInfo("t", 2, "Pending")}),
+                 kSync);
   EXPECT_EQ(one.status.phase, "Pending");
-  Plan two = PlanAction(
-      Snapshot(job, {MakePodInfo("t", 0, "Running"), MakePodInfo("t", 1, "Succeeded"),
-                     MakePodInfo("t", 2, "Pending")}),
-      kSync);
+  Plan two =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Running"), MakePodInfo("t", 1, "Succeeded"),
+                                MakePodInfo("t", 2, "Pending")}),
+                 kSync);
   EXPECT_EQ(two.status.phase, "Running");
   EXPECT_THAT(two.status.conditions, ElementsAre(JobCondition{"Running", "2024-05-01T12:00:10Z"}));
 }
@@ -287,36 +287,35 @@ TEST(RunningTest, FailsWhenPodsFinishedWithTooFewSuccesses) {
 
 TEST(RunningTest, MinSuccessCompletesEarlyAndIsRequiredAtTheEnd) {
   Job early = JobBuilder().Task("t", 3).MinAvailable(1).MinSuccess(2).Phase("Running").Build();
-  EXPECT_EQ(PlanAction(Snapshot(early, {MakePodInfo("t", 0, "Succeeded"),
-                                        MakePodInfo("t", 1, "Succeeded"),
-                                        MakePodInfo("t", 2, "Running")}),
-                       kSync)
+  EXPECT_EQ(PlanAction(
+                Snapshot(early, {MakePodInfo("t", 0, "Succeeded"), MakePodInfo("t", 1, "Succeeded"),
+                                 MakePodInfo("t", 2, "Running")}),
+                kSync)
                 .status.phase,
             "Completed");
-  EXPECT_EQ(PlanAction(Snapshot(early, {MakePodInfo("t", 0, "Succeeded"),
-                                        MakePodInfo("t", 1, "Failed"),
-                                        MakePodInfo("t", 2, "Failed")}),
-                       kSync)
-                .status.phase,
-            "Failed");
+  EXPECT_EQ(
+      PlanAction(Snapshot(early, {MakePodInfo("t", 0, "Succeeded"), MakePodInfo("t", 1, "Failed"),
+                                  MakePodInfo("t", 2, "Failed")}),
+                 kSync)
+          .status.phase,
+      "Failed");
 }
 
 TEST(RunningTest, EachTaskMustReachItsOwnMinimum) {
   // minAvailable 3 covers the tasks' minimums (1 + 2): the worker task needs 2 successes.
-  Job job = JobBuilder().Task("ps", 1, 1).Task("worker", 2, 2).MinAvailable(3).Phase("Running")
-                .Build();
-  Plan plan = PlanAction(Snapshot(job, {MakePodInfo("ps", 0, "Succeeded"),
-                                        MakePodInfo("worker", 0, "Succeeded"),
-                                        MakePodInfo("worker", 1, "Failed")}),
-                         kSync);
+  Job job =
+      JobBuilder().Task("ps", 1, 1).Task("worker", 2, 2).MinAvailable(3).Phase("Running").Build();
+  Plan plan = PlanAction(
+      Snapshot(job, {MakePodInfo("ps", 0, "Succeeded"), MakePodInfo("worker", 0, "Succeeded"),
+                     MakePodInfo("worker", 1, "Failed")}),
+      kSync);
   EXPECT_EQ(plan.status.phase, "Failed");
 }
 
 // --- Restarts and maxRetry ----------------------------------------------------------------------
 
 TEST(RestartTest, RestartJobKillsEveryPodAndTheJobsObjects) {
-  Job job =
-      JobBuilder().Task("t", 2).Plugin("svc").Phase("Running").Version(1).MaxRetry(3).Build();
+  Job job = JobBuilder().Task("t", 2).Plugin("svc").Phase("Running").Version(1).MaxRetry(3).Build();
   job.status.controlled_resources["plugin-svc"] = "svc";
   Plan plan = PlanAction(
       Snapshot(job, {MakePodInfo("t", 0, "Failed", 1), MakePodInfo("t", 1, "Running", 1)}),
@@ -333,8 +332,8 @@ TEST(RestartTest, RestartJobKillsEveryPodAndTheJobsObjects) {
 
 TEST(RestartTest, RestartingWaitsForPodsToGoThenIsPendingAgain) {
   Job job = JobBuilder().Task("t", 2).Phase("Restarting").Retries(1).Version(2).Build();
-  Plan waiting = PlanAction(Snapshot(job, {TerminatingPod("t", 0), TerminatingPod("t", 1)}, ""),
-                            kSync);
+  Plan waiting =
+      PlanAction(Snapshot(job, {TerminatingPod("t", 0), TerminatingPod("t", 1)}, ""), kSync);
   EXPECT_EQ(waiting.status.phase, "Restarting");
   EXPECT_THAT(waiting.create_pods, IsEmpty());
   Plan pending = PlanAction(Snapshot(job, {}, "Pending"), kSync);
@@ -345,8 +344,8 @@ TEST(RestartTest, RestartingWaitsForPodsToGoThenIsPendingAgain) {
 
 TEST(RestartTest, LateRestartWithLivePodsKillsThemAgain) {
   Job job = JobBuilder().Task("t", 1).Phase("Restarting").Retries(1).Version(2).Build();
-  Plan plan = PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Pending", 2)}),
-                         {kRestartJobAction, "", ""});
+  Plan plan =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Pending", 2)}), {kRestartJobAction, "", ""});
   EXPECT_THAT(plan.delete_pods, ElementsAre("j-t-0"));
   EXPECT_EQ(plan.status.retry_count, 1);  // not counted twice
   EXPECT_EQ(plan.status.phase, "Restarting");
@@ -365,8 +364,7 @@ TEST(RestartTest, MaxRetryReachedFailsTheJobKeepingTheFailedPod) {
   Job restarting = job;
   restarting.status = restart.status;
   // The kill removed the PodGroup.
-  Plan failed =
-      PlanAction(Snapshot(restarting, {MakePodInfo("t", 0, "Failed", 3)}, ""), kSync);
+  Plan failed = PlanAction(Snapshot(restarting, {MakePodInfo("t", 0, "Failed", 3)}, ""), kSync);
   EXPECT_EQ(failed.status.phase, "Failed");
   EXPECT_THAT(failed.delete_pods, IsEmpty());
   EXPECT_THAT(failed.create_pods, IsEmpty());
@@ -391,9 +389,9 @@ TEST(RestartTest, RestartTaskAndRestartPodKillOnlyTheirTarget) {
   // Restarting with the PodGroup still admitted recreates the killed pod at once.
   Job restarting = job;
   restarting.status = pod.status;
-  Plan again = PlanAction(
-      Snapshot(restarting, {MakePodInfo("ps", 0, "Running", 1), MakePodInfo("worker", 1, "Running", 1)}),
-      kSync);
+  Plan again = PlanAction(Snapshot(restarting, {MakePodInfo("ps", 0, "Running", 1),
+                                                MakePodInfo("worker", 1, "Running", 1)}),
+                          kSync);
   EXPECT_THAT(CreatedNames(again), ElementsAre("j-worker-0"));
   EXPECT_EQ(again.status.phase, "Pending");
 }
@@ -424,8 +422,8 @@ TEST(DrainTest, CompleteJobKeepsFinishedPodsAndCompletesWhenDrained) {
 
 TEST(DrainTest, AbortThenResumeRestarts) {
   Job job = JobBuilder().Task("t", 1).Phase("Pending").Build();
-  Plan aborting = PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Pending")}),
-                             {kAbortJobAction, "", ""});
+  Plan aborting =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Pending")}), {kAbortJobAction, "", ""});
   EXPECT_EQ(aborting.status.phase, "Aborting");
   Job aborted = job;
   aborted.status = aborting.status;
@@ -439,8 +437,8 @@ TEST(DrainTest, AbortThenResumeRestarts) {
 
 TEST(DrainTest, TerminateJobEndsTerminated) {
   Job job = JobBuilder().Task("t", 1).Phase("Running").Build();
-  Plan terminating = PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Running")}),
-                                {kTerminateJobAction, "", ""});
+  Plan terminating =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Running")}), {kTerminateJobAction, "", ""});
   EXPECT_EQ(terminating.status.phase, "Terminating");
   Job next = job;
   next.status = terminating.status;
@@ -449,10 +447,10 @@ TEST(DrainTest, TerminateJobEndsTerminated) {
 
 TEST(DrainTest, FinishedJobsKillLeftoverPodsButKeepFinishedOnes) {
   Job job = JobBuilder().Task("t", 3).Phase("Completed").Version(4).Build();
-  Plan plan = PlanAction(
-      Snapshot(job, {MakePodInfo("t", 0, "Succeeded"), MakePodInfo("t", 1, "Running"),
-                     MakePodInfo("t", 2, "Failed")}),
-      {kRestartJobAction, "t", ""});
+  Plan plan =
+      PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Succeeded"), MakePodInfo("t", 1, "Running"),
+                                MakePodInfo("t", 2, "Failed")}),
+                 {kRestartJobAction, "t", ""});
   EXPECT_THAT(plan.delete_pods, ElementsAre("j-t-1"));
   EXPECT_EQ(plan.status.phase, "Completed");
   EXPECT_EQ(plan.status.version, 5);

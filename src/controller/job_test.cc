@@ -79,7 +79,8 @@ TEST(JobStatusTest, EncodesAsVolcanoMarshalsAndDecodesBack) {
   // Zero counters are omitted (omitempty), as kubectl's RUNNINGS column expects.
   EXPECT_FALSE(encoded.contains("pending"));
   EXPECT_FALSE(encoded.contains("retryCount"));
-  EXPECT_EQ(json::serialize(encoded.at("taskStatusCount")), R"({"trainer":{"phase":{"Running":2}}})");
+  EXPECT_EQ(json::serialize(encoded.at("taskStatusCount")),
+            R"({"trainer":{"phase":{"Running":2}}})");
   EXPECT_EQ(json::serialize(encoded.at("state")),
             R"({"phase":"Running","lastTransitionTime":"2024-05-01T12:00:05Z"})");
 

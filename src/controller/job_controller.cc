@@ -1,0 +1,742 @@
+#include "controller/job_controller.h"
+
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boost/json/array.hpp"
+#include "boost/json/value.hpp"
+#include "client/informer.h"
+#include "controller/job_plugins.h"
+#include "controller/job_pods.h"
+#include "controller/job_state.h"
+#include "controller/work_queue.h"
+#include "fmt/format.h"
+
+namespace muster::controller {
+
+namespace json = boost::json;
+
+namespace {
+
+const client::Resource& ConfigMaps() {
+  static const auto* const resource =
+      new client::Resource{"", "v1", "configmaps", "ConfigMap", true};
+  return *resource;
+}
+
+const client::Resource& ResourceNamed(std::string_view plural) {
+  return plural == "services" ? client::Services() : ConfigMaps();
+}
+
+const json::object* ObjectAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v == nullptr ? nullptr : v->if_object();
+}
+
+std::string StringAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::string Meta(const json::object& o, std::string_view key) {
+  const json::object* meta = ObjectAt(o, "metadata");
+  return meta == nullptr ? std::string() : StringAt(*meta, key);
+}
+
+std::string Annotation(const json::object& o, std::string_view key) {
+  const json::object* meta = ObjectAt(o, "metadata");
+  const json::object* annotations = meta == nullptr ? nullptr : ObjectAt(*meta, "annotations");
+  return annotations == nullptr ? std::string() : StringAt(*annotations, key);
+}
+
+std::string StatusString(const json::object& o, std::string_view key) {
+  const json::object* status = ObjectAt(o, "status");
+  return status == nullptr ? std::string() : StringAt(*status, key);
+}
+
+std::string Key(std::string_view ns, std::string_view name) {
+  return fmt::format("{}/{}", ns, name);
+}
+
+std::pair<std::string, std::string> SplitKey(const std::string& key) {
+  const size_t slash = key.find('/');
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// resourceVersions as muster's store and etcd write them: decimal revisions.
+std::optional<int64_t> Revision(const json::object& o) {
+  const std::string rv = Meta(o, "resourceVersion");
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (ec != std::errc() || ptr != rv.data() + rv.size() || rv.empty()) return std::nullopt;
+  return v;
+}
+
+// Whether `candidate` is at least as new as `current` (unknown revisions: assume newer).
+bool NotOlder(const json::object& candidate, const json::object& current) {
+  std::optional<int64_t> a = Revision(candidate);
+  std::optional<int64_t> b = Revision(current);
+  return !a || !b || *a >= *b;
+}
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+// A pod the job controller manages: controlled by a Volcano Job, with the job-name and a
+// numeric job-version annotation (Volcano skips any other pod).
+struct JobPodRef {
+  std::string key;  // the Job's "ns/name"
+  PodInfo info;
+};
+
+Request Req(std::string event, std::string task = {}, std::string pod = {}, int32_t version = 0,
+            int32_t exit_code = 0) {
+  Request r;
+  r.event = std::move(event);
+  r.task = std::move(task);
+  r.pod = std::move(pod);
+  r.job_version = version;
+  r.exit_code = exit_code;
+  return r;
+}
+
+std::optional<JobPodRef> RefOf(const json::object& pod) {
+  if (ControllingJobName(pod).empty()) return std::nullopt;
+  const std::string job = Annotation(pod, kJobNameKey);
+  if (job.empty()) return std::nullopt;
+  JobPodRef ref;
+  ref.info = DecodePodInfo(pod);
+  if (!ref.info.version) return std::nullopt;
+  ref.key = Key(Meta(pod, "namespace"), job);
+  return ref;
+}
+
+}  // namespace
+
+struct JobController::State {
+  State(client::Client& c, JobControllerOptions o)
+      : client(c),
+        options(std::move(o)),
+        jobs(c, client::VolcanoJobs()),
+        pods(c, client::Pods(), "", client::ListOptions{kJobNameKey, ""}),
+        pod_groups(c, client::PodGroups()),
+        priority_classes(c, client::PriorityClasses()),
+        queues({options.workers, options.backoff_base, options.backoff_max},
+               [this](const WorkItem& item, int retries) { return Handle(item, retries); }) {}
+
+  client::Client& client;
+  JobControllerOptions options;
+  client::Informer jobs;
+  client::Informer pods;
+  client::Informer pod_groups;
+  client::Informer priority_classes;
+  WorkQueues queues;
+  bool started = false;
+
+  std::mutex mu;  // guards everything below
+  // The Job as this controller last wrote it, until the watch delivers that version.
+  std::map<std::string, json::object> job_writes;
+  // Each Job's pods by name, with the revision last seen.
+  struct PodEntry {
+    PodInfo info;
+    std::optional<int64_t> revision;
+  };
+  std::map<std::string, std::map<std::string, PodEntry>> pods_by_job;
+  // PodGroups by "ns/name", and the UIDs of those this controller deleted (a late watch event
+  // about one must not bring it back).
+  std::map<std::string, json::object> groups;
+  std::set<std::string> deleted_group_uids;
+  // Events recorded once per Job UID (PodGroupPending per message, plugin problems).
+  std::map<std::string, std::set<std::string>> recorded_once;
+
+  // --- Watch handlers -------------------------------------------------------------------------
+
+  void Enqueue(const std::string& key, Request request) {
+    if (request.event == kOutOfSyncEvent) {
+      // A sync ignores where it came from: identical requests collapse into one.
+      request.task.clear();
+      request.pod.clear();
+      request.exit_code = 0;
+    }
+    WorkItem item;
+    item.key = key;
+    item.request = std::move(request);
+    queues.Add(std::move(item));
+  }
+
+  void ScheduleTtl(const json::object& object) {
+    absl::StatusOr<Job> job = DecodeJob(object);
+    if (!job.ok()) return;
+    std::optional<Clock::time_point> deadline = TtlDeadline(*job);
+    if (!deadline) return;
+    WorkItem item;
+    item.key = Key(job->ns, job->name);
+    item.kind = WorkItem::Kind::kTtl;
+    queues.AddAfter(std::move(item), *deadline - options.now());
+  }
+
+  void OnJobAdd(const json::object& job) {
+    Enqueue(Key(Meta(job, "namespace"), Meta(job, "name")), Req(kOutOfSyncEvent));
+    ScheduleTtl(job);
+  }
+
+  void OnJobUpdate(const json::object& old_job, const json::object& job) {
+    const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
+    {
+      std::lock_guard lock(mu);
+      auto it = job_writes.find(key);
+      if (it != job_writes.end() && NotOlder(job, it->second)) job_writes.erase(it);
+    }
+    if (Meta(job, "resourceVersion") == Meta(old_job, "resourceVersion")) return;
+    const json::value* spec = job.if_contains("spec");
+    const json::value* old_spec = old_job.if_contains("spec");
+    const bool same_spec = (spec == nullptr && old_spec == nullptr) ||
+                           (spec != nullptr && old_spec != nullptr && *spec == *old_spec);
+    const json::object* state = ObjectAt(job, "status");
+    const json::object* old_state = ObjectAt(old_job, "status");
+    auto phase = [](const json::object* status) {
+      const json::object* s = status == nullptr ? nullptr : ObjectAt(*status, "state");
+      return s == nullptr ? std::string() : StringAt(*s, "phase");
+    };
+    const bool same_phase = phase(state) == phase(old_state);
+    if (same_spec && same_phase) return;
+    Enqueue(key, Req(kOutOfSyncEvent));
+    if (!same_phase) ScheduleTtl(job);
+  }
+
+  void OnJobDelete(const json::object& job) {
+    const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
+    std::lock_guard lock(mu);
+    job_writes.erase(key);
+    recorded_once.erase(Meta(job, "uid"));
+  }
+
+  void UpsertPod(const JobPodRef& ref, const json::object& pod) {
+    std::lock_guard lock(mu);
+    PodEntry& entry = pods_by_job[ref.key][ref.info.name];
+    entry.info = ref.info;
+    entry.revision = Revision(pod);
+  }
+
+  // Whether every replica of the task has succeeded (jobCache.TaskCompleted).
+  bool TaskCompleted(const std::string& key, const std::string& task) {
+    std::optional<json::object> job = CurrentJob(key);
+    if (!job) return false;
+    absl::StatusOr<Job> decoded = DecodeJob(*job);
+    if (!decoded.ok()) return false;
+    const int t = decoded->spec.FindTask(task);
+    if (t < 0) return false;
+    const int32_t replicas = decoded->spec.tasks[static_cast<size_t>(t)].replicas;
+    if (replicas <= 0) return false;
+    int32_t succeeded = 0;
+    std::lock_guard lock(mu);
+    auto it = pods_by_job.find(key);
+    if (it == pods_by_job.end()) return false;
+    for (const auto& [name, entry] : it->second) {
+      if (entry.info.task == task && entry.info.phase == "Succeeded") ++succeeded;
+    }
+    return succeeded >= replicas;
+  }
+
+  // Whether the task's live pods restarted more often than its maxRetry (jobCache.TaskFailed).
+  bool TaskFailed(const std::string& key, const std::string& task) {
+    std::optional<json::object> job = CurrentJob(key);
+    if (!job) return false;
+    absl::StatusOr<Job> decoded = DecodeJob(*job);
+    if (!decoded.ok()) return false;
+    const int t = decoded->spec.FindTask(task);
+    if (t < 0) return false;
+    const TaskSpec& spec = decoded->spec.tasks[static_cast<size_t>(t)];
+    if (spec.replicas == 0 || spec.max_retry == -1) return false;
+    const int32_t max_retry = spec.max_retry == 0 ? 3 : spec.max_retry;
+    int32_t restarts = 0;
+    std::lock_guard lock(mu);
+    auto it = pods_by_job.find(key);
+    if (it == pods_by_job.end()) return false;
+    for (const auto& [name, entry] : it->second) {
+      if (entry.info.task != task) continue;
+      if (entry.info.phase == "Running" || entry.info.phase == "Pending") {
+        restarts += entry.info.restarts;
+      }
+    }
+    return restarts > max_retry;
+  }
+
+  void OnPodAdd(const json::object& pod) {
+    std::optional<JobPodRef> ref = RefOf(pod);
+    if (!ref) return;
+    UpsertPod(*ref, pod);
+    if (ref->info.terminating) {
+      Enqueue(ref->key, Req(kPodEvictedEvent, ref->info.task, ref->info.name, *ref->info.version));
+      return;
+    }
+    Enqueue(ref->key, Req(kOutOfSyncEvent, "", "", *ref->info.version));
+  }
+
+  void OnPodUpdate(const json::object& old_pod, const json::object& pod) {
+    std::optional<JobPodRef> ref = RefOf(pod);
+    if (!ref) return;
+    if (Meta(pod, "resourceVersion") == Meta(old_pod, "resourceVersion")) return;
+    UpsertPod(*ref, pod);
+    const PodInfo& info = ref->info;
+    const int32_t version = *info.version;
+    if (info.terminating) {
+      Enqueue(ref->key, Req(kPodEvictedEvent, info.task, info.name, version));
+      return;
+    }
+    const std::string old_phase = StatusString(old_pod, "phase");
+    Request request = Req(kOutOfSyncEvent, info.task, info.name, version);
+    if (info.phase == "Failed" && old_phase != "Failed") {
+      request.event = kPodFailedEvent;
+      request.exit_code = info.exit_code.value_or(0);
+    } else if (info.phase == "Succeeded" && old_phase != "Succeeded" &&
+               TaskCompleted(ref->key, info.task)) {
+      request.event = kTaskCompletedEvent;
+    } else if ((info.phase == "Pending" || info.phase == "Running") &&
+               TaskFailed(ref->key, info.task)) {
+      request.event = kTaskFailedEvent;
+    }
+    Enqueue(ref->key, std::move(request));
+  }
+
+  void OnPodDelete(const json::object& pod) {
+    std::optional<JobPodRef> ref = RefOf(pod);
+    if (!ref) return;
+    {
+      std::lock_guard lock(mu);
+      auto it = pods_by_job.find(ref->key);
+      if (it != pods_by_job.end()) {
+        it->second.erase(ref->info.name);
+        if (it->second.empty()) pods_by_job.erase(it);
+      }
+    }
+    Enqueue(ref->key, Req(kPodEvictedEvent, ref->info.task, ref->info.name, *ref->info.version));
+  }
+
+  static std::string OwningJob(const json::object& group) {
+    const json::object* meta = ObjectAt(group, "metadata");
+    const json::value* refs = meta == nullptr ? nullptr : meta->if_contains("ownerReferences");
+    std::string job = Meta(group, "name");
+    if (refs != nullptr && refs->is_array()) {
+      for (const json::value& r : refs->get_array()) {
+        if (r.is_object() && StringAt(r.get_object(), "kind") == kJobKind) {
+          job = StringAt(r.get_object(), "name");
+        }
+      }
+    }
+    return job;
+  }
+
+  void UpsertGroup(const json::object& group) {
+    std::lock_guard lock(mu);
+    if (deleted_group_uids.contains(Meta(group, "uid"))) return;
+    const std::string key = Key(Meta(group, "namespace"), Meta(group, "name"));
+    auto it = groups.find(key);
+    if (it != groups.end() && Meta(it->second, "uid") == Meta(group, "uid") &&
+        !NotOlder(group, it->second)) {
+      return;
+    }
+    groups[key] = group;
+  }
+
+  // The messages of a PodGroup's Unschedulable conditions.
+  static std::vector<std::string> UnschedulableMessages(const json::object& group) {
+    std::vector<std::string> messages;
+    const json::object* status = ObjectAt(group, "status");
+    const json::value* conds = status == nullptr ? nullptr : status->if_contains("conditions");
+    if (conds == nullptr || !conds->is_array()) return messages;
+    for (const json::value& c : conds->get_array()) {
+      if (!c.is_object()) continue;
+      const json::object& co = c.get_object();
+      if (StringAt(co, "type") == "Unschedulable" && StringAt(co, "status") == "True") {
+        messages.push_back(StringAt(co, "message"));
+      }
+    }
+    return messages;
+  }
+
+  // Volcano syncs a Job when its PodGroup changes phase; muster also when the PodGroup's
+  // Unschedulable reason changes, so that the Job's PodGroupPending event tells the current one.
+  void OnGroupUpdate(const json::object& old_group, const json::object& group) {
+    UpsertGroup(group);
+    const std::string phase = StatusString(group, "phase");
+    if (phase == StatusString(old_group, "phase") &&
+        UnschedulableMessages(group) == UnschedulableMessages(old_group)) {
+      return;
+    }
+    Request request;
+    if (phase == "Unknown") request.event = kJobUnknownEvent;
+    Enqueue(Key(Meta(group, "namespace"), OwningJob(group)), std::move(request));
+  }
+
+  void OnGroupDelete(const json::object& group) {
+    std::lock_guard lock(mu);
+    const std::string key = Key(Meta(group, "namespace"), Meta(group, "name"));
+    auto it = groups.find(key);
+    if (it != groups.end() && Meta(it->second, "uid") == Meta(group, "uid")) groups.erase(it);
+    deleted_group_uids.erase(Meta(group, "uid"));
+  }
+
+  // --- Reads ----------------------------------------------------------------------------------
+
+  std::optional<json::object> CurrentJob(const std::string& key) {
+    auto [ns, name] = SplitKey(key);
+    std::optional<json::object> watched = jobs.Get(ns, name);
+    std::lock_guard lock(mu);
+    auto it = job_writes.find(key);
+    if (!watched) {
+      // Deleted (the watch says so) or not seen yet; a write of ours does not resurrect it.
+      return std::nullopt;
+    }
+    if (it != job_writes.end() && Meta(it->second, "uid") == Meta(*watched, "uid") &&
+        !NotOlder(*watched, it->second)) {
+      return it->second;
+    }
+    return watched;
+  }
+
+  JobSnapshot Snapshot(Job job) {
+    JobSnapshot s;
+    const std::string key = Key(job.ns, job.name);
+    const std::string group_key = Key(job.ns, PodGroupName(job));
+    std::lock_guard lock(mu);
+    if (auto it = pods_by_job.find(key); it != pods_by_job.end()) {
+      s.pods.reserve(it->second.size());
+      for (const auto& [name, entry] : it->second) s.pods.push_back(entry.info);
+    }
+    if (auto it = groups.find(group_key); it != groups.end()) {
+      s.pod_group.exists = true;
+      s.pod_group.phase = StatusString(it->second, "phase");
+      s.pod_group.unschedulable_messages = UnschedulableMessages(it->second);
+    }
+    s.job = std::move(job);
+    s.now = options.now();
+    return s;
+  }
+
+  std::optional<int32_t> PriorityOf(const std::string& name) {
+    std::optional<json::object> pc = priority_classes.Get("", name);
+    if (!pc) return std::nullopt;
+    const json::value* v = pc->if_contains("value");
+    if (v == nullptr || !v->is_number()) return std::nullopt;
+    return static_cast<int32_t>(v->to_number<double>());
+  }
+
+  // --- Events ---------------------------------------------------------------------------------
+
+  void RecordJobEvent(const Job& job, const std::string& type, const std::string& reason,
+                      const std::string& message) {
+    client::EventRecord event;
+    event.involved_api_version = kJobApiVersion;
+    event.involved_kind = kJobKind;
+    event.involved_namespace = job.ns;
+    event.involved_name = job.name;
+    event.involved_uid = job.uid;
+    event.type = type;
+    event.reason = reason;
+    event.message = message;
+    event.source_component = options.component;
+    if (absl::Status s = client.RecordEvent(event); !s.ok()) {
+      std::fprintf(stderr, "job controller: recording event %s on %s/%s: %s\n", reason.c_str(),
+                   job.ns.c_str(), job.name.c_str(), Message(s).c_str());
+    }
+  }
+
+  // Records an event the first time its reason and message come up for this Job.
+  void RecordJobEventOnce(const Job& job, const std::string& type, const std::string& reason,
+                          const std::string& message) {
+    {
+      std::lock_guard lock(mu);
+      if (!recorded_once[job.uid].insert(reason + "\n" + message).second) return;
+    }
+    RecordJobEvent(job, type, reason, message);
+  }
+
+  // --- Carrying out a plan --------------------------------------------------------------------
+
+  // Creates the object, or brings an existing ConfigMap's data up to date.
+  absl::Status CreateOrUpdate(const PluginObject& object, const std::string& ns,
+                              bool create_services) {
+    const client::Resource& resource = ResourceNamed(object.resource);
+    const bool is_config_map = object.resource == "configmaps";
+    if (!is_config_map && !create_services) return absl::OkStatus();
+    const std::string name = Meta(object.object, "name");
+    absl::StatusOr<json::object> existing = client.Get(resource, ns, name);
+    if (absl::IsNotFound(existing.status())) {
+      absl::StatusOr<json::object> created = client.Create(resource, ns, object.object);
+      if (created.ok() || absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+      return created.status();
+    }
+    if (!existing.ok()) return existing.status();
+    if (!is_config_map) return absl::OkStatus();
+    const json::value* have = existing->if_contains("data");
+    const json::value* want = object.object.if_contains("data");
+    if (have != nullptr && want != nullptr && *have == *want) return absl::OkStatus();
+    json::object updated = *existing;
+    updated["data"] = want != nullptr ? *want : json::value(json::object());
+    return client.Update(resource, std::move(updated)).status();
+  }
+
+  std::vector<std::unique_ptr<JobPlugin>> Plugins(const Job& job) {
+    std::vector<std::unique_ptr<JobPlugin>> plugins;
+    for (const auto& [name, args] : job.spec.plugins) {
+      PluginBuild build = MakePlugin(name, args);
+      if (!build.problem.empty()) RecordJobEventOnce(job, "Warning", "PluginError", build.problem);
+      if (build.plugin) plugins.push_back(std::move(build.plugin));
+    }
+    return plugins;
+  }
+
+  absl::Status SyncPodGroup(const Job& job) {
+    const json::object desired =
+        MakePodGroup(job, [this](const std::string& name) { return PriorityOf(name); });
+    const std::string name = PodGroupName(job);
+    std::optional<json::object> cached;
+    {
+      std::lock_guard lock(mu);
+      if (auto it = groups.find(Key(job.ns, name)); it != groups.end()) cached = it->second;
+    }
+    if (!cached) {
+      absl::StatusOr<json::object> created = client.Create(client::PodGroups(), job.ns, desired);
+      if (created.ok()) {
+        UpsertGroup(*created);
+        return absl::OkStatus();
+      }
+      if (!absl::IsAlreadyExists(created.status())) return created.status();
+      absl::StatusOr<json::object> live = client.Get(client::PodGroups(), job.ns, name);
+      if (!live.ok()) return live.status();
+      UpsertGroup(*live);
+      cached = *live;
+    }
+    std::optional<json::object> updated = UpdatedPodGroup(*cached, desired);
+    if (!updated) return absl::OkStatus();
+    absl::StatusOr<json::object> stored = client.Update(client::PodGroups(), *std::move(updated));
+    if (!stored.ok()) return stored.status();
+    UpsertGroup(*stored);
+    return absl::OkStatus();
+  }
+
+  absl::Status Execute(const Job& job, const json::object& job_object, const Plan& plan) {
+    if (plan.skip) return absl::OkStatus();
+    for (const PlannedEvent& e : plan.events) RecordJobEventOnce(job, e.type, e.reason, e.message);
+    std::vector<std::unique_ptr<JobPlugin>> plugins = Plugins(job);
+
+    if (plan.sync_job_objects) {
+      for (const auto& plugin : plugins) {
+        const std::string marker = "plugin-" + std::string(plugin->name());
+        auto it = job.status.controlled_resources.find(marker);
+        const bool added =
+            it != job.status.controlled_resources.end() && it->second == plugin->name();
+        // OnJobAdd while the Job is not started (once per plugin), OnJobUpdate afterwards.
+        if (plan.initiate && added) continue;
+        for (const PluginObject& object : plugin->Objects(job)) {
+          if (absl::Status s = CreateOrUpdate(object, job.ns, /*create_services=*/plan.initiate);
+              !s.ok()) {
+            RecordJobEvent(job, "Warning", "PluginError",
+                           fmt::format("Execute plugin when job add failed, err: {}", Message(s)));
+            return s;
+          }
+        }
+      }
+      if (absl::Status s = SyncPodGroup(job); !s.ok()) {
+        RecordJobEvent(job, "Warning", "PodGroupError",
+                       fmt::format("Failed to create PodGroup, err: {}", Message(s)));
+        return s;
+      }
+    }
+
+    std::vector<std::string> errors;
+    for (const PodToCreate& p : plan.create_pods) {
+      json::object pod = MakePod(job, static_cast<size_t>(p.task), p.index);
+      for (const auto& plugin : plugins) {
+        plugin->OnPodCreate(job, static_cast<size_t>(p.task), p.index, pod);
+      }
+      absl::StatusOr<json::object> created = client.Create(client::Pods(), job.ns, pod);
+      if (created.ok()) {
+        if (std::optional<JobPodRef> ref = RefOf(*created)) UpsertPod(*ref, *created);
+      } else if (!absl::IsAlreadyExists(created.status())) {
+        errors.push_back(
+            fmt::format("failed to create pod {}, err: {}", p.name, Message(created.status())));
+      }
+    }
+    if (!errors.empty()) {
+      RecordJobEvent(job, "Warning", "FailedCreatePod",
+                     fmt::format("Error creating pods: [{}]", fmt::join(errors, " ")));
+      return absl::UnavailableError(
+          fmt::format("failed to create {} pods of {}", errors.size(), plan.create_pods.size()));
+    }
+
+    for (const std::string& name : plan.delete_pods) {
+      absl::Status s = client.Delete(client::Pods(), job.ns, name);
+      if (s.ok() || absl::IsNotFound(s)) continue;
+      errors.push_back(fmt::format("failed to delete pod {}, err: {}", name, Message(s)));
+    }
+    if (!errors.empty()) {
+      RecordJobEvent(job, "Warning", "FailedDeletePod",
+                     fmt::format("Error deleting pods: [{}]", fmt::join(errors, " ")));
+      return absl::UnavailableError(
+          fmt::format("failed to delete {} pods of {}", errors.size(), plan.delete_pods.size()));
+    }
+
+    if (plan.delete_job_objects) {
+      for (const auto& plugin : plugins) {
+        for (const PluginObject& object : plugin->Objects(job)) {
+          absl::Status s =
+              client.Delete(ResourceNamed(object.resource), job.ns, Meta(object.object, "name"));
+          if (!s.ok() && !absl::IsNotFound(s)) return s;
+        }
+      }
+    }
+
+    // Counting and phases are Volcano's; the running duration alone changing is not worth a
+    // write (Volcano writes it on every sync, muster with every other change).
+    JobStatus unchanged = plan.status;
+    unchanged.running_duration = job.status.running_duration;
+    if (!(unchanged == job.status)) {
+      json::object updated = job_object;
+      updated["status"] = EncodeJobStatus(plan.status);
+      absl::StatusOr<json::object> stored =
+          client.UpdateStatus(client::VolcanoJobs(), std::move(updated));
+      if (!stored.ok()) return stored.status();
+      {
+        std::lock_guard lock(mu);
+        job_writes[Key(job.ns, job.name)] = *stored;
+      }
+      ScheduleTtl(*stored);
+    }
+
+    if (plan.delete_job_objects) {
+      const std::string name = PodGroupName(job);
+      absl::Status s = client.Delete(client::PodGroups(), job.ns, name);
+      if (!s.ok() && !absl::IsNotFound(s)) return s;
+      std::lock_guard lock(mu);
+      if (auto it = groups.find(Key(job.ns, name)); it != groups.end()) {
+        deleted_group_uids.insert(Meta(it->second, "uid"));
+        groups.erase(it);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // --- Work -----------------------------------------------------------------------------------
+
+  bool HandleTtl(const std::string& key) {
+    auto [ns, name] = SplitKey(key);
+    // Read the Job afresh, as Volcano's garbage collector does before deleting.
+    absl::StatusOr<json::object> live = client.Get(client::VolcanoJobs(), ns, name);
+    if (absl::IsNotFound(live.status())) return true;
+    if (!live.ok()) return false;
+    absl::StatusOr<Job> job = DecodeJob(*live);
+    if (!job.ok()) return true;
+    std::optional<Clock::time_point> deadline = TtlDeadline(*job);
+    if (!deadline) return true;
+    const Clock::time_point now = options.now();
+    if (*deadline > now) {
+      WorkItem item;
+      item.key = key;
+      item.kind = WorkItem::Kind::kTtl;
+      queues.AddAfter(std::move(item), *deadline - now);
+      return true;
+    }
+    client::DeleteOptions options_for_delete;
+    options_for_delete.propagation_policy = "Foreground";
+    options_for_delete.precondition_uid = job->uid;
+    absl::Status s = client.Delete(client::VolcanoJobs(), ns, name, options_for_delete);
+    return s.ok() || absl::IsNotFound(s) || absl::IsFailedPrecondition(s) || absl::IsAborted(s);
+  }
+
+  bool Handle(const WorkItem& item, int retries) {
+    if (item.kind == WorkItem::Kind::kTtl) return HandleTtl(item.key);
+    std::optional<json::object> object = CurrentJob(item.key);
+    if (!object) return true;  // deleted: its dependents go with it
+    absl::StatusOr<Job> job = DecodeJob(*object);
+    if (!job.ok()) {
+      std::fprintf(stderr, "job controller: %s\n", Message(job.status()).c_str());
+      return true;
+    }
+    const Action action = ApplyPolicies(*job, item.request);
+    if (action.name != kSyncJobAction && retries == 0) {
+      RecordJobEvent(*job, "Normal", "ExecuteAction",
+                     fmt::format("Start to execute action {}", action.name));
+    }
+    absl::Status status = Execute(*job, *object, PlanAction(Snapshot(*job), action));
+    if (status.ok()) return true;
+    if (retries + 1 < options.max_requeues) return false;
+    RecordJobEvent(*job, "Normal", "ExecuteAction",
+                   fmt::format("Job failed on action {} for retry limit reached", action.name));
+    if (std::optional<json::object> again = CurrentJob(item.key)) {
+      if (absl::StatusOr<Job> j = DecodeJob(*again); j.ok()) {
+        Execute(*j, *again, PlanAction(Snapshot(*j), Action{kTerminateJobAction, "", ""}))
+            .IgnoreError();
+      }
+    }
+    return true;
+  }
+};
+
+JobController::JobController(client::Client& client, JobControllerOptions options)
+    : state_(std::make_unique<State>(client, std::move(options))) {}
+
+JobController::~JobController() { Stop(); }
+
+absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
+  State& s = *state_;
+  if (s.started) return absl::OkStatus();
+  s.started = true;
+  s.jobs.AddHandlers({[&s](const json::object& o) { s.OnJobAdd(o); },
+                      [&s](const json::object& a, const json::object& b) { s.OnJobUpdate(a, b); },
+                      [&s](const json::object& o) { s.OnJobDelete(o); }});
+  s.pods.AddHandlers({[&s](const json::object& o) { s.OnPodAdd(o); },
+                      [&s](const json::object& a, const json::object& b) { s.OnPodUpdate(a, b); },
+                      [&s](const json::object& o) { s.OnPodDelete(o); }});
+  s.pod_groups.AddHandlers(
+      {[&s](const json::object& o) { s.UpsertGroup(o); },
+       [&s](const json::object& a, const json::object& b) { s.OnGroupUpdate(a, b); },
+       [&s](const json::object& o) { s.OnGroupDelete(o); }});
+  // Pods and PodGroups first, so that the first sync of each Job sees them.
+  s.priority_classes.Start();
+  s.pod_groups.Start();
+  s.pods.Start();
+  const auto deadline = std::chrono::steady_clock::now() + sync_timeout;
+  auto left = [&deadline] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+  };
+  for (client::Informer* informer : {&s.priority_classes, &s.pod_groups, &s.pods}) {
+    if (!informer->WaitForSync(left())) {
+      Stop();
+      return absl::DeadlineExceededError(
+          fmt::format("job controller: the {} watch did not sync within {} ms",
+                      informer->resource().plural, sync_timeout.count()));
+    }
+  }
+  s.queues.Start();
+  s.jobs.Start();
+  if (!s.jobs.WaitForSync(left())) {
+    Stop();
+    return absl::DeadlineExceededError(fmt::format(
+        "job controller: the jobs watch did not sync within {} ms", sync_timeout.count()));
+  }
+  return absl::OkStatus();
+}
+
+void JobController::Stop() {
+  State& s = *state_;
+  s.jobs.Stop();
+  s.pods.Stop();
+  s.pod_groups.Stop();
+  s.priority_classes.Stop();
+  s.queues.Stop();
+}
+
+bool JobController::WaitIdle(std::chrono::milliseconds timeout) {
+  return state_->queues.WaitIdle(timeout);
+}
+
+}  // namespace muster::controller

@@ -1,0 +1,71 @@
+#pragma once
+
+// The Volcano Job controller (vc-controller-manager's job controller and the TTL part of its
+// garbage collector), running against any API server through a client::Client: muster's own,
+// in-process in `muster up` or over HTTP with `muster controller`, or a real kube-apiserver with
+// Volcano's CRDs.
+//
+// It watches Volcano Jobs, the pods they control (label volcano.sh/job-name), PodGroups and
+// PriorityClasses, turns what happens into requests (a pod failed with an exit code, was evicted
+// or deleted, a task completed, a PodGroup changed phase, a Job was added or changed), and runs
+// each request through the Job state machine (job_state.h): lifecycle policies pick the action,
+// the plan it gives is carried out against the API (plugin objects, the PodGroup, pods, the Job's
+// status), and Events are recorded on the Job as Volcano records them (ExecuteAction,
+// PodGroupPending, FailedCreatePod, FailedDeletePod, PluginError, PodGroupError). A request that
+// fails is retried with backoff; after `max_requeues` failures the Job is terminated, as Volcano
+// does. Finished Jobs with ttlSecondsAfterFinished are deleted (Foreground propagation, UID
+// precondition) once the TTL has passed since they finished.
+//
+// Lifecycle: construct, Start(), Stop() (or destroy). The Client must outlive the controller.
+// Thread-safety: Start, Stop and WaitIdle may be called from any thread.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "client/client.h"
+#include "controller/job.h"
+
+namespace muster::controller {
+
+struct JobControllerOptions {
+  // Worker threads; a Job's requests always run on the same one, in order.
+  int workers = 4;
+  // Failures of one request before the Job is terminated (Volcano's --max-requeue-num).
+  int max_requeues = 15;
+  std::chrono::milliseconds backoff_base{5};
+  std::chrono::milliseconds backoff_max{30000};
+  // The wall clock for timestamps, running durations and TTLs; tests may fix it.
+  std::function<Clock::time_point()> now = [] { return Clock::now(); };
+  // Events' source.component, as vc-controller-manager's recorder names itself.
+  std::string component = "vc-controller-manager";
+};
+
+class JobController {
+ public:
+  explicit JobController(client::Client& client, JobControllerOptions options = {});
+  ~JobController();  // Stop()
+
+  JobController(const JobController&) = delete;
+  JobController& operator=(const JobController&) = delete;
+
+  // Starts the watches, waits until their first lists are in (DeadlineExceeded after
+  // `sync_timeout`, the controller then stopped), and starts the workers. Every Job present is
+  // synced once.
+  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
+  // Stops the watches and workers; a request being handled finishes first. Idempotent.
+  void Stop();
+
+  // Waits until no request is queued or being handled (retries and TTLs scheduled for later
+  // do not count); false on timeout. For tests and orderly shutdowns.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace muster::controller
