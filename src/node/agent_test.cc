@@ -1,0 +1,279 @@
+// The node agent against a real embedded API server (port 0, temporary data directory) through
+// the in-process transport: nodes and leases registered, pods bound to its nodes run to their
+// final phase with logs readable through pods/log, and deleted pods stopped and removed.
+
+#include "node/agent.h"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "apiserver/apiserver.h"
+#include "apiserver/local_transport.h"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "node/json_access.h"
+
+namespace muster::node {
+namespace {
+
+namespace json = boost::json;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr char kCluster[] = R"(
+nodePools:
+  - name: gpu
+    count: 2
+    labels: {node.kubernetes.io/instance-type: g4dn.xlarge}
+    taints: ["nvidia.com/gpu=present:NoSchedule"]
+    allocatable: {cpu: "4", memory: 16Gi}
+    gpu: {count: 1, model: Tesla-T4, memory: 15360Mi}
+  - name: local
+    runtime: process
+)";
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/muster-agent-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    dir_ = dir;
+    apiserver::ApiServerOptions options;
+    options.data_dir = dir_;
+    options.listen = "127.0.0.1:0";
+    options.threads = 2;
+    auto server = apiserver::ApiServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
+    auto nodes = ParseClusterFile(kCluster);
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    NodeAgentOptions agent_options;
+    agent_options.data_dir = dir_;
+    agent_options.lease_renew_interval = 300ms;
+    agent_options.status_report_interval = 300ms;
+    agent_options.backoff_initial = 100ms;
+    agent_options.backoff_max = 400ms;
+    agent_options.shutdown_grace = 1s;
+    agent_ = std::make_unique<NodeAgent>(*client_, *nodes, agent_options);
+    absl::Status started = agent_->Start();
+    ASSERT_TRUE(started.ok()) << started;
+  }
+
+  void TearDown() override {
+    if (agent_) agent_->Stop();
+    agent_.reset();
+    client_.reset();
+    if (server_) server_->Stop();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  json::object CreatePod(const std::string& yaml_json) {
+    auto created = client_->Create(client::Pods(), "default", json::parse(yaml_json).as_object());
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? *created : json::object();
+  }
+
+  // Polls the pod until `pred` holds; returns the last version seen.
+  json::object WaitPod(const std::string& name, const std::function<bool(const json::object&)>& pred,
+                       std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    json::object last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto pod = client_->Get(client::Pods(), "default", name);
+      if (pod.ok()) {
+        last = *pod;
+        if (pred(last)) return last;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "timed out waiting on pod " << name << "; last: " << json::serialize(last);
+    return last;
+  }
+  json::object WaitPhase(const std::string& name, const std::string& phase) {
+    return WaitPod(name, [&](const json::object& p) { return Phase(p) == phase; });
+  }
+  static std::string Phase(const json::object& pod) {
+    const json::object* status = ObjectAt(pod, "status");
+    return status == nullptr ? "" : StringAt(*status, "phase");
+  }
+  static const json::object& FirstContainerStatus(const json::object& pod) {
+    static const json::object kEmpty;
+    const json::object* status = ObjectAt(pod, "status");
+    const json::array* list = status == nullptr ? nullptr : ArrayAt(*status, "containerStatuses");
+    return list == nullptr || list->empty() ? kEmpty : list->front().as_object();
+  }
+
+  std::string dir_;
+  std::unique_ptr<apiserver::ApiServer> server_;
+  std::unique_ptr<client::Client> client_;
+  std::unique_ptr<NodeAgent> agent_;
+};
+
+TEST_F(NodeAgentTest, RegistersNodesAndKeepsTheirLeasesFresh) {
+  auto nodes = client_->List(client::Nodes(), "");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->items.size(), 3u);
+  auto gpu = client_->Get(client::Nodes(), "", "gpu-1");
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const json::object& meta = *ObjectAt(*gpu, "metadata");
+  EXPECT_EQ(StringAt(*ObjectAt(meta, "labels"), "nvidia.com/gpu.product"), "Tesla-T4");
+  EXPECT_EQ(StringAt(*ObjectAt(meta, "labels"), "node.kubernetes.io/instance-type"), "g4dn.xlarge");
+  const json::array* taints = ArrayAt(*ObjectAt(*gpu, "spec"), "taints");
+  ASSERT_NE(taints, nullptr);
+  EXPECT_EQ(json::serialize(*taints),
+            R"([{"key":"nvidia.com/gpu","effect":"NoSchedule","value":"present"}])");
+  const json::object& status = *ObjectAt(*gpu, "status");
+  EXPECT_EQ(StringAt(*ObjectAt(status, "allocatable"), "nvidia.com/gpu"), "1");
+  EXPECT_EQ(StringAt(*ObjectAt(status, "capacity"), "memory"), "16Gi");
+  bool ready = false;
+  for (const json::value& c : *ArrayAt(status, "conditions")) {
+    if (StringAt(c.as_object(), "type") == "Ready") {
+      ready = StringAt(c.as_object(), "status") == "True" &&
+              StringAt(c.as_object(), "reason") == "KubeletReady";
+    }
+  }
+  EXPECT_TRUE(ready);
+  EXPECT_EQ(StringAt(*ObjectAt(status, "nodeInfo"), "kubeletVersion"), "v1.32.0");
+  EXPECT_EQ(json::serialize(*ArrayAt(status, "addresses")),
+            R"([{"type":"InternalIP","address":"10.1.0.2"},{"type":"Hostname","address":"gpu-1"}])");
+
+  auto lease = client_->Get(client::Leases(), "kube-node-lease", "gpu-1");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  const std::string first = StringAt(*ObjectAt(*lease, "spec"), "renewTime");
+  EXPECT_EQ(StringAt(*ObjectAt(*lease, "spec"), "holderIdentity"), "gpu-1");
+  EXPECT_FALSE(first.empty());
+  const json::array* owners = ArrayAt(*ObjectAt(*lease, "metadata"), "ownerReferences");
+  ASSERT_NE(owners, nullptr);
+  EXPECT_EQ(StringAt(owners->at(0).as_object(), "uid"), MetaString(*gpu, "uid"));
+  std::string renewed = first;
+  for (int i = 0; i < 100 && renewed == first; ++i) {
+    std::this_thread::sleep_for(50ms);
+    auto again = client_->Get(client::Leases(), "kube-node-lease", "gpu-1");
+    ASSERT_TRUE(again.ok());
+    renewed = StringAt(*ObjectAt(*again, "spec"), "renewTime");
+  }
+  EXPECT_GT(renewed, first);
+
+  NodeAgentStats stats = agent_->Stats();
+  EXPECT_EQ(stats.nodes, 3);
+  EXPECT_EQ(stats.gpus_total, 2);
+  EXPECT_EQ(stats.gpus_free, 2);
+}
+
+TEST_F(NodeAgentTest, ABoundPodRunsToSucceededAndItsLogIsServed) {
+  CreatePod(R"({"metadata":{"name":"hello"},
+                "spec":{"nodeName":"local","restartPolicy":"Never","containers":[
+                  {"name":"main","image":"busybox",
+                   "command":["sh","-c","echo hello from $(POD) on $NODE"],
+                   "env":[{"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},
+                          {"name":"NODE","valueFrom":{"fieldRef":{"fieldPath":"spec.nodeName"}}}]}]}})");
+  json::object pod = WaitPhase("hello", "Succeeded");
+  const json::object& cs = FirstContainerStatus(pod);
+  EXPECT_EQ(IntAt(*ObjectAt(*ObjectAt(cs, "state"), "terminated"), "exitCode"), 0);
+  EXPECT_EQ(StringAt(*ObjectAt(*ObjectAt(cs, "state"), "terminated"), "reason"), "Completed");
+  EXPECT_EQ(StringAt(*ObjectAt(pod, "status"), "qosClass"), "BestEffort");  // left as it was
+  auto log = client_->Logs("default", "hello");
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(*log, "hello from hello on local\n");
+
+  client::ListOptions about;
+  about.field_selector = "involvedObject.name=hello";
+  auto events = client_->List(client::Events(), "default", about);
+  ASSERT_TRUE(events.ok()) << events.status();
+  bool started = false;
+  for (const json::object& e : events->items) {
+    if (StringAt(e, "reason") == "Started") {
+      started = true;
+      EXPECT_EQ(StringAt(e, "message"), "Started container main");
+      EXPECT_EQ(StringAt(*ObjectAt(e, "source"), "component"), "kubelet");
+      EXPECT_EQ(StringAt(*ObjectAt(e, "source"), "host"), "local");
+    }
+  }
+  EXPECT_TRUE(started);
+}
+
+TEST_F(NodeAgentTest, ExitCodeAnnotationFailsASimulatedPod) {
+  CreatePod(R"({"metadata":{"name":"sim","annotations":{"muster.dev/run-seconds":"0.2",
+                                                        "muster.dev/exit-code":"3"}},
+                "spec":{"nodeName":"gpu-0","restartPolicy":"Never",
+                        "tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
+                        "containers":[{"name":"trainer","image":"tf",
+                          "resources":{"limits":{"nvidia.com/gpu":1}}}]}})");
+  json::object running = WaitPhase("sim", "Running");
+  EXPECT_EQ(StringAt(*ObjectAt(running, "status"), "hostIP"), "10.1.0.1");
+  json::object failed = WaitPhase("sim", "Failed");
+  const json::object& cs = FirstContainerStatus(failed);
+  const json::object* terminated = ObjectAt(*ObjectAt(cs, "state"), "terminated");
+  ASSERT_NE(terminated, nullptr);
+  EXPECT_EQ(IntAt(*terminated, "exitCode"), 3);
+  EXPECT_EQ(StringAt(*terminated, "reason"), "Error");
+  for (int i = 0; i < 100 && agent_->Stats().gpus_free != 2; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(agent_->Stats().gpus_free, 2);
+  EXPECT_EQ(agent_->Stats().pods_failed, 1);
+}
+
+TEST_F(NodeAgentTest, DeletingARunningPodStopsItAndThePodGoes) {
+  CreatePod(R"({"metadata":{"name":"long"},
+                "spec":{"nodeName":"local","containers":[
+                  {"name":"main","image":"busybox","command":["sh","-c","echo up; exec sleep 60"]}]}})");
+  WaitPhase("long", "Running");
+  EXPECT_EQ(agent_->Stats().pods_running, 1);
+  ASSERT_TRUE(client_->Delete(client::Pods(), "default", "long").ok());
+  // Bound pods delete gracefully: the agent stops the process, then confirms.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  absl::StatusOr<json::object> pod = client_->Get(client::Pods(), "default", "long");
+  while (pod.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    pod = client_->Get(client::Pods(), "default", "long");
+  }
+  EXPECT_TRUE(absl::IsNotFound(pod.status())) << pod.status();
+  for (int i = 0; i < 100 && agent_->Stats().pods_running != 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(agent_->Stats().pods_running, 0);
+  client::ListOptions about;
+  about.field_selector = "involvedObject.name=long,reason=Killing";
+  auto events = client_->List(client::Events(), "default", about);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->items.size(), 1u);
+  EXPECT_EQ(StringAt(events->items[0], "message"), "Stopping container main");
+}
+
+TEST_F(NodeAgentTest, StopEndsEveryProcessAndARestartPicksThePodsUp) {
+  CreatePod(R"({"metadata":{"name":"svc"},
+                "spec":{"nodeName":"local","restartPolicy":"Always","containers":[
+                  {"name":"main","image":"busybox","command":["sh","-c","echo start; exec sleep 60"]}]}})");
+  WaitPhase("svc", "Running");
+  agent_->Stop();
+  // A new agent (a restart of `muster up`) finds the container gone and starts it again.
+  auto nodes = ParseClusterFile(kCluster);
+  ASSERT_TRUE(nodes.ok());
+  NodeAgentOptions options;
+  options.data_dir = dir_;
+  options.backoff_initial = 100ms;
+  agent_ = std::make_unique<NodeAgent>(*client_, *nodes, options);
+  ASSERT_TRUE(agent_->Start().ok());
+  json::object pod = WaitPod("svc", [](const json::object& p) {
+    const json::object& cs = FirstContainerStatus(p);
+    const json::object* state = ObjectAt(cs, "state");
+    return IntAt(cs, "restartCount") == 1 && state != nullptr &&
+           ObjectAt(*state, "running") != nullptr;
+  });
+  const json::object& cs = FirstContainerStatus(pod);
+  EXPECT_EQ(StringAt(*ObjectAt(*ObjectAt(cs, "lastState"), "terminated"), "reason"),
+            "ContainerStatusUnknown");
+  auto log = client_->Logs("default", "svc");
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(*log, "start\nstart\n");
+}
+
+}  // namespace
+}  // namespace muster::node
