@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "boost/json/array.hpp"
+#include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
 #include "controller/job_state.h"
 #include "fmt/format.h"
@@ -210,6 +211,68 @@ class PytorchPlugin : public JobPlugin {
   int port_;
 };
 
+// --- tensorflow ---------------------------------------------------------------------------------
+
+class TensorflowPlugin : public JobPlugin {
+ public:
+  struct Roles {
+    std::string ps = "ps";
+    std::string worker = "worker";
+    std::string chief = "chief";
+    std::string evaluator = "evaluator";
+    int port = 2222;
+  };
+  explicit TensorflowPlugin(Roles roles) : roles_(std::move(roles)) {}
+
+  std::string_view name() const override { return "tensorflow"; }
+
+  void OnPodCreate(const Job& job, size_t task, int index, json::object& pod) const override {
+    // A stand-alone TensorFlow job needs no TF_CONFIG.
+    if (job.spec.tasks.size() == 1 && job.spec.tasks[0].replicas == 1) return;
+    // clusterInfo's field order: ps, worker, chief, evaluator.
+    const std::vector<std::pair<std::string, std::string>> roles = {
+        {"ps", roles_.ps},
+        {"worker", roles_.worker},
+        {"chief", roles_.chief},
+        {"evaluator", roles_.evaluator}};
+    json::object cluster;
+    for (const auto& [role, task_of_role] : roles) {
+      const int t = job.spec.FindTask(task_of_role);
+      if (t < 0) continue;
+      const TaskSpec& ts = job.spec.tasks[static_cast<size_t>(t)];
+      if (ts.replicas <= 0) continue;
+      json::array hosts;
+      for (int i = 0; i < ts.replicas; ++i) {
+        std::string host = TemplateSpecString(ts, "hostname");
+        std::string subdomain = TemplateSpecString(ts, "subdomain");
+        if (host.empty()) host = PodName(job.name, ts.name, i);
+        if (subdomain.empty()) subdomain = job.name;
+        hosts.push_back(json::string(fmt::format("{}.{}:{}", host, subdomain, roles_.port)));
+      }
+      cluster[role] = std::move(hosts);
+    }
+    // getTaskType: the role's type; a task named after no role keeps its own name.
+    const std::string& task_name = job.spec.tasks[task].name;
+    std::string type = task_name;
+    if (task_name == roles_.chief) {
+      type = "chief";
+    } else if (task_name == roles_.worker) {
+      type = "worker";
+    } else if (task_name == roles_.ps) {
+      type = "ps";
+    } else if (task_name == roles_.evaluator) {
+      type = "evaluator";
+    }
+    const std::string tf_config = json::serialize(json::object{
+        {"cluster", std::move(cluster)}, {"task", json::object{{"type", type}, {"index", index}}}});
+    ForEachContainer(pod, /*include_init=*/false,
+                     [&tf_config](json::object& c) { AddEnv(c, "TF_CONFIG", tf_config); });
+  }
+
+ private:
+  Roles roles_;
+};
+
 std::string ProblemText(std::string_view plugin, const absl::Status& status) {
   return fmt::format("plugin {} flagset parse failed, err: {}", plugin,
                      std::string(status.message()));
@@ -239,6 +302,15 @@ PluginBuild MakePlugin(std::string_view name, const std::vector<std::string>& ar
     flags.Int("port", &port);
     parsed = flags.Parse(arguments);
     build.plugin = std::make_unique<PytorchPlugin>(master, worker, port);
+  } else if (name == "tensorflow") {
+    TensorflowPlugin::Roles roles;
+    flags.String("ps", &roles.ps);
+    flags.String("worker", &roles.worker);
+    flags.String("chief", &roles.chief);
+    flags.String("evaluator", &roles.evaluator);
+    flags.Int("port", &roles.port);
+    parsed = flags.Parse(arguments);
+    build.plugin = std::make_unique<TensorflowPlugin>(std::move(roles));
   } else {
     build.problem = fmt::format("job plugin {} is not supported by muster; ignored", name);
     return build;

@@ -11,6 +11,10 @@
 //   pytorch  MASTER_ADDR (the master task's first pod, "<job>-master-0.<job>"), MASTER_PORT
 //            (23456), WORLD_SIZE (all replicas), RANK (0 for the master, index+1 for workers)
 //            and the port opened on every container. Arguments: --master=, --worker=, --port=.
+//   tensorflow  TF_CONFIG ({"cluster": {"ps": [...], "worker": [...], "chief": [...],
+//            "evaluator": [...]}, "task": {"type": ..., "index": i}}, hosts
+//            "<job>-<task>-<i>.<job>:2222") on every container, except for a single-pod job.
+//            Arguments: --ps=, --worker=, --chief=, --evaluator=, --port=.
 // Arguments are parsed as Go's flag package does (`--port=1234`, `-port 1234`, `--flag` for
 // booleans). Volcano logs bad arguments and goes on with the defaults; so does muster, and the
 // controller reports the problem as a PluginError event on the Job.

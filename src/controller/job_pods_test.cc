@@ -286,6 +286,25 @@ TEST(PluginTest, FixedHostnameIsListedOnce) {
                           Pair("db-main.host", "db.net")));
 }
 
+TEST(PluginTest, TensorflowDescribesTheClusterToEachPod) {
+  Job job = MustDecode(R"({"metadata": {"name": "tf", "namespace": "ns", "uid": "u"},
+    "spec": {"plugins": {"tensorflow": ["--port=5000", "--worker=trainer"]}, "tasks": [
+      {"name": "ps", "replicas": 1, "template": {"spec": {"containers": [{"name": "p"}]}}},
+      {"name": "trainer", "replicas": 2, "template": {"spec": {
+        "initContainers": [{"name": "i"}], "containers": [{"name": "t"}]}}}]}})");
+  json::value pod = PodWithPlugins(job, 1, 1);
+  EXPECT_EQ(EnvValue(At(pod, {"spec", "containers", "0"}), "TF_CONFIG"),
+            R"({"cluster":{"ps":["tf-ps-0.tf:5000"],"worker":["tf-trainer-0.tf:5000",)"
+            R"("tf-trainer-1.tf:5000"]},"task":{"type":"worker","index":1}})");
+  EXPECT_EQ(At(pod, {"spec", "initContainers", "0"}).as_object().count("env"), 0u);
+
+  Job single = MustDecode(R"({"metadata": {"name": "one", "namespace": "ns", "uid": "u"},
+    "spec": {"plugins": {"tensorflow": []}, "tasks": [
+      {"name": "worker", "replicas": 1, "template": {"spec": {"containers": [{"name": "w"}]}}}]}})");
+  json::value alone = PodWithPlugins(single, 0, 0);
+  EXPECT_EQ(At(alone, {"spec", "containers", "0"}).as_object().count("env"), 0u);
+}
+
 TEST(PluginTest, UnimplementedPluginsAreNamed) {
   PluginBuild ssh = MakePlugin("ssh", {});
   EXPECT_EQ(ssh.plugin, nullptr);
