@@ -17,6 +17,7 @@ struct Subcommand {
 Subcommand AddScenarioCommand(CLI::App& parent);   // scenario.cc
 Subcommand AddApiServerCommand(CLI::App& parent);  // apiserver.cc
 Subcommand AddControllerCommand(CLI::App& parent);  // controller.cc
+Subcommand AddDevicePluginCommand(CLI::App& parent);  // device_plugin.cc
 Subcommand AddSimCommand(CLI::App& parent);        // sim.cc
 
 }  // namespace muster::cmd

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       muster::cmd::AddScenarioCommand(app),
       muster::cmd::AddApiServerCommand(app),
       muster::cmd::AddControllerCommand(app),
+      muster::cmd::AddDevicePluginCommand(app),
       muster::cmd::AddSimCommand(app),
   };
 
