@@ -22,9 +22,15 @@ absl::StatusOr<std::unique_ptr<HealthMonitor>> HealthMonitor::Start(
     Callback on_change) {
   std::unique_ptr<HealthMonitor> monitor(
       new HealthMonitor(std::move(nvml), std::move(options), std::move(on_change)));
+  // Health that cannot be watched is not ill health: a GPU whose events cannot be registered
+  // (too old, or not permitted) stays Healthy and is reported as unwatched. NVIDIA's plugin marks
+  // such a GPU unhealthy for good.
   auto set = monitor->nvml_->EventSetCreate();
-  if (!set.ok()) return set.status();
-  monitor->set_ = *set;
+  if (set.ok()) {
+    monitor->set_ = *set;
+  } else {
+    monitor->Log(fmt::format("no health checks: {}", std::string(set.status().message())));
+  }
   constexpr uint64_t kWanted = kNvmlEventTypeXidCriticalError | kNvmlEventTypeDoubleBitEccError |
                                kNvmlEventTypeSingleBitEccError;
   for (const GpuDevice& gpu : gpus) {
@@ -33,24 +39,22 @@ absl::StatusOr<std::unique_ptr<HealthMonitor>> HealthMonitor::Start(
     if (!handle.ok()) handle = monitor->nvml_->DeviceByIndex(static_cast<unsigned>(gpu.index));
     if (!handle.ok()) return handle.status();
     monitor->gpu_by_handle_[*handle] = gpu.index;
-    bool watched = false;
-    auto supported = monitor->nvml_->SupportedEventTypes(*handle);
-    if (supported.ok() && (*supported & kWanted) != 0) {
-      absl::Status registered = monitor->nvml_->RegisterEvents(*handle, *supported & kWanted,
-                                                               monitor->set_);
-      if (registered.ok()) {
-        watched = true;
-      } else if (!absl::IsUnimplemented(registered)) {
-        return registered;
+    absl::Status registered = absl::UnimplementedError("no event set");
+    if (monitor->set_ != nullptr) {
+      auto supported = monitor->nvml_->SupportedEventTypes(*handle);
+      if (!supported.ok()) {
+        registered = supported.status();
+      } else if ((*supported & kWanted) == 0) {
+        registered = absl::UnimplementedError("no XID or ECC events");
+      } else {
+        registered = monitor->nvml_->RegisterEvents(*handle, *supported & kWanted, monitor->set_);
       }
-    } else if (!supported.ok() && !absl::IsUnimplemented(supported.status())) {
-      return supported.status();
     }
-    if (!watched) {
-      monitor->Log(fmt::format("GPU {} ({}) does not support health events; not watched",
-                               gpu.index, gpu.uuid));
+    if (!registered.ok()) {
+      monitor->Log(fmt::format("GPU {} ({}) is not watched: {}", gpu.index, gpu.uuid,
+                               std::string(registered.message())));
     }
-    monitor->watched_.push_back(watched);
+    monitor->watched_.push_back(registered.ok());
     monitor->units_.push_back(Unit{gpu.uuid, gpu.index, false, 0, 0, true, {}});
     for (const MigDevice& mig : gpu.mig_devices) {
       monitor->units_.push_back(Unit{mig.uuid, gpu.index, true, mig.gpu_instance_id,

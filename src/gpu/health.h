@@ -9,7 +9,8 @@
 //
 // Health units are UUIDs: full GPUs ("GPU-...") and MIG devices ("MIG-..."); a whole-GPU event
 // also marks the GPU's MIG devices. A GPU whose events NVML does not support is not watched and
-// stays Healthy. When the event wait itself fails, or an event's device cannot be identified,
+// stays Healthy (likewise one whose events cannot be registered, e.g. not permitted: it is
+// logged as not watched). When the event wait itself fails, or an event's device cannot be identified,
 // every device is marked Unhealthy (NVIDIA's rule) and none recovers until waiting works again.
 //
 // Thread-safety: one watch thread calls `on_change`; Snapshot may be called from any thread.

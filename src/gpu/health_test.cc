@@ -25,7 +25,10 @@ class HealthHarness {
     EXPECT_TRUE(system.ok()) << system.status();
     gpus_ = system->devices;
     options.wait_timeout_ms = 20;
-    options.log = [](const std::string&) {};
+    options.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      log_ += line + "\n";
+    };
     auto monitor = HealthMonitor::Start(nvml_, gpus_, options,
                                         [this](const std::vector<HealthChange>& changes) {
                                           std::lock_guard<std::mutex> lock(mu_);
@@ -47,6 +50,10 @@ class HealthHarness {
     std::lock_guard<std::mutex> lock(mu_);
     return changes_;
   }
+  std::string Log() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return log_;
+  }
   const std::vector<GpuDevice>& gpus() const { return gpus_; }
   HealthMonitor& monitor() { return *monitor_; }
 
@@ -57,6 +64,7 @@ class HealthHarness {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<HealthChange> changes_;
+  std::string log_;
 };
 
 HealthOptions NoRecovery() {
@@ -153,6 +161,24 @@ TEST(HealthTest, GpusWithoutEventSupportAreNotWatched) {
   EXPECT_EQ(changes[0].uuid, harness.gpus()[1].uuid);
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(harness.Changes().size(), 1u);
+}
+
+TEST(HealthTest, GpusWhoseEventsCannotBeRegisteredStayHealthyAndUnwatched) {
+  FakeMachine machine(
+      "gpu events=denied\n"
+      "gpu\n");
+  HealthHarness harness(machine, NoRecovery());
+  EXPECT_TRUE(harness.monitor().Snapshot()[harness.gpus()[0].uuid]);
+  machine.AppendEvent("xid 0 79");
+  machine.AppendEvent("xid 1 79");
+  auto changes = harness.WaitForChanges(1);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].uuid, harness.gpus()[1].uuid);
+  EXPECT_NE(harness.Log().find("GPU 0 (" + harness.gpus()[0].uuid +
+                               ") is not watched: nvmlDeviceRegisterEvents: Insufficient "
+                               "Permissions (NVML error 4)"),
+            std::string::npos)
+      << harness.Log();
 }
 
 TEST(HealthTest, XidsWrittenBeforeStartAreHistory) {

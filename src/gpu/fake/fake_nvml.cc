@@ -11,7 +11,7 @@
 //   cuda 12040                        nvmlSystemGetCudaDriverVersion_v2
 //   init_error 9                      nvmlInit_v2 fails with this NVML error
 //   gpu name="NVIDIA H100 80GB HBM3" memory_mib=81559 cc=9.0 [uuid=GPU-...] [bus=0000:18:00.0]
-//       [minor=N] [socket=S] [switch=W] [mig=on|off|unsupported] [events=unsupported]
+//       [minor=N] [socket=S] [switch=W] [mig=on|off|unsupported] [events=unsupported|denied]
 //                                     one GPU; indices in order of appearance. The PCIe level
 //                                     between two GPUs is PIX on the same switch, NODE on the
 //                                     same socket, SYS otherwise (default socket 0, own switch)
@@ -85,6 +85,7 @@ struct FakeGpu {
   int pcie_switch = -1;
   std::string mig = "off";
   bool events_supported = true;
+  bool events_denied = false;  // RegisterEvents answers NO_PERMISSION
   bool lost = false;
   std::vector<FakeMig> migs;
   std::vector<std::pair<int, unsigned>> links;  // (peer or -1 for an NVSwitch) per link
@@ -226,6 +227,7 @@ bool Load(const std::string& path, Machine& m, std::string& error) {
         return fail("mig must be on, off or unsupported");
       }
       gpu.events_supported = !(f.count("events") && f["events"] == "unsupported");
+      gpu.events_denied = f.count("events") && f["events"] == "denied";
       gpu.handle = std::make_unique<nvmlDevice_st>();
       gpu.handle->gpu = index;
       m.gpus.push_back(std::move(gpu));
@@ -691,6 +693,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device,
                                                        nvmlEventSet_t set) {
   FAKE_RESOLVE(device);
   if (!gpu->events_supported) return NVML_ERROR_NOT_SUPPORTED;
+  if (gpu->events_denied) return NVML_ERROR_NO_PERMISSION;
   if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   reinterpret_cast<FakeEventSet*>(set)->mask_by_gpu[device->gpu] |= types;
   return NVML_SUCCESS;
