@@ -24,6 +24,7 @@ namespace {
 
 namespace json = boost::json;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using namespace std::chrono_literals;
 
 constexpr char kCluster[] = R"(
@@ -250,9 +251,15 @@ TEST_F(NodeAgentTest, DeletingARunningPodStopsItAndThePodGoes) {
 TEST_F(NodeAgentTest, StopEndsEveryProcessAndARestartPicksThePodsUp) {
   CreatePod(R"({"metadata":{"name":"svc"},
                 "spec":{"nodeName":"local","restartPolicy":"Always","containers":[
-                  {"name":"main","image":"busybox","command":["sh","-c","echo start; exec sleep 60"]}]}})");
+                  {"name":"main","image":"busybox","command":["sh","-c",
+                   "trap 'echo stopping; exit 0' TERM; echo start; while true; do sleep 0.05; done"]}]}})");
   WaitPhase("svc", "Running");
-  agent_->Stop();
+  for (int i = 0; i < 500 && client_->Logs("default", "svc").value_or("").empty(); ++i) {
+    std::this_thread::sleep_for(10ms);  // until the trap is set
+  }
+  agent_->Stop();  // SIGTERM first: the container says goodbye
+  // (The shell also reports its sleep child as Terminated: the whole group got SIGTERM.)
+  EXPECT_THAT(client_->Logs("default", "svc").value_or(""), MatchesRegex("start\n(.*\n)?stopping\n"));
   // A new agent (a restart of `muster up`) finds the container gone and starts it again.
   auto nodes = ParseClusterFile(kCluster);
   ASSERT_TRUE(nodes.ok());
@@ -272,7 +279,63 @@ TEST_F(NodeAgentTest, StopEndsEveryProcessAndARestartPicksThePodsUp) {
             "ContainerStatusUnknown");
   auto log = client_->Logs("default", "svc");
   ASSERT_TRUE(log.ok());
-  EXPECT_EQ(*log, "start\nstart\n");
+  EXPECT_THAT(*log, MatchesRegex("start\n(.*\n)?stopping\nstart\n"));
+}
+
+// One agent carries a thousand simulated nodes: every node registered, every bound pod running,
+// and the GPU counts add up.
+TEST(NodeAgentScaleTest, AThousandSimulatedNodes) {
+  char dir[] = "/tmp/muster-agent-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  apiserver::ApiServerOptions options;
+  options.data_dir = dir;
+  options.listen = "127.0.0.1:0";
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  client::Client client(std::make_shared<apiserver::LocalTransport>(**server));
+  constexpr int kNodes = 1000;
+  constexpr int kPods = 2000;
+  auto nodes = ParseClusterFile(
+      "nodePools:\n  - {name: sim, count: 1000, gpu: {count: 8, model: A100}}\n");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  NodeAgentOptions agent_options;
+  agent_options.data_dir = dir;
+  agent_options.record_events = false;
+  {
+    NodeAgent agent(client, *nodes, agent_options);
+    ASSERT_TRUE(agent.Start().ok());
+    for (int i = 0; i < kPods; ++i) {
+      json::object pod = json::parse(R"({"metadata":{"annotations":{}},"spec":{"containers":[
+          {"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":1}}}]}})")
+                             .as_object();
+      pod["metadata"].as_object()["name"] = "p" + std::to_string(i);
+      pod["metadata"].as_object()["annotations"].as_object()["muster.dev/gpu-indices"] =
+          std::to_string(i / kNodes);
+      pod["spec"].as_object()["nodeName"] = "sim-" + std::to_string(i % kNodes);
+      auto created = client.Create(client::Pods(), "default", pod);
+      ASSERT_TRUE(created.ok()) << created.status();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (agent.Stats().pods_running < kPods && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+    NodeAgentStats stats = agent.Stats();
+    EXPECT_EQ(stats.nodes, kNodes);
+    EXPECT_EQ(stats.pods_running, kPods);
+    EXPECT_EQ(stats.gpus_total, 8 * kNodes);
+    EXPECT_EQ(stats.gpus_free, 8 * kNodes - kPods);
+    auto listed = client.List(client::Leases(), "kube-node-lease");
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ(listed->items.size(), static_cast<size_t>(kNodes));
+    client::ListOptions running;
+    running.field_selector = "status.phase=Running";
+    auto pods = client.List(client::Pods(), "default", running);
+    ASSERT_TRUE(pods.ok());
+    EXPECT_EQ(pods->items.size(), static_cast<size_t>(kPods));
+    agent.Stop();
+  }
+  (*server)->Stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

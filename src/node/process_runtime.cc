@@ -77,6 +77,11 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int Release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void Reset() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -162,47 +167,63 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   Fd error_read(pipe_fds[0]);
   Fd error_write(pipe_fds[1]);
 
-  std::vector<char*> argv = CStrings(launch.argv);
-  std::vector<char*> envp = CStrings(launch.env);
+  Spawn spawn;
+  spawn.path = *path;
+  spawn.argv = CStrings(launch.argv);
+  spawn.envp = CStrings(launch.env);
+  spawn.working_dir = launch.working_dir.c_str();
+  spawn.null_fd = null_fd.get();
+  spawn.log_fd = log_fd.get();
+  spawn.error_read = error_read.get();
+  spawn.error_write = error_write.Release();  // RunSpawn closes it
+  spawn.on_exit = std::move(on_exit);
   struct rlimit files;
-  int max_fd = 65536;
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-    max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
+    spawn.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
   }
+  // The monitor thread forks: PR_SET_PDEATHSIG follows the thread that forked, and the monitor
+  // lives exactly as long as the runtime has children.
+  std::unique_lock<std::mutex> lock(mu_);
+  if (shutting_down_) return absl::FailedPreconditionError("the runtime is shut down");
+  spawns_.push_back(&spawn);
+  changed_.notify_all();
+  spawned_.wait(lock, [&] { return spawn.done; });
+  if (spawn.fork_errno != 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(spawn.fork_errno));
+  if (spawn.exec_errno != 0) {
+    return absl::FailedPreconditionError(
+        Cat("exec: \"", launch.argv[0], "\": ", ErrnoText(spawn.exec_errno)));
+  }
+  return spawn.id;
+}
+
+void ProcessRuntime::RunSpawn(Spawn& spawn) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(errno));
+  if (pid < 0) {
+    spawn.fork_errno = errno;
+    ::close(spawn.error_write);
+    return;
+  }
   if (pid == 0) {
-    ExecChild(parent, path->c_str(), argv.data(), envp.data(), launch.working_dir.c_str(),
-              null_fd.get(), log_fd.get(), error_write.get(), max_fd);
+    ExecChild(parent, spawn.path.c_str(), spawn.argv.data(), spawn.envp.data(), spawn.working_dir,
+              spawn.null_fd, spawn.log_fd, spawn.error_write, spawn.max_fd);
   }
   ::setpgid(pid, pid);  // also here, so that a Kill right after Start reaches the group
-  error_write.Reset();
+  ::close(spawn.error_write);
+  spawn.error_write = -1;
   int child_errno = 0;
   ssize_t n;
   do {
-    n = ::read(error_read.get(), &child_errno, sizeof(child_errno));
+    n = ::read(spawn.error_read, &child_errno, sizeof(child_errno));
   } while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof(child_errno))) {
     int status;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return absl::FailedPreconditionError(
-        Cat("exec: \"", launch.argv[0], "\": ", ErrnoText(child_errno)));
+    spawn.exec_errno = child_errno == 0 ? EINVAL : child_errno;
+    return;
   }
-
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shutting_down_) {
-    ::kill(-pid, SIGKILL);
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return absl::FailedPreconditionError("the runtime is shut down");
-  }
-  const ContainerId id = next_id_++;
-  procs_[id] = Proc{pid, std::move(on_exit), std::nullopt};
-  changed_.notify_all();
-  return id;
+  spawn.pid = pid;
 }
 
 void ProcessRuntime::Kill(ContainerId id, std::chrono::milliseconds grace) {
@@ -228,9 +249,28 @@ void ProcessRuntime::Kill(ContainerId id, std::chrono::milliseconds grace) {
 void ProcessRuntime::Monitor() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
+    while (!spawns_.empty()) {
+      Spawn* spawn = spawns_.front();
+      spawns_.pop_front();
+      lock.unlock();
+      RunSpawn(*spawn);
+      lock.lock();
+      if (spawn->pid > 0) {
+        spawn->id = next_id_++;
+        Proc& proc = procs_[spawn->id];
+        proc.pid = spawn->pid;
+        proc.on_exit = std::move(spawn->on_exit);
+        if (shutting_down_) {
+          ::kill(-proc.pid, SIGKILL);
+          proc.kill_at = std::chrono::steady_clock::now();
+        }
+      }
+      spawn->done = true;
+      spawned_.notify_all();
+    }
     if (procs_.empty()) {
       if (stop_monitor_) return;
-      changed_.wait(lock, [this] { return stop_monitor_ || !procs_.empty(); });
+      changed_.wait(lock, [this] { return stop_monitor_ || !procs_.empty() || !spawns_.empty(); });
       continue;
     }
     std::vector<std::pair<ExitCallback, std::pair<ContainerId, ContainerExit>>> ended;
@@ -279,7 +319,7 @@ void ProcessRuntime::Monitor() {
       lock.lock();
       continue;
     }
-    changed_.wait_for(lock, options_.poll_interval);
+    if (spawns_.empty()) changed_.wait_for(lock, options_.poll_interval);
   }
 }
 

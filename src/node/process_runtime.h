@@ -2,12 +2,13 @@
 
 // ProcessRuntime: each container is a process on this machine.
 //
-// Start forks and execs argv in its own process group (setpgid), in the working directory, with
-// exactly the given environment, stdin from /dev/null and stdout+stderr appended to the log file
-// (which `kubectl logs`, `-f` included, reads through the API server). The child gets
-// PR_SET_PDEATHSIG(SIGKILL), so containers do not outlive an agent that is killed; signal
-// dispositions and the signal mask are reset and no descriptor of this process leaks into it.
-// An exec failure is reported by Start through a close-on-exec pipe.
+// Start execs argv in its own process group (setpgid), in the working directory, with exactly
+// the given environment, stdin from /dev/null and stdout+stderr appended to the log file (which
+// `kubectl logs`, `-f` included, reads through the API server). The fork happens on the monitor
+// thread, and the child gets PR_SET_PDEATHSIG(SIGKILL): it dies with that thread, which lives
+// until Shutdown has ended every child, so containers do not outlive an agent that is killed.
+// Signal dispositions and the signal mask are reset and no descriptor of this process leaks into
+// the child. An exec failure is reported by Start through a close-on-exec pipe.
 //
 // One monitor thread reaps the children (waitpid on their own pids only, never -1, so other
 // children of this process are left alone), kills whatever is left in a container's process
@@ -20,10 +21,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "node/runtime.h"
 
@@ -58,12 +62,31 @@ class ProcessRuntime final : public Runtime {
     std::optional<std::chrono::steady_clock::time_point> kill_at;  // SIGKILL due
   };
 
+  // A fork+exec prepared by Start and run by the monitor thread.
+  struct Spawn {
+    std::string path;
+    std::vector<char*> argv, envp;  // pointing into the ContainerLaunch
+    const char* working_dir = nullptr;
+    int null_fd = -1, log_fd = -1, error_read = -1, error_write = -1;
+    int max_fd = 65536;
+    ExitCallback on_exit;
+    // Results.
+    bool done = false;
+    pid_t pid = -1;
+    int fork_errno = 0;
+    int exec_errno = 0;
+    ContainerId id = 0;
+  };
+
   void Monitor();
+  static void RunSpawn(Spawn& spawn);
 
   const Options options_;
   mutable std::mutex mu_;
-  std::condition_variable changed_;  // procs_ or the flags below changed
+  std::condition_variable changed_;  // procs_, spawns_ or the flags below changed
+  std::condition_variable spawned_;  // a Spawn is done
   std::map<ContainerId, Proc> procs_;
+  std::deque<Spawn*> spawns_;
   ContainerId next_id_ = 1;
   bool shutting_down_ = false;  // Start refuses, callbacks are dropped
   bool stop_monitor_ = false;
