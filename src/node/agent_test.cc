@@ -202,13 +202,21 @@ TEST_F(NodeAgentTest, ABoundPodRunsToSucceededAndItsLogIsServed) {
 }
 
 TEST_F(NodeAgentTest, ExitCodeAnnotationFailsASimulatedPod) {
+  // Bound as the scheduler binds: a Binding that also records the GPU it chose.
   CreatePod(R"({"metadata":{"name":"sim","annotations":{"muster.dev/run-seconds":"0.2",
                                                         "muster.dev/exit-code":"3"}},
-                "spec":{"nodeName":"gpu-0","restartPolicy":"Never",
+                "spec":{"restartPolicy":"Never",
                         "tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
                         "containers":[{"name":"trainer","image":"tf",
                           "resources":{"limits":{"nvidia.com/gpu":1}}}]}})");
+  client::Binding binding;
+  binding.ns = "default";
+  binding.pod = "sim";
+  binding.node = "gpu-0";
+  binding.annotations["muster.dev/gpu-indices"] = "0";
+  ASSERT_TRUE(client_->Bind(binding).ok());
   json::object running = WaitPhase("sim", "Running");
+  EXPECT_EQ(agent_->Stats().gpus_free, 1);
   EXPECT_EQ(StringAt(*ObjectAt(running, "status"), "hostIP"), "10.1.0.1");
   json::object failed = WaitPhase("sim", "Failed");
   const json::object& cs = FirstContainerStatus(failed);
