@@ -100,6 +100,10 @@ class FileReader {
 
   absl::Status Error(const YAML::Node& node, const std::string& path,
                      std::string_view message) const {
+    if (path.empty()) {  // the document itself
+      return absl::InvalidArgumentError(
+          fmt::format("{}:{}: the file {}", source_, node.Mark().line + 1, message));
+    }
     return absl::InvalidArgumentError(
         fmt::format("{}:{}: {}: {}", source_, node.Mark().line + 1, path, message));
   }

@@ -133,7 +133,7 @@ TEST(ConfigTest, BadValuesNameFileLineAndKey) {
       {"version: v1\nresources:\n  gpus:\n  - pattern: \"*\"\n    name: gpu-a\n",
        "resources.gpus: renaming resources is disabled"},
       {"version: v1\nimex:\n  channelIDs: [0]\n", "imex.channelIDs: IMEX channels are not supported"},
-      {"- a\n- b\n", "c.yaml:1: : must be a mapping"},
+      {"- a\n- b\n", "c.yaml:1: the file must be a mapping"},
   };
   for (const Case& c : cases) {
     auto config = ParseConfig(c.text, "c.yaml");
