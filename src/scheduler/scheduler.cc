@@ -498,6 +498,8 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   std::lock_guard<std::mutex> lock(stats_mu);
   ++stats.cycles;
   stats.last_cycle = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
+  stats.longest_cycle = std::max(stats.longest_cycle, stats.last_cycle);
+  stats.total_cycle_time += stats.last_cycle;
   stats.last_session =
       std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);
   stats.gangs_waiting = waiting;

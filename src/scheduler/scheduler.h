@@ -63,6 +63,8 @@ struct SchedulerStats {
   uint64_t cycles = 0;
   std::chrono::microseconds last_cycle{0};    // the whole last cycle: changes, session, writes
   std::chrono::microseconds last_session{0};  // the core's session alone
+  std::chrono::microseconds longest_cycle{0};
+  std::chrono::microseconds total_cycle_time{0};  // over all cycles (average = total / cycles)
   uint64_t pods_bound = 0;
   uint64_t bind_failures = 0;
   uint64_t evictions = 0;

@@ -227,9 +227,15 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
     if (t == nullptr || !t->pod) continue;
     const core::JobInfo* j = JobOfTask(cluster, t);
     if (j != nullptr && context.failed_jobs.count(j->key)) continue;
-    PodScheduledView want{"False", pc.reason,
-                          IsDefaultPod(cluster, t) ? KubeSchedulerMessage(pc.message) : pc.message,
-                          pc.nominated_node};
+    std::string message = pc.message;
+    if (IsDefaultPod(cluster, t)) {
+      // kube-scheduler states fit errors only; a pod held for resources being released is, to
+      // it, still a pod that does not fit, and it nominates no node for it.
+      message = KubeSchedulerMessage(pc.message);
+      if (message == pc.message) continue;
+    }
+    PodScheduledView want{"False", pc.reason, message,
+                          IsDefaultPod(cluster, t) ? std::string() : pc.nominated_node};
     std::optional<PodScheduledView> have = PodScheduledOf(*t->pod);
     if (want.nominated_node.empty() && have) want.nominated_node = have->nominated_node;
     if (have && *have == want) continue;
@@ -238,7 +244,7 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
                       {"reason", want.reason},    {"message", want.message},
                       {"lastProbeTime", nullptr}, {"lastTransitionTime", context.now}};
     json::object status{{"conditions", json::array{cond}}};
-    if (!pc.nominated_node.empty()) status["nominatedNodeName"] = pc.nominated_node;
+    if (!want.nominated_node.empty()) status["nominatedNodeName"] = want.nominated_node;
     json::object patch{{"status", std::move(status)}};
     out.pod_conditions.push_back({t->ns, t->name, json::serialize(patch), std::move(want)});
   }
@@ -300,7 +306,10 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
         if (context.bound.count(e.object)) continue;
         const core::JobInfo* j = JobOfTask(cluster, t);
         if (j != nullptr && context.failed_jobs.count(j->key)) continue;
-        if (kube) message = KubeSchedulerMessage(message);
+        if (kube) {
+          message = KubeSchedulerMessage(message);
+          if (message == e.message) continue;  // not a fit error (see the conditions above)
+        }
       }
       if (e.reason != "Evict" && !NewEvent(memo, "Pod " + e.object, e.reason, message)) continue;
       out.events.push_back(PodEvent(*t, e.type, e.reason, message, source));

@@ -222,6 +222,26 @@ TEST(DefaultSchedulerWritesTest, KubeSchedulersTextsAndSource) {
           "big FailedScheduling: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu."));
 }
 
+TEST(DefaultSchedulerWritesTest, APodHeldForReleasingResourcesIsNotNominated) {
+  ClusterMirror m(MirrorOptions{{"volcano"}, true});
+  m.UpsertNode(MakeNode("n1").Cpu("8").Gpus(1).Obj());
+  api::Pod leaving = MakePod("default", "leaving").Uid("u1").Gpus(1).RunningOn("n1").Obj();
+  leaving.spec.scheduler_name = "";
+  leaving.meta.deletion_timestamp = "2026-01-01T00:00:00Z";
+  m.UpsertPod(leaving);
+  api::Pod next = MakePod("default", "next").Uid("u2").Gpus(1).Obj();
+  next.spec.scheduler_name = "";
+  m.UpsertPod(next);
+  core::CycleResult r = Cycle(m);
+  // The core holds n1 for it (Volcano's pipelining)...
+  EXPECT_EQ(r.pipelined.at("default/next"), "n1");
+  // ...which kube-scheduler would neither say nor do.
+  WriteMemo memo;
+  CycleWrites w = PlanWrites(r, m.cluster(), PlanContext{}, memo);
+  EXPECT_THAT(w.pod_conditions, IsEmpty());
+  EXPECT_THAT(w.events, IsEmpty());
+}
+
 TEST(QueueStatusTest, CountsPodGroupsByPhaseAndAllocatedResources) {
   ClusterMirror m(MirrorOptions{});
   m.UpsertNode(MakeNode("n1").Cpu("8").Gpus(4).Obj());
