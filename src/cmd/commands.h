@@ -16,6 +16,7 @@ struct Subcommand {
 
 Subcommand AddScenarioCommand(CLI::App& parent);   // scenario.cc
 Subcommand AddApiServerCommand(CLI::App& parent);  // apiserver.cc
+Subcommand AddSchedulerCommand(CLI::App& parent);  // scheduler.cc
 Subcommand AddControllerCommand(CLI::App& parent);  // controller.cc
 Subcommand AddDevicePluginCommand(CLI::App& parent);  // device_plugin.cc
 Subcommand AddSimCommand(CLI::App& parent);        // sim.cc

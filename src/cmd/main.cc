@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::vector<muster::cmd::Subcommand> subcommands = {
       muster::cmd::AddScenarioCommand(app),
       muster::cmd::AddApiServerCommand(app),
+      muster::cmd::AddSchedulerCommand(app),
       muster::cmd::AddControllerCommand(app),
       muster::cmd::AddDevicePluginCommand(app),
       muster::cmd::AddSimCommand(app),
