@@ -333,6 +333,10 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
         ++bound;
         continue;
       }
+      if (all_bound) {  // the gang's first failure says why
+        Log(fmt::format("binding {} (gang {}) to {} failed: {}", key, gang.job, b.node,
+                        std::string(st.message())));
+      }
       all_bound = false;
       ++failed;
       // The placement was never made: give the resources back; the pod is tried again.
@@ -350,11 +354,12 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
           e.reason = "FailedScheduling";
           e.message =
               fmt::format("failed to bind to node {}: {}", b.node, std::string(st.message()));
-          e.source_component = options.event_source;
+          e.source_component = t->job >= 0 && IsDefaultSchedulerJob(cluster.job(t->job))
+                                   ? kDefaultSchedulerName
+                                   : options.event_source;
           events.Record(std::move(e));
         }
       }
-      Log(fmt::format("binding {} to {} failed: {}", key, b.node, std::string(st.message())));
     }
     if (all_bound) {
       placed.insert(gang.job);
@@ -515,7 +520,7 @@ Scheduler::~Scheduler() { Stop(); }
 
 absl::Status Scheduler::Start() {
   State& s = *state_;
-  if (s.loop.joinable()) return absl::FailedPreconditionError("the scheduler is running");
+  if (!s.informers.empty()) return absl::FailedPreconditionError("a scheduler starts only once");
   if (absl::Status st = s.conf.Load(); !st.ok()) return st;
   s.Log(fmt::format("scheduling pods of {} with the configuration from {}",
                     fmt::join(s.options.scheduler_names, ", "), s.conf.Source()));
@@ -550,7 +555,12 @@ void Scheduler::Stop() {
   }
   s.cv.notify_all();
   if (s.loop.joinable()) s.loop.join();
-  for (auto& informer : s.informers) informer->Stop();
+  // Each informer notices its stop within a watch poll; stop them together, not in turn.
+  std::vector<std::thread> stopping;
+  for (auto& informer : s.informers) {
+    stopping.emplace_back([i = informer.get()] { i->Stop(); });
+  }
+  for (auto& t : stopping) t.join();
   s.events.Stop();
 }
 

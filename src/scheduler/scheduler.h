@@ -55,7 +55,8 @@ struct SchedulerOptions {
   size_t event_queue_limit = 10000;
   // The source component of Volcano-style events.
   std::string event_source = "volcano";
-  // Where errors and configuration changes are reported; default: standard error.
+  // Where errors and configuration changes are reported, one line per call, from the loop's and
+  // the informers' threads; default: standard error.
   std::function<void(std::string_view)> log;
 };
 
@@ -88,7 +89,7 @@ class Scheduler {
 
   // Reads the configuration (a file that exists but does not parse is an error, and nothing
   // starts), starts the informers and the loop. The first cycle runs once every informer has
-  // listed.
+  // listed. Call once.
   absl::Status Start();
   // Stops the loop and the informers, then writes the events still queued (for a bounded time).
   // Idempotent.

@@ -469,6 +469,70 @@ TEST_F(SchedulerTest, RefusedBindIsUndoneAndRetried) {
   EXPECT_THAT(EventsAbout("Pod", "w-0"), testing::Contains(testing::StartsWith("Scheduled")));
 }
 
+TEST_F(SchedulerTest, PreemptionEvictsTheLowerPriorityGangGracefully) {
+  Create(client::PriorityClasses(), "",
+         json::object{{"metadata", json::object{{"name", "low"}}}, {"value", 1}});
+  Create(client::PriorityClasses(), "",
+         json::object{{"metadata", json::object{{"name", "high"}}}, {"value", 1000}});
+  Create(client::Nodes(), "", Node("n1", 1));
+  auto job = [&](const std::string& name, const std::string& priority) {
+    json::object pg = PodGroup(name, 1, "default");
+    pg["spec"].as_object()["priorityClassName"] = priority;
+    Create(client::PodGroups(), "default", pg);
+    json::object pod = Pod(name + "-0", "volcano", name, 1);
+    pod["spec"].as_object()["priorityClassName"] = priority;
+    Create(client::Pods(), "default", pod);
+  };
+  job("low", "low");
+  std::string conf = dir_ + "/volcano-scheduler.conf";
+  std::ofstream(conf) << R"(actions: "enqueue, allocate, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+)";
+  SchedulerOptions o = FastOptions();
+  o.conf_path = conf;
+  StartScheduler(o);
+  ASSERT_TRUE(WaitFor([&] { return Bound("low-0"); }));
+  // The node agent's part: the pod runs.
+  ASSERT_TRUE(admin_
+                  ->Patch(client::Pods(), "default", "low-0", client::PatchType::kMerge,
+                          R"({"status":{"phase":"Running"}})", "status")
+                  .ok());
+
+  job("high", "high");
+  ASSERT_TRUE(WaitFor([&] { return At(GetPod("low-0"), {"metadata", "deletionTimestamp"}); }));
+  json::object ready = ConditionOf(GetPod("low-0"), "Ready");
+  EXPECT_EQ(Str(ready.if_contains("status")), "False");
+  EXPECT_EQ(Str(ready.if_contains("reason")), "Evict");
+  EXPECT_EQ(Str(ready.if_contains("message")), "Pod is evicted, because of preempt");
+  ASSERT_TRUE(WaitFor([&] { return EventsAbout("Pod", "low-0").size() == 2; }));
+  EXPECT_THAT(EventsAbout("Pod", "low-0"),
+              testing::Contains("Evict [volcano]: Pod is evicted, because of preempt"));
+  // The preemptor waits for the victim, its node nominated.
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(At(GetPod("high-0"), {"status", "nominatedNodeName"})) == "n1";
+  }));
+  EXPECT_FALSE(Bound("high-0"));
+  EXPECT_EQ(scheduler_->Stats().evictions, 1u);
+
+  // The node agent's part: the victim's containers stop and the pod goes.
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(admin_->Delete(client::Pods(), "default", "low-0", now).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound("high-0"); }));
+  EXPECT_EQ(NodeOf(GetPod("high-0")), "n1");
+  EXPECT_EQ(Annotation(GetPod("high-0"), "muster.dev/gpu-indices"), "0");
+  EXPECT_EQ(scheduler_->Stats().evictions, 1u);
+}
+
 TEST_F(SchedulerTest, ConfigurationFileIsReloadedWhenItChanges) {
   TwoOneGpuNodes();
   GangOfTwo();
