@@ -17,6 +17,10 @@ namespace {
 // Runs the API server until SIGINT or SIGTERM. The signals are blocked in every thread (the
 // mask is inherited) and taken here with sigwait, so shutdown runs in ordinary code.
 int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
+  // A shell starts background jobs with SIGINT ignored; an ignored signal is discarded before
+  // sigwait could take it, so restore the default (blocked below, it never kills).
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);

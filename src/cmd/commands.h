@@ -20,5 +20,6 @@ Subcommand AddSchedulerCommand(CLI::App& parent);  // scheduler.cc
 Subcommand AddControllerCommand(CLI::App& parent);  // controller.cc
 Subcommand AddDevicePluginCommand(CLI::App& parent);  // device_plugin.cc
 Subcommand AddSimCommand(CLI::App& parent);        // sim.cc
+Subcommand AddUpCommand(CLI::App& parent);         // up.cc
 
 }  // namespace muster::cmd

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "muster 0.1.0");
 
   std::vector<muster::cmd::Subcommand> subcommands = {
+      muster::cmd::AddUpCommand(app),
       muster::cmd::AddScenarioCommand(app),
       muster::cmd::AddApiServerCommand(app),
       muster::cmd::AddSchedulerCommand(app),

@@ -614,6 +614,23 @@ TEST(GangTest, GangWithTooFewPodsIsInvalid) {
   EXPECT_EQ(st->phase, "Pending");
 }
 
+// A Volcano Job's PodGroup has no pods until it is Inqueue (the controller creates them then), so
+// gang's per-task check cannot hold before enqueue: the group must still be admitted, quietly.
+TEST(GangTest, PendingGroupWithoutPodsYetIsEnqueuedWithoutACondition) {
+  Harness h;
+  AddGpuNodes(h, 2, 1);
+  h.Add(MakePodGroup("ns", "job").MinMember(2).MinTaskMember("trainer", 2).Obj());
+  CycleResult r = h.Run();
+  const auto* st = Group(r, "ns/job");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->phase, "Inqueue");
+  EXPECT_FALSE(st->condition.has_value() && st->condition->reason == "NotEnoughPodsOfTask")
+      << st->condition->message;
+  for (const auto& e : r.events) {
+    EXPECT_NE(e.message, "Not enough valid pods of each task for gang-scheduling");
+  }
+}
+
 TEST(GangTest, GpuDevicesInBindsAreDistinctPerNodeAndAvoidHeldDevices) {
   Harness h;
   AddGpuNodes(h, 2, 8);

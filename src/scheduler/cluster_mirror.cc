@@ -99,7 +99,7 @@ bool IsDefaultSchedulerJob(const core::JobInfo& job) {
 
 const core::SchedulerConf& KubeSchedulerConf() {
   static const core::SchedulerConf* conf = [] {
-    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate"
+    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate, backfill"
 tiers:
 - plugins:
   - name: priority

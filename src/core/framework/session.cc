@@ -121,10 +121,20 @@ void Session::Open() {
       plugins_.push_back(std::move(p));
     }
   }
-  // Jobs that can never become ready leave the session with the reason on their PodGroup.
+  // Jobs that can never become ready leave the session with the reason on their PodGroup. One
+  // still Pending stays for enqueue alone (HeldBack for the other actions): a Volcano Job's
+  // controller creates the pods only once its PodGroup is Inqueue (Volcano's openSession runs
+  // JobValid before any plugin registers, so it never drops a job there).
   std::vector<JobInfo*> valid;
   for (JobInfo* j : jobs_) {
     if (auto vr = JobValid(*j)) {
+      if (j->IsPending() && j->tasks.empty()) {
+        // Nothing created yet: its controller makes the pods once it is Inqueue. Not a failure.
+        invalid_.insert(j->id);
+        if (!options_.hold_back || !options_.hold_back(*j)) Touch(*j);
+        valid.push_back(j);
+        continue;
+      }
       api::Condition c;
       c.type = "Unschedulable";
       c.status = "True";
@@ -140,6 +150,10 @@ void Session::Open() {
       st.failed = j->Count(TaskStatus::kFailed);
       result_.pod_groups.push_back(std::move(st));
       result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
+      if (j->IsPending()) {
+        invalid_.insert(j->id);
+        valid.push_back(j);
+      }
       continue;
     }
     if ((j->Count(TaskStatus::kPending) > 0 || j->Count(TaskStatus::kPipelined) > 0 ||

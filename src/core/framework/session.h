@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/cluster.h"
@@ -231,7 +232,11 @@ class Session {
   // Jobs with something to do this session: pending work at open, or an eviction. Close reports
   // status only for these and for jobs whose phase changed.
   void Touch(const JobInfo& j) { touched_.insert(j.id); }
-  bool HeldBack(const JobInfo& j) const { return options_.hold_back && options_.hold_back(j); }
+  // Jobs the actions leave alone this session: backed off by the adapter, or failing JobValid
+  // while still Pending (kept in the session for enqueue alone).
+  bool HeldBack(const JobInfo& j) const {
+    return invalid_.count(j.id) > 0 || (options_.hold_back && options_.hold_back(j));
+  }
   bool Touched(const JobInfo& j) const { return touched_.count(j.id) > 0; }
   bool JobReady(const JobInfo& j) const;
   bool JobPipelined(const JobInfo& j) const;
@@ -291,6 +296,7 @@ class Session {
   std::vector<JobInfo*> jobs_;
   int next_start_node_ = 0;
   std::set<int> touched_;
+  std::unordered_set<int> invalid_;  // Pending jobs failing JobValid
   Resources total_resource_;
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -1,0 +1,245 @@
+// `muster up`: a whole GPU batch cluster in one process — the API server and its store, the
+// scheduler, the Volcano job controller and the node agents (simulated nodes from a cluster file,
+// or this machine running pods as processes with its GPUs) — driven by the real kubectl through
+// the kubeconfig it writes.
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "apiserver/apiserver.h"
+#include "apiserver/local_transport.h"
+#include "client/client.h"
+#include "cmd/commands.h"
+#include "controller/job_controller.h"
+#include "fmt/format.h"
+#include "gpu/discover.h"
+#include "node/agent.h"
+#include "node/cluster_file.h"
+#include "scheduler/scheduler.h"
+
+namespace muster::cmd {
+namespace {
+
+struct UpFlags {
+  std::string config;
+  std::string data_dir;
+  std::string listen = "127.0.0.1:6443";
+  std::string scheduler_conf;
+  bool reset = false;
+  bool no_summary = false;
+  std::string nvml_library = std::string(gpu::kDefaultNvmlLibrary);
+};
+
+std::string DefaultDataDir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/muster";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home != '\0' ? home : ".") + "/.local/share/muster";
+}
+
+// Removes what a previous `muster up` left in the data directory: the store, the kubeconfig and
+// credentials, logs and pod working directories. Other files are left alone.
+absl::Status ResetDataDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* name : {"store.db", "store.db-wal", "store.db-shm", "kubeconfig", "token",
+                           "ca.crt", "ca.key", "server.crt", "server.key", "logs", "pods"}) {
+    fs::remove_all(fs::path(dir) / name, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          fmt::format("--reset: cannot remove {}: {}", (fs::path(dir) / name).string(),
+                      ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// This machine as the one node, with its GPUs when NVML finds any.
+node::NodeConfig LocalNodeWithGpus(const std::string& nvml_library) {
+  gpu::DiscoverOptions options;
+  options.nvml_library = nvml_library;
+  auto gpus = gpu::Discover(options);
+  if (!gpus.ok()) {
+    fmt::print(stderr, "muster up: {}; this node offers no GPUs\n",
+               std::string(gpus.status().message()));
+    return node::LocalNode();
+  }
+  for (const auto& g : *gpus) {
+    fmt::print(stderr, "muster up: GPU {}: {} ({}, {} MiB)\n", g.index, g.name, g.uuid,
+               g.memory_bytes >> 20);
+  }
+  return node::LocalNode(*gpus);
+}
+
+std::string SummaryLine(const node::NodeAgentStats& n, const scheduler::SchedulerStats& s) {
+  return fmt::format(
+      "nodes {} | GPUs {}/{} free | pods {} starting, {} running, {} succeeded, {} failed | "
+      "gangs waiting {} | cycles {} (last {:.1f} ms)",
+      n.nodes, n.gpus_free, n.gpus_total, n.pods_pending, n.pods_running,
+      n.pods_succeeded, n.pods_failed, s.gangs_waiting, s.cycles,
+      static_cast<double>(s.last_cycle.count()) / 1000.0);
+}
+
+int RunUp(const UpFlags& flags) {
+  // A shell starts background jobs with SIGINT ignored; an ignored signal is discarded before
+  // sigwait could take it, so restore the default (blocked below, it never kills).
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string data_dir = flags.data_dir.empty() ? DefaultDataDir() : flags.data_dir;
+  // The nodes first: a bad cluster file is reported before anything starts.
+  std::vector<node::NodeConfig> nodes;
+  if (!flags.config.empty()) {
+    auto parsed = node::LoadClusterFile(flags.config);
+    if (!parsed.ok()) {
+      fmt::print(stderr, "muster up: {}\n", std::string(parsed.status().message()));
+      return 1;
+    }
+    nodes = std::move(*parsed);
+  }
+  if (!flags.scheduler_conf.empty() && !std::filesystem::exists(flags.scheduler_conf)) {
+    fmt::print(stderr, "muster up: --scheduler-conf {}: no such file\n", flags.scheduler_conf);
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    fmt::print(stderr, "muster up: cannot create the data directory {}: {}\n", data_dir,
+               ec.message());
+    return 1;
+  }
+  if (flags.reset) {
+    if (absl::Status s = ResetDataDir(data_dir); !s.ok()) {
+      fmt::print(stderr, "muster up: {}\n", std::string(s.message()));
+      return 1;
+    }
+  }
+  if (flags.config.empty()) nodes.push_back(LocalNodeWithGpus(flags.nvml_library));
+
+  apiserver::ApiServerOptions server_options;
+  server_options.data_dir = data_dir;
+  server_options.listen = flags.listen;
+  auto server = apiserver::ApiServer::Start(server_options);
+  if (!server.ok()) {
+    fmt::print(stderr, "muster up: {}\n", std::string(server.status().message()));
+    return 1;
+  }
+
+  auto transport = std::make_shared<apiserver::LocalTransport>(**server);
+  client::Client client(transport);
+
+  node::NodeAgentOptions agent_options;
+  agent_options.data_dir = data_dir;
+  node::NodeAgent agent(client, nodes, agent_options);
+  controller::JobController controller(client);
+  scheduler::SchedulerOptions scheduler_options;
+  scheduler_options.serve_default_scheduler = true;  // the only scheduler here
+  scheduler_options.conf_path = flags.scheduler_conf;
+  scheduler::Scheduler scheduler(client, scheduler_options);
+
+  auto stop_all = [&] {
+    scheduler.Stop();
+    controller.Stop();
+    agent.Stop();
+    (*server)->Stop();
+  };
+  if (absl::Status s = agent.Start(); !s.ok()) {
+    fmt::print(stderr, "muster up: node agents: {}\n", std::string(s.message()));
+    stop_all();
+    return 1;
+  }
+  if (absl::Status s = controller.Start(); !s.ok()) {
+    fmt::print(stderr, "muster up: job controller: {}\n", std::string(s.message()));
+    stop_all();
+    return 1;
+  }
+  if (absl::Status s = scheduler.Start(); !s.ok()) {
+    fmt::print(stderr, "muster up: scheduler: {}\n", std::string(s.message()));
+    stop_all();
+    return 1;
+  }
+
+  fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
+             nodes.size() == 1 ? "" : "s", (*server)->url(), data_dir);
+  fmt::print("export KUBECONFIG={}\n", (*server)->kubeconfig_path());
+  std::fflush(stdout);
+
+  // The live line: rewritten in place on a terminal, otherwise left out (or printed when it
+  // changes, for logs, with --no-summary off and no terminal).
+  const bool tty = isatty(STDOUT_FILENO) == 1;
+  std::string last;
+  int received = 0;
+  while (true) {
+    timespec wait{1, 0};
+    received = sigtimedwait(&signals, nullptr, &wait);
+    if (received == SIGINT || received == SIGTERM) break;
+    if (flags.no_summary) continue;
+    std::string line = SummaryLine(agent.Stats(), scheduler.Stats());
+    if (tty) {
+      fmt::print("\r\033[K{}", line);
+      std::fflush(stdout);
+    } else if (line != last) {
+      fmt::print("{}\n", line);
+      std::fflush(stdout);
+    }
+    last = std::move(line);
+  }
+  if (tty && !flags.no_summary) fmt::print("\n");
+  fmt::print(stderr, "muster up: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  stop_all();
+  server->reset();
+  fmt::print(stderr, "muster up: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+Subcommand AddUpCommand(CLI::App& parent) {
+  auto flags = std::make_shared<UpFlags>();
+  auto* app = parent.add_subcommand(
+      "up",
+      "Run a whole GPU batch cluster on this machine: the API server (kubectl talks to it through "
+      "the kubeconfig it writes), the scheduler, the Volcano job controller and the nodes — "
+      "simulated ones from a cluster file, or this machine running pods as processes with its "
+      "GPUs. State survives a restart. Ctrl-C stops it.");
+  app->add_option("--config", flags->config,
+                  "cluster file (docs/cluster-file.md); without it, this machine is the one node")
+      ->check(CLI::ExistingFile);
+  app->add_option("--data-dir", flags->data_dir,
+                  "directory for the store, the kubeconfig (DIR/kubeconfig), logs and pod "
+                  "working directories (default: ~/.local/share/muster)");
+  app->add_option("--listen", flags->listen, "ADDR:PORT of the API server; port 0 picks a free one")
+      ->capture_default_str();
+  app->add_option("--scheduler-conf", flags->scheduler_conf,
+                  "volcano-scheduler.conf to schedule with, reloaded when it changes (default: "
+                  "Volcano's built-in configuration)");
+  app->add_flag("--reset", flags->reset,
+                "start from an empty cluster: remove the store, logs and pod directories of the "
+                "data directory first");
+  app->add_flag("--no-summary", flags->no_summary, "do not print the live summary line");
+  app->add_option("--nvml-library", flags->nvml_library,
+                  "NVML library for GPU discovery of the local node (no --config)")
+      ->capture_default_str();
+  return {app, [flags] { return RunUp(*flags); }};
+}
+
+}  // namespace muster::cmd
