@@ -42,17 +42,19 @@ TEST(ServedByTest, SchedulerNames) {
 }
 
 TEST(StandalonePodGroupTest, VolcanosOneMemberGroupOwnedByThePod) {
-  api::Pod pod = MakePod("team", "solo").Uid("u-1").Req("cpu", "2").Gpus(1).Obj();
+  api::Pod pod =
+      MakePod("team", "solo").Uid("u-1").Req("cpu", "2").Req("memory", "4Gi").Gpus(1).Obj();
   pod.meta.annotations[kQueueNameAnnotation] = "ml";
   pod.spec.priority_class_name = "high";
   EXPECT_EQ(StandalonePodGroupName(pod), "podgroup-u-1");
-  EXPECT_EQ(boost::json::serialize(StandalonePodGroup(pod)),
-            R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",)"
-            R"("metadata":{"name":"podgroup-u-1","namespace":"team","ownerReferences":)"
-            R"([{"apiVersion":"v1","kind":"Pod","name":"solo","uid":"u-1","controller":true,)"
-            R"("blockOwnerDeletion":true}]},"spec":{"minMember":1,"queue":"ml",)"
-            R"("priorityClassName":"high","minResources":{"cpu":"2","nvidia.com/gpu":"1"}},)"
-            R"("status":{"phase":"Pending"}})");
+  EXPECT_EQ(
+      boost::json::serialize(StandalonePodGroup(pod)),
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",)"
+      R"("metadata":{"name":"podgroup-u-1","namespace":"team","ownerReferences":)"
+      R"([{"apiVersion":"v1","kind":"Pod","name":"solo","uid":"u-1","controller":true,)"
+      R"("blockOwnerDeletion":true}]},"spec":{"minMember":1,"queue":"ml",)"
+      R"("priorityClassName":"high","minResources":{"cpu":"2","memory":"4Gi","nvidia.com/gpu":"1"}},)"
+      R"("status":{"phase":"Pending"}})");
 }
 
 TEST(StandalonePodGroupTest, PodsOfOneControllerShareItsGroup) {

@@ -71,7 +71,8 @@ struct SchedulerStats {
   uint64_t evictions = 0;
   // PodGroups not yet admitted, or with pods still to place, after the last cycle.
   int gangs_waiting = 0;
-  // Gangs waiting out a backoff after the last cycle.
+  // Gangs tried in vain since the last change that could help them: they are retried on a
+  // backoff.
   int gangs_backed_off = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;
