@@ -132,7 +132,7 @@ else
   else
     echo "-- nodes:"
     api GET /api/v1/nodes | grep -oE '"(name|nvidia.com/gpu)":"[^"]*"' | head -20
-    api POST /api/v1/namespaces/default/pods '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gpu-check"},"spec":{"restartPolicy":"Never","containers":[{"name":"smi","image":"local","command":["nvidia-smi","-L"],"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}' >/dev/null
+    api POST /api/v1/namespaces/default/pods '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gpu-check"},"spec":{"restartPolicy":"Never","containers":[{"name":"smi","image":"local","command":["/bin/sh","-c","nvidia-smi -L; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES=$NVIDIA_VISIBLE_DEVICES"],"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}' >/dev/null
     for _ in $(seq 120); do
       phase=$(api GET /api/v1/namespaces/default/pods/gpu-check | grep -oE '"phase":"[A-Za-z]+"' | head -1 | cut -d'"' -f4)
       [ "$phase" = Succeeded ] || [ "$phase" = Failed ] && break
