@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# End-to-end: `muster up` without a cluster file offers this machine's GPUs as NVML reports them
+# (here the project's fake NVML, through the same dlopen code), and a process pod gets the GPU
+# the scheduler chose in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES.
+# One PASS/FAIL line per check; exit 0 only when nothing failed, 77 when kubectl is missing.
+#
+# Usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR
+set -u
+MUSTER=${1:?usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
+FAKE=${2:?usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
+KUBECTL=${KUBECTL:-kubectl}
+if ! command -v "$KUBECTL" >/dev/null 2>&1; then
+  echo "SKIP: kubectl not found"
+  exit 77
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+data=$work/data
+up_pid=
+cleanup() {
+  if [ -n "$up_pid" ]; then
+    kill -INT "$up_pid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$up_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$up_pid" 2>/dev/null
+    wait "$up_pid" 2>/dev/null
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cat >"$work/machine" <<'M'
+driver 550.107.02
+cuda 12040
+gpu name="NVIDIA A100-SXM4-40GB" memory_mib=40960 cc=8.0 uuid=GPU-11111111-1111-1111-1111-111111111111
+gpu name="NVIDIA A100-SXM4-40GB" memory_mib=40960 cc=8.0 uuid=GPU-22222222-2222-2222-2222-222222222222
+nvlink gpu=0 peer=1 links=12
+M
+MUSTER_FAKE_NVML_CONFIG=$work/machine "$MUSTER" up --data-dir "$data" --listen 127.0.0.1:0 \
+  --nvml-library "$FAKE/libnvidia-ml.so.1" --no-summary >"$work/up.out" 2>"$work/up.err" &
+up_pid=$!
+for _ in $(seq 300); do
+  grep -q '^export KUBECONFIG=' "$work/up.out" 2>/dev/null && break
+  sleep 0.1
+done
+export KUBECONFIG=$data/kubeconfig
+k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
+# shellcheck source=check_lib.sh
+. "$here/check_lib.sh"
+
+wait_phase() {  # POD PHASE
+  for _ in $(seq 300); do
+    [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+expect "up: reports the GPUs NVML found" "GPU 1: NVIDIA A100-SXM4-40GB (GPU-22222222" cat "$work/up.err"
+node=$(k get nodes -o jsonpath='{.items[0].metadata.name}')
+expect_eq "up: the local node offers 2 nvidia.com/gpu" "2" \
+  k get node "$node" -o "jsonpath={.status.allocatable['nvidia\.com/gpu']}"
+expect_eq "up: with GPU Feature Discovery's product label" "NVIDIA-A100-SXM4-40GB" \
+  k get node "$node" -o "jsonpath={.metadata.labels['nvidia\.com/gpu\.product']}"
+
+for i in 0 1 2; do
+  cat <<P | k apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu-$i}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: main
+      image: none
+      command: ["/bin/sh", "-c", "echo cuda=\$CUDA_VISIBLE_DEVICES nvidia=\$NVIDIA_VISIBLE_DEVICES; sleep 30"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+P
+done
+wait_phase gpu-0 Running
+wait_phase gpu-1 Running
+sleep 1
+logs=$(k logs gpu-0; k logs gpu-1)
+if grep -q "cuda=0 nvidia=0" <<<"$logs" && grep -q "cuda=1 nvidia=1" <<<"$logs"; then
+  ok "process pods get distinct GPUs in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES"
+else
+  bad "process pods get distinct GPUs in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES" "cuda=0 and cuda=1" "$logs"
+fi
+expect_eq "the third GPU pod waits" "Pending" k get pod gpu-2 -o jsonpath='{.status.phase}'
+expect "its FailedScheduling event has kube-scheduler's wording" \
+  "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." k get events --field-selector involvedObject.name=gpu-2
+k delete pod gpu-0 --wait=true >/dev/null 2>&1
+if wait_phase gpu-2 Running; then ok "the freed GPU goes to the waiting pod"; else bad "the freed GPU goes to the waiting pod" "Running" "$(k get pod gpu-2 -o wide 2>&1)"; fi
+sleep 1
+expect "... which gets GPU 0" "cuda=0 nvidia=0" k logs gpu-2
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
