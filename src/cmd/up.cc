@@ -19,10 +19,8 @@
 #include <vector>
 
 #include "apiserver/apiserver.h"
-#include "apiserver/local_transport.h"
-#include "client/client.h"
+#include "cmd/cluster.h"
 #include "cmd/commands.h"
-#include "controller/job_controller.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
 #include "node/agent.h"
@@ -86,9 +84,9 @@ node::NodeConfig LocalNodeWithGpus(const std::string& nvml_library) {
 
 std::string SummaryLine(const node::NodeAgentStats& n, const scheduler::SchedulerStats& s) {
   return fmt::format(
-      "nodes {} | GPUs {}/{} free | pods {} starting, {} running, {} succeeded, {} failed | "
+      "nodes {} | GPUs {}/{} free | pods {} pending, {} running, {} succeeded, {} failed | "
       "gangs waiting {} | cycles {} (last {:.1f} ms)",
-      n.nodes, n.gpus_free, n.gpus_total, n.pods_pending, n.pods_running,
+      n.nodes, n.gpus_free, n.gpus_total, s.pods_pending + n.pods_pending, n.pods_running,
       n.pods_succeeded, n.pods_failed, s.gangs_waiting, s.cycles,
       static_cast<double>(s.last_cycle.count()) / 1000.0);
 }
@@ -135,52 +133,21 @@ int RunUp(const UpFlags& flags) {
   }
   if (flags.config.empty()) nodes.push_back(LocalNodeWithGpus(flags.nvml_library));
 
-  apiserver::ApiServerOptions server_options;
-  server_options.data_dir = data_dir;
-  server_options.listen = flags.listen;
-  auto server = apiserver::ApiServer::Start(server_options);
-  if (!server.ok()) {
-    fmt::print(stderr, "muster up: {}\n", std::string(server.status().message()));
+  LocalClusterOptions cluster_options;
+  cluster_options.data_dir = data_dir;
+  cluster_options.listen = flags.listen;
+  cluster_options.nodes = nodes;
+  cluster_options.scheduler_conf = flags.scheduler_conf;
+  auto cluster = LocalCluster::Start(std::move(cluster_options));
+  if (!cluster.ok()) {
+    fmt::print(stderr, "muster up: {}\n", std::string(cluster.status().message()));
     return 1;
   }
-
-  auto transport = std::make_shared<apiserver::LocalTransport>(**server);
-  client::Client client(transport);
-
-  node::NodeAgentOptions agent_options;
-  agent_options.data_dir = data_dir;
-  node::NodeAgent agent(client, nodes, agent_options);
-  controller::JobController controller(client);
-  scheduler::SchedulerOptions scheduler_options;
-  scheduler_options.serve_default_scheduler = true;  // the only scheduler here
-  scheduler_options.conf_path = flags.scheduler_conf;
-  scheduler::Scheduler scheduler(client, scheduler_options);
-
-  auto stop_all = [&] {
-    scheduler.Stop();
-    controller.Stop();
-    agent.Stop();
-    (*server)->Stop();
-  };
-  if (absl::Status s = agent.Start(); !s.ok()) {
-    fmt::print(stderr, "muster up: node agents: {}\n", std::string(s.message()));
-    stop_all();
-    return 1;
-  }
-  if (absl::Status s = controller.Start(); !s.ok()) {
-    fmt::print(stderr, "muster up: job controller: {}\n", std::string(s.message()));
-    stop_all();
-    return 1;
-  }
-  if (absl::Status s = scheduler.Start(); !s.ok()) {
-    fmt::print(stderr, "muster up: scheduler: {}\n", std::string(s.message()));
-    stop_all();
-    return 1;
-  }
+  apiserver::ApiServer& server = (*cluster)->server();
 
   fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
-             nodes.size() == 1 ? "" : "s", (*server)->url(), data_dir);
-  fmt::print("export KUBECONFIG={}\n", (*server)->kubeconfig_path());
+             nodes.size() == 1 ? "" : "s", server.url(), data_dir);
+  fmt::print("export KUBECONFIG={}\n", server.kubeconfig_path());
   std::fflush(stdout);
 
   // The live line: rewritten in place on a terminal, otherwise left out (or printed when it
@@ -193,7 +160,8 @@ int RunUp(const UpFlags& flags) {
     received = sigtimedwait(&signals, nullptr, &wait);
     if (received == SIGINT || received == SIGTERM) break;
     if (flags.no_summary) continue;
-    std::string line = SummaryLine(agent.Stats(), scheduler.Stats());
+    std::string line =
+        SummaryLine((*cluster)->agent().Stats(), (*cluster)->scheduler().Stats());
     if (tty) {
       fmt::print("\r\033[K{}", line);
       std::fflush(stdout);
@@ -205,8 +173,7 @@ int RunUp(const UpFlags& flags) {
   }
   if (tty && !flags.no_summary) fmt::print("\n");
   fmt::print(stderr, "muster up: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
-  stop_all();
-  server->reset();
+  cluster->reset();
   fmt::print(stderr, "muster up: stopped\n");
   return 0;
 }

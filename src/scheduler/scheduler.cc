@@ -493,9 +493,11 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   UpdateBackoff(result, context, placed, start);
 
   int waiting = 0;
+  int unbound = 0;
   const core::Cluster& cluster = mirror.cluster();
   for (int id : cluster.JobIds()) {
     const core::JobInfo& j = cluster.job(id);
+    unbound += j.Count(core::TaskStatus::kPending);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
     if (j.phase == "Pending" || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
   }
@@ -508,6 +510,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   stats.last_session =
       std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);
   stats.gangs_waiting = waiting;
+  stats.pods_pending = unbound;
   stats.gangs_backed_off = static_cast<int>(backoff.size());
 }
 

@@ -71,6 +71,8 @@ struct SchedulerStats {
   uint64_t evictions = 0;
   // PodGroups not yet admitted, or with pods still to place, after the last cycle.
   int gangs_waiting = 0;
+  // Pods this scheduler serves that are not bound yet, after the last cycle.
+  int pods_pending = 0;
   // Gangs tried in vain since the last change that could help them: they are retried on a
   // backoff.
   int gangs_backed_off = 0;

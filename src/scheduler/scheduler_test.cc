@@ -379,6 +379,7 @@ TEST_F(SchedulerTest, GangThatCannotFitWaitsWholeUntilResourcesAreFreed) {
                                    want_pg.substr(want_pg.find(": ") + 2)));
   EXPECT_FALSE(Bound("w-0"));
   EXPECT_EQ(scheduler_->Stats().gangs_waiting, 1);
+  EXPECT_EQ(scheduler_->Stats().pods_pending, 2);
 
   // The blocker goes: both trainers are bound together.
   client::DeleteOptions now;
