@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 namespace muster::e2e {
@@ -179,29 +181,53 @@ std::optional<std::string> TestHttpClient::ReadLine(std::chrono::milliseconds ti
 
 // --- ServerProcess ----------------------------------------------------------------------------
 
-std::optional<ServerProcess> ServerProcess::Start(const std::string& binary, const std::string& dir,
-                                                  const std::vector<std::string>& extra) {
+std::optional<ServerProcess::Spawned> ServerProcess::Spawn(std::vector<std::string> args,
+                                                           const std::string& log,
+                                                           std::string_view ready,
+                                                           std::chrono::seconds wait) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
+  int err = -1;
+  if (!log.empty()) {
+    err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err < 0) {
+      ::close(out[0]);
+      ::close(out[1]);
+      return std::nullopt;
+    }
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = ::fork();
-  if (pid < 0) return std::nullopt;
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    if (err >= 0) ::close(err);
+    return std::nullopt;
+  }
   if (pid == 0) {
     ::dup2(out[1], STDOUT_FILENO);
-    std::vector<std::string> args = {binary,        "apiserver",  "--listen",
-                                     "127.0.0.1:0", "--data-dir", dir};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
+    if (err >= 0) ::dup2(err, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   ::close(out[1]);
-  ServerProcess process;
-  process.pid_ = pid;
-  std::string text;
-  auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (text.find('\n') == std::string::npos && Clock::now() < deadline) {
+  if (err >= 0) ::close(err);
+  Spawned spawned;
+  spawned.process.pid_ = pid;
+  std::string& text = spawned.text;
+  auto has_ready_line = [&] {
+    for (size_t begin = 0; begin < text.size();) {
+      size_t nl = text.find('\n', begin);
+      if (nl == std::string::npos) return false;
+      if (std::string_view(text).substr(begin, nl - begin).starts_with(ready)) return true;
+      begin = nl + 1;
+    }
+    return false;
+  };
+  auto deadline = Clock::now() + wait;
+  while (!has_ready_line() && Clock::now() < deadline) {
     pollfd p{out[0], POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;
     char buf[256];
@@ -209,12 +235,55 @@ std::optional<ServerProcess> ServerProcess::Start(const std::string& binary, con
     if (n <= 0) break;
     text.append(buf, static_cast<size_t>(n));
   }
-  ::close(out[0]);  // the server writes nothing more that matters; SIGPIPE is ignored there
+  ::close(out[0]);  // nothing more it prints matters; SIGPIPE is ignored there
+  return spawned;
+}
+
+std::optional<ServerProcess> ServerProcess::Start(const std::string& binary, const std::string& dir,
+                                                  const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {binary,        "apiserver",  "--listen",
+                                   "127.0.0.1:0", "--data-dir", dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto spawned = Spawn(std::move(args), "", "listening on", std::chrono::seconds(20));
+  if (!spawned) return std::nullopt;
   const std::string prefix = "listening on 127.0.0.1:";
-  auto pos = text.find(prefix);
+  auto pos = spawned->text.find(prefix);
   if (pos == std::string::npos) return std::nullopt;  // the destructor kills it
-  process.port_ = static_cast<uint16_t>(std::atoi(text.c_str() + pos + prefix.size()));
-  return process;
+  spawned->process.port_ =
+      static_cast<uint16_t>(std::atoi(spawned->text.c_str() + pos + prefix.size()));
+  return std::move(spawned->process);
+}
+
+std::optional<ServerProcess> ServerProcess::StartUp(const std::string& binary,
+                                                    const std::string& dir,
+                                                    const std::string& config,
+                                                    const std::string& log,
+                                                    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {binary,       "up",       "--config",
+                                   config,       "--listen", "127.0.0.1:0",
+                                   "--data-dir", dir,        "--no-summary"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const std::string prefix = "export KUBECONFIG=";
+  auto spawned = Spawn(std::move(args), log, prefix, std::chrono::seconds(60));
+  if (!spawned) return std::nullopt;
+  std::string path;
+  std::istringstream lines(spawned->text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(prefix)) path = line.substr(prefix.size());
+  }
+  if (path.empty()) return std::nullopt;  // the destructor kills it
+  // The server URL, from the kubeconfig the user is told to export.
+  std::ifstream in(path);
+  std::string line;
+  const std::string server = "server: http://127.0.0.1:";
+  while (std::getline(in, line)) {
+    if (auto at = line.find(server); at != std::string::npos) {
+      spawned->process.port_ = static_cast<uint16_t>(std::atoi(line.c_str() + at + server.size()));
+      break;
+    }
+  }
+  if (spawned->process.port_ == 0) return std::nullopt;
+  return std::move(spawned->process);
 }
 
 ServerProcess::ServerProcess(ServerProcess&& other) noexcept

@@ -65,6 +65,14 @@ class ServerProcess {
   // for its "listening on" line. nullopt when it does not start.
   static std::optional<ServerProcess> Start(const std::string& binary, const std::string& dir,
                                             const std::vector<std::string>& extra = {});
+  // Spawns `binary up --config config --data-dir dir --listen 127.0.0.1:0 --no-summary extra...`
+  // (the whole cluster in one process), waits (up to 60 s) for its `export KUBECONFIG=FILE` line
+  // and takes the port from the server URL in FILE, as a user's kubectl would. Its stderr is
+  // appended to `log` when that is not empty. nullopt when it does not start.
+  static std::optional<ServerProcess> StartUp(const std::string& binary, const std::string& dir,
+                                              const std::string& config,
+                                              const std::string& log = "",
+                                              const std::vector<std::string>& extra = {});
   ServerProcess(ServerProcess&& other) noexcept;
   ServerProcess& operator=(ServerProcess&& other) noexcept;
   ~ServerProcess();  // SIGKILL if still running
@@ -76,8 +84,20 @@ class ServerProcess {
 
  private:
   ServerProcess() = default;
+  struct Spawned;
+  // Forks and execs `args` with stdout on a pipe (stderr appended to `log` when not empty) and
+  // reads stdout until a line starting with `ready` arrives, the pipe closes or `wait` passes.
+  // The child (killed when the result is dropped) and the text read; nullopt when it could not
+  // be spawned.
+  static std::optional<Spawned> Spawn(std::vector<std::string> args, const std::string& log,
+                                      std::string_view ready, std::chrono::seconds wait);
   pid_t pid_ = -1;
   uint16_t port_ = 0;
+};
+
+struct ServerProcess::Spawned {
+  ServerProcess process;
+  std::string text;  // its stdout up to the ready line
 };
 
 // A fresh temporary directory (mkdtemp under $TMPDIR or /tmp), removed with its contents when
