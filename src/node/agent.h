@@ -63,8 +63,10 @@ struct NodeAgentOptions {
 // For `muster up`'s live line.
 struct NodeAgentStats {
   int nodes = 0;        // registered
+  // GPU devices the nodes offer (whole GPUs, MIG devices or time-slicing replicas, as their
+  // resources count them) and those not held by a pod this agent runs.
   int gpus_total = 0;
-  int gpus_free = 0;    // not held by a pod this agent runs
+  int gpus_free = 0;
   int pods_pending = 0;  // bound here, not running yet
   int pods_running = 0;
   int pods_succeeded = 0;

@@ -40,6 +40,21 @@ enum class RuntimeKind {
 
 std::string_view RuntimeKindName(RuntimeKind kind);  // "simulated", "process"
 
+// One device a node hands to pods: a whole GPU, a MIG device, or a time-slicing replica of
+// either (what a device plugin advertises; cmd/gpu_node.h builds them from NVIDIA's config).
+struct NodeDevice {
+  std::string id;       // the device plugin's ID: "GPU-...", "MIG-...", "GPU-...::2" for a replica
+  std::string visible;  // its NVIDIA_VISIBLE_DEVICES entry: a UUID, or an index ("1", "0:1")
+  std::string cuda;     // its CUDA_VISIBLE_DEVICES entry: the GPU's index, or the MIG device's UUID
+};
+
+// A resource a node hands out by device, as the kubelet's device manager hands out a device
+// plugin's devices: "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared".
+struct DeviceResource {
+  std::string name;
+  std::vector<NodeDevice> devices;
+};
+
 // One node as its agent registers and runs it.
 struct NodeConfig {
   std::string name;
@@ -50,6 +65,10 @@ struct NodeConfig {
   // index (what CUDA_VISIBLE_DEVICES and muster.dev/gpu-indices name), uuid, name, memory_bytes.
   // Simulated nodes get `count` devices named after their pool's model with stable UUIDs.
   std::vector<gpu::GpuDevice> gpus;
+  // The resources handed out by device, each in `allocatable` with its number of devices. The
+  // devices of nvidia.com/gpu are what muster.dev/gpu-indices numbers (0 is the first). Empty:
+  // nvidia.com/gpu with one device per entry of `gpus`, named by its index in both variables.
+  std::vector<DeviceResource> device_resources;
   RuntimeKind runtime = RuntimeKind::kSimulated;
   // InternalIP of the node. Pods of simulated nodes get addresses from `pod_cidr`; pods of
   // process nodes share this machine's network and get the node's address.

@@ -2,58 +2,105 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_join.h"
 #include "node/json_access.h"
 
 namespace muster::node {
+namespace {
+
+std::vector<DeviceResource> ResourcesOf(const NodeConfig& config) {
+  if (!config.device_resources.empty() || config.gpus.empty()) return config.device_resources;
+  DeviceResource gpus{api::kGpuResource, {}};
+  for (const gpu::GpuDevice& g : config.gpus) {
+    const std::string index = std::to_string(g.index);
+    gpus.devices.push_back({g.uuid, index, index});
+  }
+  return {std::move(gpus)};
+}
+
+}  // namespace
 
 NodeResources::NodeResources(NodeConfig config)
-    : config_(std::move(config)), users_(config_.gpus.size(), 0) {}
+    : config_(std::move(config)), resources_(ResourcesOf(config_)) {
+  for (const DeviceResource& r : resources_) users_[r.name].assign(r.devices.size(), 0);
+}
 
-absl::StatusOr<std::vector<int>> NodeResources::AcquireGpus(const std::string& uid,
-                                                            const std::vector<int>& named,
-                                                            int count) {
+const NodeDevice* NodeResources::Device(const std::string& resource, int number) const {
+  for (const DeviceResource& r : resources_) {
+    if (r.name != resource) continue;
+    if (number < 0 || number >= static_cast<int>(r.devices.size())) return nullptr;
+    return &r.devices[number];
+  }
+  return nullptr;
+}
+
+absl::StatusOr<DeviceGrant> NodeResources::AcquireDevices(
+    const std::string& uid, const std::vector<int>& named_gpus,
+    const std::map<std::string, int>& wanted) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = held_.find(uid); it != held_.end()) return it->second;
-  const int total = static_cast<int>(users_.size());
-  std::vector<int> devices;
-  if (!named.empty()) {
-    for (int index : named) {
+  static const std::vector<int> kNone;
+  auto users_of = [this](const std::string& resource) -> const std::vector<int>& {
+    auto it = users_.find(resource);
+    return it == users_.end() ? kNone : it->second;
+  };
+  DeviceGrant grant;
+  if (!named_gpus.empty()) {
+    const int total = static_cast<int>(users_of(api::kGpuResource).size());
+    for (int index : named_gpus) {
       if (index < 0 || index >= total) {
-        return absl::FailedPreconditionError(Cat(
-            "muster.dev/gpu-indices names GPU ", index, ", which node ", config_.name,
-            " does not have (it has ", total, ")"));
+        return absl::FailedPreconditionError(Cat("muster.dev/gpu-indices names GPU ", index,
+                                                 ", which node ", config_.name,
+                                                 " does not have (it has ", total, ")"));
       }
     }
-    devices = named;
-  } else if (count > 0) {
-    for (int i = 0; i < total && static_cast<int>(devices.size()) < count; ++i) {
-      if (users_[i] == 0) devices.push_back(i);
+    grant[api::kGpuResource] = named_gpus;
+  }
+  for (const auto& [resource, count] : wanted) {
+    if (count <= 0 || grant.count(resource) > 0) continue;
+    const std::vector<int>& users = users_of(resource);
+    std::vector<int> devices;
+    for (int i = 0; i < static_cast<int>(users.size()) && static_cast<int>(devices.size()) < count;
+         ++i) {
+      if (users[i] == 0) devices.push_back(i);
     }
     if (static_cast<int>(devices.size()) < count) {
       // The kubelet's device manager's words.
-      return absl::FailedPreconditionError(Cat(
-          "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
-          "Requested: ",
-          count, ", Available: ", devices.size(), ", which is unexpected"));
+      return absl::FailedPreconditionError(
+          Cat("Allocate failed due to requested number of devices unavailable for ", resource,
+              ". Requested: ", count, ", Available: ", devices.size(), ", which is unexpected"));
     }
+    grant[resource] = std::move(devices);
   }
-  for (int index : devices) ++users_[index];
-  held_[uid] = devices;
-  return devices;
+  for (const auto& [resource, devices] : grant) {
+    for (int d : devices) ++users_[resource][d];
+  }
+  held_[uid] = grant;
+  return grant;
 }
 
-void NodeResources::ReleaseGpus(const std::string& uid) {
+void NodeResources::ReleaseDevices(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find(uid);
   if (it == held_.end()) return;
-  for (int index : it->second) --users_[index];
+  for (const auto& [resource, devices] : it->second) {
+    for (int d : devices) --users_[resource][d];
+  }
   held_.erase(it);
 }
 
-int NodeResources::GpusInUse() const {
+int NodeResources::DevicesInUse() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(users_.begin(), users_.end(), [](int u) { return u > 0; }));
+  int n = 0;
+  for (const auto& [resource, users] : users_) {
+    n += static_cast<int>(std::count_if(users.begin(), users.end(), [](int u) { return u > 0; }));
+  }
+  return n;
+}
+
+int NodeResources::DeviceCount() const {
+  int n = 0;
+  for (const DeviceResource& r : resources_) n += static_cast<int>(r.devices.size());
+  return n;
 }
 
 std::string NodeResources::NextPodIp() {

@@ -1,10 +1,14 @@
 #pragma once
 
-// What one node hands out to the pods it runs: GPU devices and pod addresses.
+// What one node hands out to the pods it runs: devices and pod addresses.
 //
-// GPUs: the scheduler names a pod's devices in annotation muster.dev/gpu-indices ("0,3"); those
-// are taken as given. A pod that asks for GPUs without the annotation (placed by another
-// scheduler) gets the lowest free devices, as the kubelet's device manager would hand them out.
+// Devices: each resource the node hands out by device (NodeConfig::device_resources; by default
+// nvidia.com/gpu with one device per GPU) has its devices numbered from 0. For nvidia.com/gpu the
+// scheduler names a pod's devices in annotation muster.dev/gpu-indices ("0,3"); those are taken
+// as given (the scheduler keeps them apart). Every other resource (MIG devices under the mixed
+// strategy, renamed time-slicing replicas), and nvidia.com/gpu for a pod placed without the
+// annotation (by another scheduler), gets the lowest-numbered devices no pod holds, as the
+// kubelet's device manager would hand them out. A device is never handed out twice that way.
 //
 // Thread-safety: every method may be called from any thread.
 
@@ -18,20 +22,30 @@
 
 namespace muster::node {
 
+// The devices one pod holds: resource name -> device numbers in that resource's list.
+using DeviceGrant = std::map<std::string, std::vector<int>>;
+
 class NodeResources {
  public:
   explicit NodeResources(NodeConfig config);
 
   const NodeConfig& config() const { return config_; }
+  // The resources handed out by device: the config's, or nvidia.com/gpu with a device per GPU.
+  const std::vector<DeviceResource>& device_resources() const { return resources_; }
+  // The device `number` of `resource`; nullptr when there is none.
+  const NodeDevice* Device(const std::string& resource, int number) const;
 
-  // The devices pod `uid` uses: `named` when not empty (validated against the node's devices),
-  // else `count` free ones. Calling again for the same uid returns what it already holds.
-  // FailedPrecondition, with the kubelet's message, when the node cannot provide them.
-  absl::StatusOr<std::vector<int>> AcquireGpus(const std::string& uid, const std::vector<int>& named,
-                                               int count);
-  void ReleaseGpus(const std::string& uid);
-  [[nodiscard]] int GpusInUse() const;
-  [[nodiscard]] int GpuCount() const { return static_cast<int>(config_.gpus.size()); }
+  // The devices pod `uid` uses: `wanted` per resource, nvidia.com/gpu's being `named_gpus` when
+  // that is not empty (validated against the node's devices). All or nothing. Calling again for
+  // the same uid returns what it already holds. FailedPrecondition, with the kubelet's message,
+  // when the node cannot provide them.
+  absl::StatusOr<DeviceGrant> AcquireDevices(const std::string& uid,
+                                             const std::vector<int>& named_gpus,
+                                             const std::map<std::string, int>& wanted);
+  void ReleaseDevices(const std::string& uid);
+  // Devices of every resource: those some pod holds, and all.
+  [[nodiscard]] int DevicesInUse() const;
+  [[nodiscard]] int DeviceCount() const;
 
   // An address for a new pod: the node's own for process nodes, the next one of the node's pod
   // network for simulated ones.
@@ -39,9 +53,10 @@ class NodeResources {
 
  private:
   const NodeConfig config_;
+  const std::vector<DeviceResource> resources_;
   mutable std::mutex mu_;
-  std::map<std::string, std::vector<int>> held_;  // pod uid -> device indices
-  std::vector<int> users_;                         // per device: pods holding it
+  std::map<std::string, DeviceGrant> held_;        // pod uid -> its devices
+  std::map<std::string, std::vector<int>> users_;  // resource -> per device: pods holding it
   int next_host_ = 0;
 };
 

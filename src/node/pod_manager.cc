@@ -291,8 +291,8 @@ PodCounts PodManager::Counts() const {
 PodManager::GpuCounts PodManager::Gpus() const {
   GpuCounts counts;
   for (const auto& [name, node] : nodes_) {
-    counts.total += node->GpuCount();
-    counts.in_use += node->GpusInUse();
+    counts.total += node->DeviceCount();
+    counts.in_use += node->DevicesInUse();
   }
   return counts;
 }

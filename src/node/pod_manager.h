@@ -92,6 +92,8 @@ class PodManager {
 
   [[nodiscard]] bool HasNode(const std::string& name) const { return nodes_.count(name) != 0; }
   [[nodiscard]] PodCounts Counts() const;
+  // GPU devices of every resource the nodes hand out by device (whole GPUs, MIG devices,
+  // time-slicing replicas).
   struct GpuCounts {
     int total = 0;
     int in_use = 0;

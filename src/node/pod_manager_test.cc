@@ -247,8 +247,8 @@ class PodManagerTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Nodes: "proc" (process runtime, 2 GPUs) and "sim" (simulated, 1 GPU).
-  void StartManager() {
+  // Nodes: "proc" (process runtime, 2 GPUs) and "sim" (simulated, 1 GPU), then `extra`.
+  void StartManager(const std::vector<NodeConfig>& extra = {}) {
     NodeConfig proc;
     proc.name = "proc";
     proc.runtime = RuntimeKind::kProcess;
@@ -268,8 +268,9 @@ class PodManagerTest : public ::testing::Test {
     options.worker.backoff_max = 200ms;
     options.worker.setup_retry = 100ms;
     options.write_retry = 100ms;
-    manager_ = std::make_unique<PodManager>(std::vector<NodeConfig>{proc, sim}, sink_, simulated_,
-                                            process_, options);
+    std::vector<NodeConfig> nodes{proc, sim};
+    nodes.insert(nodes.end(), extra.begin(), extra.end());
+    manager_ = std::make_unique<PodManager>(std::move(nodes), sink_, simulated_, process_, options);
     manager_->Start();
   }
 
@@ -384,6 +385,54 @@ TEST_F(PodManagerTest, GpusWithoutTheAnnotationAreTheLowestFreeOnes) {
   EXPECT_EQ(StringAt(c, "message"),
             "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
             "Requested: 2, Available: 1, which is unexpected");
+}
+
+TEST_F(PodManagerTest, MigDevicesAndReplicasAreExportedAsNvidiasPluginWouldAllocateThem) {
+  // GPU 0 shared by two replicas (nvidia.com/gpu, numbered by the scheduler), GPU 1 split into
+  // two MIG devices (nvidia.com/mig-1g.10gb, handed out by the node).
+  NodeConfig mig;
+  mig.name = "mig";
+  mig.runtime = RuntimeKind::kProcess;
+  mig.internal_ip = "127.0.0.1";
+  mig.device_resources = {
+      {"nvidia.com/gpu", {{"GPU-0::0", "GPU-0", "0"}, {"GPU-0::1", "GPU-0", "0"}}},
+      {"nvidia.com/mig-1g.10gb", {{"MIG-a", "MIG-a", "MIG-a"}, {"MIG-b", "MIG-b", "MIG-b"}}}};
+  StartManager({mig});
+  EXPECT_EQ(manager_->Gpus().total, 3 + 4);
+  const std::string print = "echo NV=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES; sleep 5";
+  manager_->Upsert(PodBuilder("m1").Node("mig")
+                       .Shell("main", print,
+                              R"({"resources":{"limits":{"nvidia.com/mig-1g.10gb":1}}})")
+                       .Obj());
+  sink_.WaitPhase("m1", "Running");
+  manager_->Upsert(PodBuilder("m2").Node("mig")
+                       .Shell("main", print,
+                              R"({"resources":{"limits":{"nvidia.com/mig-1g.10gb":1}}})")
+                       .Obj());
+  sink_.WaitPhase("m2", "Running");
+  // No MIG device left: admission fails and holds nothing (the replicas stay free).
+  manager_->Upsert(PodBuilder("both").Node("mig")
+                       .Annotation("muster.dev/gpu-indices", "0,1")
+                       .Shell("main", "echo NV=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES",
+                              R"({"resources":{"limits":{"nvidia.com/gpu":2,
+                                                         "nvidia.com/mig-1g.10gb":1}}})")
+                       .Obj());
+  json::object both = sink_.WaitPhase("both", "Failed");
+  EXPECT_EQ(StringAt(both, "message"),
+            "Allocate failed due to requested number of devices unavailable for "
+            "nvidia.com/mig-1g.10gb. Requested: 1, Available: 0, which is unexpected");
+  manager_->Upsert(PodBuilder("replicas").Node("mig")
+                       .Annotation("muster.dev/gpu-indices", "0,1")
+                       .Shell("main", "echo NV=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES",
+                              R"({"resources":{"limits":{"nvidia.com/gpu":2}}})")
+                       .Obj());
+  // Both replicas of GPU 0 in one container name the GPU once.
+  sink_.WaitPhase("replicas", "Succeeded");
+  EXPECT_EQ(Log("replicas", "main"), "NV=GPU-0 CUDA=0\n");
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(Log("m1", "main"), "NV=MIG-a CUDA=MIG-a\n");
+  EXPECT_EQ(Log("m2", "main"), "NV=MIG-b CUDA=MIG-b\n");
+  EXPECT_EQ(manager_->Gpus().in_use, 2);
 }
 
 TEST_F(PodManagerTest, RestartPolicyOnFailureRestartsUntilSuccess) {

@@ -29,8 +29,8 @@ struct PodWorker::Container {
   std::string image;
   bool init = false;
   json::object spec;
-  int gpu_count = 0;
-  std::vector<int> gpus;
+  std::map<std::string, int> device_counts;  // nvidia.com/* resource -> devices asked for
+  std::vector<const NodeDevice*> devices;    // given at admission
 
   enum class State { kWaiting, kRunning, kTerminated };
   State state = State::kWaiting;
@@ -111,10 +111,24 @@ std::optional<Quantity> ResourceOf(const json::object& container, std::string_vi
   return *q;
 }
 
-int GpuCount(const json::object& container) {
-  std::optional<Quantity> q = ResourceOf(container, "limits", api::kGpuResource);
-  if (!q) q = ResourceOf(container, "requests", api::kGpuResource);
-  return q ? static_cast<int>(std::max<int64_t>(0, q->Value())) : 0;
+// The devices a container asks for: its nvidia.com/* resources (GPUs, MIG devices, shared GPUs),
+// limits where given, else requests.
+std::map<std::string, int> DeviceCounts(const json::object& container) {
+  std::map<std::string, int> counts;
+  const json::object* resources = ObjectAt(container, "resources");
+  if (resources == nullptr) return counts;
+  for (const char* kind : {"requests", "limits"}) {  // limits last: they win
+    const json::object* list = ObjectAt(*resources, kind);
+    if (list == nullptr) continue;
+    for (const auto& entry : *list) {
+      const std::string name(entry.key().data(), entry.key().size());
+      if (name.rfind("nvidia.com/", 0) != 0) continue;
+      std::optional<Quantity> q = ResourceOf(container, kind, name);
+      counts[name] = q ? static_cast<int>(std::clamp<int64_t>(q->Value(), 0, 1 << 20)) : 0;
+    }
+  }
+  std::erase_if(counts, [](const auto& c) { return c.second == 0; });
+  return counts;
 }
 
 // muster.dev/gpu-indices: "0,3". nullopt when malformed.
@@ -254,7 +268,7 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
       c->name = StringAt(c->spec, "name");
       c->image = StringAt(c->spec, "image");
       c->init = init;
-      c->gpu_count = GpuCount(c->spec);
+      c->device_counts = DeviceCounts(c->spec);
       c->waiting_reason = init || spec->contains("initContainers") ? "PodInitializing"
                                                                      : "ContainerCreating";
       (init ? init_ : app_).push_back(std::move(c));
@@ -266,7 +280,7 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
   }
 }
 
-PodWorker::~PodWorker() { node_.ReleaseGpus(uid_); }
+PodWorker::~PodWorker() { node_.ReleaseDevices(uid_); }
 
 void PodWorker::Adopt(const json::object& status) {
   const std::string phase = StringAt(status, "phase");
@@ -730,9 +744,16 @@ absl::StatusOr<ContainerLaunch> PodWorker::BuildProcessLaunch(Container& c, Sync
       }
     }
   }
-  const std::string devices = absl::StrJoin(c.gpus, ",");
-  define("NVIDIA_VISIBLE_DEVICES", c.gpus.empty() ? "void" : devices);
-  define("CUDA_VISIBLE_DEVICES", devices);
+  // Replicas of one GPU name it once, as NVIDIA's device plugin's Allocate collapses them.
+  std::vector<std::string> visible, cuda;
+  for (const NodeDevice* d : c.devices) {
+    if (std::find(visible.begin(), visible.end(), d->visible) == visible.end()) {
+      visible.push_back(d->visible);
+    }
+    if (std::find(cuda.begin(), cuda.end(), d->cuda) == cuda.end()) cuda.push_back(d->cuda);
+  }
+  define("NVIDIA_VISIBLE_DEVICES", visible.empty() ? "void" : absl::StrJoin(visible, ","));
+  define("CUDA_VISIBLE_DEVICES", absl::StrJoin(cuda, ","));
 
   for (const std::string& s : command) launch.argv.push_back(Expand(s, defined));
   for (const std::string& s : args) launch.argv.push_back(Expand(s, defined));
@@ -838,36 +859,50 @@ PodWorker::SyncResult PodWorker::Sync() {
 
   if (!admitted_) {
     std::optional<std::vector<int>> named = ParseGpuIndices(Annotation(pod_, kGpuIndicesAnnotation));
-    int wanted = 0, init_max = 0;
-    for (const auto& c : app_) wanted += c->gpu_count;
-    for (const auto& c : init_) init_max = std::max(init_max, c->gpu_count);
-    wanted = std::max(wanted, init_max);
-    absl::StatusOr<std::vector<int>> gpus =
-        !named ? absl::StatusOr<std::vector<int>>(absl::FailedPreconditionError(
+    // Per resource: the app containers' sum, at least the largest init container's.
+    std::map<std::string, int> wanted, init_max;
+    for (const auto& c : app_) {
+      for (const auto& [resource, n] : c->device_counts) wanted[resource] += n;
+    }
+    for (const auto& c : init_) {
+      for (const auto& [resource, n] : c->device_counts) {
+        init_max[resource] = std::max(init_max[resource], n);
+      }
+    }
+    for (const auto& [resource, n] : init_max) wanted[resource] = std::max(wanted[resource], n);
+    absl::StatusOr<DeviceGrant> devices =
+        !named ? absl::StatusOr<DeviceGrant>(absl::FailedPreconditionError(
                      Cat("annotation ", kGpuIndicesAnnotation, ": \"",
-                                  Annotation(pod_, kGpuIndicesAnnotation),
-                                  "\" is not a list of GPU indices such as \"0,3\"")))
-        : wanted == 0 && named->empty() ? std::vector<int>()
-                                        : node_.AcquireGpus(uid_, *named, wanted);
-    if (!gpus.ok()) {
+                         Annotation(pod_, kGpuIndicesAnnotation),
+                         "\" is not a list of GPU indices such as \"0,3\"")))
+        : wanted.empty() && named->empty() ? DeviceGrant()
+                                           : node_.AcquireDevices(uid_, *named, wanted);
+    if (!devices.ok()) {
       reason_ = "UnexpectedAdmissionError";
-      message_ = std::string(gpus.status().message());
+      message_ = std::string(devices.status().message());
       terminal_ = true;
       phase_ = "Failed";
       result.events.push_back({"Warning", reason_, message_});
       SetCondition("Initialized", init_.empty(), "", "");
       return result;
     }
-    gpus_ = *gpus;
-    size_t next = 0;
-    for (auto& c : app_) {
-      for (int i = 0; i < c->gpu_count && next < gpus_.size(); ++i) c->gpus.push_back(gpus_[next++]);
-    }
-    for (auto& c : init_) {
-      for (int i = 0; i < c->gpu_count && i < static_cast<int>(gpus_.size()); ++i) {
-        c->gpus.push_back(gpus_[i]);
+    // App containers share the pod's devices out in order; an init container (they run one at a
+    // time) uses the first ones.
+    std::map<std::string, size_t> next;
+    auto give = [&](Container& c, bool from_first) {
+      for (const DeviceResource& r : node_.device_resources()) {
+        auto want = c.device_counts.find(r.name);
+        auto held = devices->find(r.name);
+        if (want == c.device_counts.end() || held == devices->end()) continue;
+        size_t at = from_first ? 0 : next[r.name];
+        for (int i = 0; i < want->second && at < held->second.size(); ++i, ++at) {
+          if (const NodeDevice* d = node_.Device(r.name, held->second[at])) c.devices.push_back(d);
+        }
+        if (!from_first) next[r.name] = at;
       }
-    }
+    };
+    for (auto& c : app_) give(*c, false);
+    for (auto& c : init_) give(*c, true);
     admitted_ = true;
   }
 
@@ -927,7 +962,7 @@ PodWorker::SyncResult PodWorker::Sync() {
   phase_ = ComputePhase();
   if (phase_ == "Succeeded" || phase_ == "Failed") {
     terminal_ = true;
-    node_.ReleaseGpus(uid_);
+    node_.ReleaseDevices(uid_);
   }
 
   // Conditions.

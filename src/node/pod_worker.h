@@ -2,7 +2,8 @@
 
 // PodWorker: the kubelet's life cycle of one pod bound to a node, over a Runtime.
 //
-// - Admission: the pod's GPUs (NodeResources); a pod the node cannot serve fails with reason
+// - Admission: the pod's devices (NodeResources: GPUs, MIG devices, time-slicing replicas, each
+//   nvidia.com/* resource its containers ask for); a pod the node cannot serve fails with reason
 //   UnexpectedAdmissionError, as the kubelet's device manager reports it.
 // - Init containers run one after the other, each to success, before the app containers start.
 // - restartPolicy: Always restarts every ended container, OnFailure those that failed, Never none;
@@ -155,7 +156,6 @@ class PodWorker {
   std::string reason_, message_;  // pod-level (admission failures)
   std::string start_time_;
   std::string pod_ip_;
-  std::vector<int> gpus_;
   // Our conditions: type -> (status, lastTransitionTime, reason, message).
   struct ConditionState {
     bool status = false;
