@@ -14,6 +14,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "apiserver/apiserver.h"
 #include "cmd/cluster.h"
 #include "cmd/commands.h"
+#include "cmd/gpu_node.h"
+#include "deviceplugin/config.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
 #include "node/agent.h"
@@ -38,6 +41,7 @@ struct UpFlags {
   bool reset = false;
   bool no_summary = false;
   std::string nvml_library = std::string(gpu::kDefaultNvmlLibrary);
+  std::string gpu_config;
 };
 
 std::string DefaultDataDir() {
@@ -65,21 +69,45 @@ absl::Status ResetDataDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-// This machine as the one node, with its GPUs when NVML finds any.
-node::NodeConfig LocalNodeWithGpus(const std::string& nvml_library) {
+// This machine as the one node, with its GPUs when NVML finds any: one nvidia.com/gpu each, or
+// as NVIDIA's device plugin would offer them under `gpu_config` (--gpu-config; cmd/gpu_node.h).
+absl::StatusOr<node::NodeConfig> LocalNodeWithGpus(
+    const std::string& nvml_library,
+    const std::optional<deviceplugin::PluginConfig>& gpu_config) {
   gpu::DiscoverOptions options;
   options.nvml_library = nvml_library;
-  auto gpus = gpu::Discover(options);
-  if (!gpus.ok()) {
+  if (gpu_config) options.driver_root = gpu_config->nvidia_driver_root;
+  auto system = gpu::DiscoverSystem(options);
+  if (!system.ok()) {
+    if (gpu_config && gpu_config->fail_on_init_error) {
+      return absl::Status(system.status().code(),
+                          fmt::format("{} (--gpu-config: failOnInitError is true; set it to false "
+                                      "to start without GPUs)",
+                                      std::string(system.status().message())));
+    }
     fmt::print(stderr, "muster up: {}; this node offers no GPUs\n",
-               std::string(gpus.status().message()));
+               std::string(system.status().message()));
     return node::LocalNode();
   }
-  for (const auto& g : *gpus) {
+  for (const auto& g : system->devices) {
     fmt::print(stderr, "muster up: GPU {}: {} ({}, {} MiB)\n", g.index, g.name, g.uuid,
                g.memory_bytes >> 20);
+    for (const auto& m : g.mig_devices) {
+      fmt::print(stderr, "muster up: GPU {} MIG device {}: {} ({})\n", g.index, m.index,
+                 m.profile, m.uuid);
+    }
   }
-  return node::LocalNode(*gpus);
+  if (!gpu_config) return node::LocalNode(system->devices);
+  node::NodeConfig local = node::LocalNode();
+  if (absl::Status s = AddConfiguredGpus(local, *system, *gpu_config,
+                                         CurrentLabelInputs(*gpu_config));
+      !s.ok()) {
+    return absl::Status(s.code(), "--gpu-config: " + std::string(s.message()));
+  }
+  for (const auto& r : local.device_resources) {
+    fmt::print(stderr, "muster up: the node offers {} {}\n", r.devices.size(), r.name);
+  }
+  return local;
 }
 
 std::string SummaryLine(const node::NodeAgentStats& n, const scheduler::SchedulerStats& s) {
@@ -114,6 +142,23 @@ int RunUp(const UpFlags& flags) {
     }
     nodes = std::move(*parsed);
   }
+  std::optional<deviceplugin::PluginConfig> gpu_config;
+  if (!flags.gpu_config.empty()) {
+    auto loaded = deviceplugin::LoadConfig(flags.gpu_config, {});
+    if (!loaded.ok()) {
+      fmt::print(stderr, "muster up: --gpu-config: {}\n", std::string(loaded.status().message()));
+      return 1;
+    }
+    gpu_config = std::move(*loaded);
+  }
+  if (flags.config.empty()) {
+    auto local = LocalNodeWithGpus(flags.nvml_library, gpu_config);
+    if (!local.ok()) {
+      fmt::print(stderr, "muster up: {}\n", std::string(local.status().message()));
+      return 1;
+    }
+    nodes.push_back(std::move(*local));
+  }
   if (!flags.scheduler_conf.empty() && !std::filesystem::exists(flags.scheduler_conf)) {
     fmt::print(stderr, "muster up: --scheduler-conf {}: no such file\n", flags.scheduler_conf);
     return 1;
@@ -131,7 +176,6 @@ int RunUp(const UpFlags& flags) {
       return 1;
     }
   }
-  if (flags.config.empty()) nodes.push_back(LocalNodeWithGpus(flags.nvml_library));
 
   LocalClusterOptions cluster_options;
   cluster_options.data_dir = data_dir;
@@ -188,9 +232,11 @@ Subcommand AddUpCommand(CLI::App& parent) {
       "the kubeconfig it writes), the scheduler, the Volcano job controller and the nodes — "
       "simulated ones from a cluster file, or this machine running pods as processes with its "
       "GPUs. State survives a restart. Ctrl-C stops it.");
-  app->add_option("--config", flags->config,
-                  "cluster file (docs/cluster-file.md); without it, this machine is the one node")
-      ->check(CLI::ExistingFile);
+  auto* config =
+      app->add_option("--config", flags->config,
+                      "cluster file (docs/cluster-file.md); without it, this machine is the one "
+                      "node")
+          ->check(CLI::ExistingFile);
   app->add_option("--data-dir", flags->data_dir,
                   "directory for the store, the kubeconfig (DIR/kubeconfig), logs and pod "
                   "working directories (default: ~/.local/share/muster)");
@@ -206,6 +252,14 @@ Subcommand AddUpCommand(CLI::App& parent) {
   app->add_option("--nvml-library", flags->nvml_library,
                   "NVML library for GPU discovery of the local node (no --config)")
       ->capture_default_str();
+  app->add_option("--gpu-config", flags->gpu_config,
+                  "NVIDIA device-plugin config file (version: v1, as muster device-plugin "
+                  "--config-file takes; docs/device-plugin.md): the local node offers its GPUs as "
+                  "that plugin would — MIG devices by migStrategy single or mixed "
+                  "(nvidia.com/mig-<profile>), time-slicing replicas — with GPU Feature "
+                  "Discovery's labels")
+      ->check(CLI::ExistingFile)
+      ->excludes(config);
   return {app, [flags] { return RunUp(*flags); }};
 }
 
