@@ -226,6 +226,14 @@ absl::StatusOr<PackingRun> PackingExperiment::Run(std::string_view policy_name, 
     }
     if (chosen < 0) {
       ++run.failed_pods;
+      if (arrived <= static_cast<int64_t>(gpus_) * core::kMilliPerGpu) {
+        std::string kind = !req.UsesGpu() ? "cpu"
+                           : req.SharesGpu() ? "share"
+                                             : fmt::format("{}-gpu", req.gpus);
+        auto& [count, milli] = run.failed_by_kind_100[kind];
+        ++count;
+        milli += req.GpuDemand();
+      }
     } else {
       GpuNodeState& s = nodes[chosen];
       std::vector<int> gpus = pol.SelectGpus(req, s, rng);

@@ -11,6 +11,7 @@
 // Random's draws), so a seed means the same run here as there.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct PackingRun {
   double frag_ratio_130 = 0;
   int pods = 0;         // after tuning
   int failed_pods = 0;  // no feasible node
+  // Failed pods by kind ("cpu", "share", "1-gpu", "2-gpu", ...): count and GPU demand (milli),
+  // over the pods that arrived while arrived demand was at most 100 % of capacity.
+  std::map<std::string, std::pair<int, int64_t>> failed_by_kind_100;
   double seconds = 0;
   // Index X = arrived demand in whole percent; NaN where the run has no event at X.
   std::vector<double> alloc_curve;

@@ -52,7 +52,7 @@ std::string SvgLineChart(const std::vector<Series>& series, const ChartOptions& 
     double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl;
     for (const auto& s : series) {
       for (auto [x, y] : s.points) {
-        if (std::isnan(y)) continue;
+        if (std::isnan(y) || (o.x_lo != o.x_hi && (x < o.x_lo || x > o.x_hi))) continue;
         xl = std::min(xl, x), xh = std::max(xh, x), yl = std::min(yl, y), yh = std::max(yh, y);
       }
     }

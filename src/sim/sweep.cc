@@ -65,6 +65,16 @@ void RunFields(JsonWriter& j, const PackingRun& r) {
   j.Int("pods", r.pods);
   j.Int("failed_pods", r.failed_pods);
   j.Number("seconds", r.seconds, 3);
+  if (!r.failed_by_kind_100.empty()) {
+    j.BeginObject("failed_by_kind_100");
+    for (const auto& [kind, v] : r.failed_by_kind_100) {
+      j.BeginObject(kind);
+      j.Int("pods", v.first);
+      j.Int("gpu_milli", v.second);
+      j.End();
+    }
+    j.End();
+  }
 }
 
 void PolicyObject(JsonWriter& j, const PolicyResults& p) {

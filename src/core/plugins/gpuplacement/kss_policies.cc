@@ -204,7 +204,7 @@ absl::StatusOr<std::unique_ptr<GpuPlacementPolicy>> NewGpuPlacementPolicy(
                                         "it from)");
     }
     if (n == "fgd") return std::make_unique<FgdPolicy>(context.typical);
-    return NewMusterPolicy(context.typical);
+    return NewMusterPolicy(context.typical, context.muster);
   }
   return absl::InvalidArgumentError("unknown GPU placement policy \"" + std::string(name) +
                                     "\"; known: " + absl::StrJoin(GpuPolicyNames(), ", "));

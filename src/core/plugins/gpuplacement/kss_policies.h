@@ -41,6 +41,7 @@ class FgdPolicy : public GpuPlacementPolicy {
 };
 
 // muster's own policy (muster_policy.cc; docs/policies.md).
-std::unique_ptr<GpuPlacementPolicy> NewMusterPolicy(std::shared_ptr<const TypicalPods> typical);
+std::unique_ptr<GpuPlacementPolicy> NewMusterPolicy(std::shared_ptr<const TypicalPods> typical,
+                                                    const MusterPolicyOptions& options = {});
 
 }  // namespace muster::core

@@ -113,11 +113,12 @@ class GpuPlacementPolicy {
  public:
   virtual ~GpuPlacementPolicy() = default;
   virtual std::string_view Name() const = 0;
-  // How good placing `pod` on `node` is; higher is better. The KSS policies return integers in
-  // [0, 100] exactly as the spec defines them. Pure: depends only on the arguments (and on what
-  // the policy was built with), so callers may cache it per node state and pod shape
-  // (cpu_milli, gpu_milli, gpus, models); memory never enters a score. Precondition:
-  // Fits(pod, node).
+  // How good placing `pod` on `node` is; higher is better. Every policy returns integers in
+  // [0, 100]; the KSS ones exactly as the spec defines them. Pure: depends only on the
+  // arguments (and on what the policy was built with), so callers may cache it per node state
+  // and pod shape (cpu_milli, gpu_milli, gpus, models); memory never enters a score.
+  // Precondition: Fits(pod, node). Thread-safety: a policy object may keep caches; use one
+  // object per thread.
   virtual double Score(const GpuPodRequest& pod, const GpuNodeState& node) const = 0;
   // The GPUs the pod takes on the chosen node. Precondition: Fits(pod, node).
   virtual std::vector<int> SelectGpus(const GpuPodRequest& pod, const GpuNodeState& node,
@@ -131,10 +132,20 @@ class GpuPlacementPolicy {
 
 class TypicalPods;
 
+// muster's policy (docs/policies.md): FGD's score over a fragmentation measure that looks
+// `depth` pods ahead.
+struct MusterPolicyOptions {
+  int depth = 2;               // look-ahead steps (0: FGD's F)
+  int branching = 12;          // most frequent typical shapes followed at each step
+  double temperature = 1000;   // milli-GPU per unit of the sigmoid (FGD's 1000)
+  double popularity_threshold = 100;  // share of pods the typical shapes cover (FGD: 95)
+};
+
 // What a policy may be built with.
 struct GpuPolicyContext {
   // FGD and muster: the typical pod distribution. Required by those policies.
   std::shared_ptr<const TypicalPods> typical;
+  MusterPolicyOptions muster = {};
 };
 
 // The policy names: random, dotproduct, clustering, packing, bestfit, fgd, muster.

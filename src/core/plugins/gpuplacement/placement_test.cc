@@ -182,15 +182,39 @@ TEST(PolicyTest, FgdScoresTheFragmentationDelta) {
   EXPECT_THAT(p->SelectGpus(Pod(1000, 500, 1), starved, none), ElementsAre(0));
 }
 
-TEST(PolicyTest, MusterKeepsFgdsBucketAndPacksInsideIt) {
-  auto fgd = Policy("fgd", OneTypical());
-  auto muster = Policy("muster", OneTypical());
-  GpuNodeState small = Node(10000, {1000, 1000});
-  GpuNodeState large = Node(60000, {1000, 1000, 1000, 1000});
-  GpuPodRequest cpu_pod = Pod(1000, 0, 0);
-  EXPECT_EQ(fgd->Score(cpu_pod, small), fgd->Score(cpu_pod, large));  // a tie for FGD
-  EXPECT_GT(muster->Score(cpu_pod, small), muster->Score(cpu_pod, large));  // the tighter node
-  EXPECT_EQ(static_cast<int>(muster->Score(cpu_pod, small)), 50);  // same bucket as FGD
+TEST(PolicyTest, MusterLooksAheadWhereFgdTies) {
+  // Typical pods: shares of 500 milli only. A 400-milli share can go to a fresh GPU (leaving 600)
+  // or to one with 900 free (leaving 500). FGD sees no fragment either way (the next 500 fits
+  // both) and ties at 50. One step further, 600 leaves a useless 100 after the next 500 while
+  // 500 is filled exactly: muster prefers the 900 GPU.
+  TypicalPod t;
+  t.shape = {1000, 500, 1, ""};
+  t.weight = 1;
+  auto typical = std::make_shared<TypicalPods>(std::vector<TypicalPod>{t});
+  GpuPolicyContext context;
+  context.typical = typical;
+  context.muster.depth = 1;
+  auto fgd = Policy("fgd", typical);
+  auto muster = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(muster.ok());
+  GpuNodeState fresh = Node(16000, {1000}), used = Node(16000, {900});
+  GpuPodRequest share = Pod(1000, 400, 1);
+  EXPECT_EQ(fgd->Score(share, fresh), 50);
+  EXPECT_EQ(fgd->Score(share, used), 50);
+  // F_1(1000) = 0, F_1(600) = 100: trunc(100 sigmoid(-0.1)) = 47.
+  EXPECT_EQ((*muster)->Score(share, fresh), 47);
+  // F_1(900) = 400, F_1(500) = 0: trunc(100 sigmoid(0.4)) = 59.
+  EXPECT_EQ((*muster)->Score(share, used), 59);
+  // Depth 0 is FGD.
+  context.muster.depth = 0;
+  auto flat = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ((*flat)->Score(share, fresh), 50);
+  EXPECT_EQ((*flat)->Score(share, used), 50);
+  // On a node with both GPUs the share goes to the 900 one.
+  ScriptedDraws none({});
+  EXPECT_THAT((*muster)->SelectGpus(share, Node(16000, {1000, 900}), none), ElementsAre(1));
+  EXPECT_THAT(fgd->SelectGpus(share, Node(16000, {1000, 900}), none), ElementsAre(0));
 }
 
 TEST(PolicyFactoryTest, NamesAndErrors) {

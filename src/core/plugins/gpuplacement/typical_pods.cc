@@ -52,24 +52,44 @@ std::vector<int> ParseGpuSpec(std::string_view spec, GpuModels& models) {
 
 TypicalPods TypicalPods::FromPods(const std::vector<PodShape>& pods, GpuModels& models,
                                   const TypicalPodsOptions& options) {
-  std::map<PodShape, double> counts;
-  double total = 0;
-  for (const PodShape& p : pods) {
-    if (!options.include_cpu_pods && p.gpus == 0) continue;
-    double weighted = 1;
-    if (options.gpu_res_weight > 0 && p.gpu_milli == kMilliPerGpu) {
-      weighted = 1 + static_cast<double>(p.gpus) * options.gpu_res_weight;
-    }
-    counts[p] += weighted;
-    total += weighted;
-  }
-  std::vector<TypicalPod> list;
-  list.reserve(counts.size());
-  for (const auto& [shape, count] : counts) {
+  std::map<PodShape, int64_t> counts;
+  for (const PodShape& p : pods) ++counts[p];
+  return FromCounts({counts.begin(), counts.end()}, models, options);
+}
+
+TypicalPods TypicalPods::FromCounts(const std::vector<std::pair<PodShape, int64_t>>& shape_counts,
+                                    GpuModels& models, const TypicalPodsOptions& options) {
+  std::map<PodShape, int64_t> merged;
+  for (const auto& [shape, n] : shape_counts) merged[shape] += n;
+  std::vector<TypicalPod> all;
+  all.reserve(merged.size());
+  for (const auto& [shape, n] : merged) {
     TypicalPod t;
     t.shape = shape;
     t.models = ParseGpuSpec(shape.spec, models);
-    t.count = count;
+    t.count = static_cast<double>(n);
+    all.push_back(std::move(t));
+  }
+  return Cut(std::move(all), options);
+}
+
+TypicalPods TypicalPods::Recut(const TypicalPodsOptions& options) const {
+  return Cut(all_, options);
+}
+
+TypicalPods TypicalPods::Cut(std::vector<TypicalPod> all, const TypicalPodsOptions& options) {
+  TypicalPods out;
+  out.all_ = all;
+  std::vector<TypicalPod> list;
+  double total = 0;
+  for (TypicalPod& t : all) {
+    if (!options.include_cpu_pods && t.shape.gpus == 0) continue;
+    double weighted = 1;
+    if (options.gpu_res_weight > 0 && t.shape.gpu_milli == kMilliPerGpu) {
+      weighted = 1 + static_cast<double>(t.shape.gpus) * options.gpu_res_weight;
+    }
+    t.count *= weighted;
+    total += t.count;
     list.push_back(std::move(t));
   }
   // Most frequent first; among equal counts the larger shape first (KSS sorts the reverse of
@@ -78,7 +98,6 @@ TypicalPods TypicalPods::FromPods(const std::vector<PodShape>& pods, GpuModels& 
     if (a.count != b.count) return a.count > b.count;
     return b.shape < a.shape;
   });
-  TypicalPods out;
   if (list.empty() || total <= 0) return out;
   double threshold = std::clamp(options.popularity_threshold, 0.0, 100.0);
   double expected = threshold * total / 100.0;

@@ -61,13 +61,22 @@ class TypicalPods {
  public:
   TypicalPods() = default;
   // A distribution given directly (weights as given).
-  explicit TypicalPods(std::vector<TypicalPod> pods) : pods_(std::move(pods)) {}
+  explicit TypicalPods(std::vector<TypicalPod> pods) : pods_(std::move(pods)), all_(pods_) {
+    for (auto& t : all_) {
+      if (t.count <= 0) t.count = t.weight;  // Recut treats the weights as counts
+    }
+  }
 
   // KSS GetTypicalPods: count the pods per shape, sort by count (ties: the larger shape first),
   // keep the shortest prefix that covers the threshold and renormalise its weights. `models`
   // resolves the shapes' model constraints (ids are added for models not seen yet).
   static TypicalPods FromPods(const std::vector<PodShape>& pods, GpuModels& models,
                               const TypicalPodsOptions& options = {});
+  // The same from pod counts per shape.
+  static TypicalPods FromCounts(const std::vector<std::pair<PodShape, int64_t>>& counts,
+                                GpuModels& models, const TypicalPodsOptions& options = {});
+  // The distribution of the same pods with other options (another threshold, say).
+  TypicalPods Recut(const TypicalPodsOptions& options) const;
 
   const std::vector<TypicalPod>& pods() const { return pods_; }
   bool empty() const { return pods_.empty(); }
@@ -84,7 +93,10 @@ class TypicalPods {
   FragBreakdown Breakdown(int64_t cpu_free, const int32_t* gpu_free, int gpus, int model) const;
 
  private:
+  static TypicalPods Cut(std::vector<TypicalPod> all, const TypicalPodsOptions& options);
+
   std::vector<TypicalPod> pods_;
+  std::vector<TypicalPod> all_;  // every shape with its unweighted count, models resolved
   double coverage_ = 1;
 };
 

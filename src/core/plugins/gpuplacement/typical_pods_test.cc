@@ -87,8 +87,12 @@ TEST(TypicalPodsTest, KeepsTheMostFrequentShapesUpToTheThreshold) {
   bool has_eight = false;
   for (const auto& p : weighted.pods()) has_eight |= p.shape.gpus == 8;
   EXPECT_TRUE(has_eight);
-  // Everything kept at 100 %.
+  // Everything kept at 100 %, also when the 95 % cut is re-cut.
   EXPECT_EQ(TypicalPods::FromPods(pods, models, {.popularity_threshold = 100}).pods().size(), 5u);
+  TypicalPods recut = t.Recut({.popularity_threshold = 100});
+  ASSERT_EQ(recut.pods().size(), 5u);
+  EXPECT_NEAR(recut.pods()[0].weight, 0.5, 1e-12);
+  EXPECT_EQ(recut.Recut({.popularity_threshold = 95}).pods().size(), 4u);
 }
 
 TEST(GpuSpecTest, ParsesAndNormalises) {
