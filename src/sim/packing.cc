@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <map>
 
@@ -67,6 +68,12 @@ double BucketMean(const Buckets& b, const std::vector<double>& sums, int x) {
 
 }  // namespace
 
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 double RoundHalfEven(double x, int digits) {
   if (!std::isfinite(x)) return x;
   if (digits == 0) return std::nearbyint(x);  // default rounding mode: ties to even
@@ -124,6 +131,7 @@ absl::StatusOr<std::shared_ptr<const PackingExperiment>> PackingExperiment::Crea
 absl::StatusOr<PackingRun> PackingExperiment::Run(std::string_view policy_name, int64_t seed,
                                                   const PackingOptions& options) const {
   auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ThreadCpuSeconds();
   auto policy = core::NewGpuPlacementPolicy(policy_name, core::GpuPolicyContext{typical_});
   if (!policy.ok()) return policy.status();
   const core::GpuPlacementPolicy& pol = **policy;
@@ -267,6 +275,7 @@ absl::StatusOr<PackingRun> PackingExperiment::Run(std::string_view policy_name, 
     }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.cpu_seconds = ThreadCpuSeconds() - cpu_start;
   return run;
 }
 

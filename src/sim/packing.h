@@ -50,7 +50,8 @@ struct PackingRun {
   // Failed pods by kind ("cpu", "share", "1-gpu", "2-gpu", ...): count and GPU demand (milli),
   // over the pods that arrived while arrived demand was at most 100 % of capacity.
   std::map<std::string, std::pair<int, int64_t>> failed_by_kind_100;
-  double seconds = 0;
+  double seconds = 0;      // wall time of the run
+  double cpu_seconds = 0;  // CPU time of the run's thread (steadier on a shared machine)
   // Index X = arrived demand in whole percent; NaN where the run has no event at X.
   std::vector<double> alloc_curve;
   std::vector<double> frag_curve;
@@ -91,6 +92,9 @@ class PackingExperiment {
   core::GpuModels models_;
   std::shared_ptr<const core::TypicalPods> typical_;
 };
+
+// CPU time of the calling thread, seconds.
+double ThreadCpuSeconds();
 
 // Python's round(x, digits) for the KPI read-off: the nearest decimal, ties to even.
 double RoundHalfEven(double x, int digits);
