@@ -335,11 +335,18 @@ TEST(NodeAgentScaleTest, AThousandSimulatedNodes) {
     auto listed = client.List(client::Leases(), "kube-node-lease");
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ(listed->items.size(), static_cast<size_t>(kNodes));
+    // The agent counts a pod running before its status write reaches the API: wait for those.
     client::ListOptions running;
     running.field_selector = "status.phase=Running";
-    auto pods = client.List(client::Pods(), "default", running);
-    ASSERT_TRUE(pods.ok());
-    EXPECT_EQ(pods->items.size(), static_cast<size_t>(kPods));
+    size_t listed_running = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto pods = client.List(client::Pods(), "default", running);
+      ASSERT_TRUE(pods.ok());
+      listed_running = pods->items.size();
+      if (listed_running == static_cast<size_t>(kPods)) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(listed_running, static_cast<size_t>(kPods));
     agent.Stop();
   }
   (*server)->Stop();
