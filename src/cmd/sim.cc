@@ -1,5 +1,5 @@
 // `muster sim`: trace-driven simulation. `muster sim pack` runs the FGD paper's packing
-// experiment (docs/sim.md).
+// experiment, `muster sim replay` replays a trace in virtual time (docs/sim.md).
 
 #include <unistd.h>
 
@@ -18,6 +18,8 @@
 #include "core/plugins/gpuplacement/placement.h"
 #include "fmt/format.h"
 #include "sim/packing.h"
+#include "sim/replay.h"
+#include "sim/replay_report.h"
 #include "sim/report.h"
 #include "sim/sweep.h"
 #include "sim/trace.h"
@@ -181,6 +183,180 @@ void AddPackCommand(CLI::App& sim, std::shared_ptr<PackFlags> f) {
       ->group("");
 }
 
+struct ReplayFlags {
+  std::string trace;
+  std::string nodes;
+  std::string schedulers = "all";
+  std::string placement = "spread";
+  int cluster_nodes = 80;
+  bool cluster_nodes_set = false;
+  int64_t seed = 42;
+  int reserve_gpus = 16;
+  double reserve_after = 0;
+  double price = 2.50;
+  double speedup = 1;
+  bool json = false;
+  bool quiet = false;
+  std::string csv_out;
+  std::string json_out;
+  std::string html_out;
+};
+
+// The header line of a CSV file, or "" when it cannot be read.
+std::string HeaderOf(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+int RunReplay(const ReplayFlags& f) {
+  std::string trace = ResolveTrace(f.trace);
+  if (!fs::exists(trace)) {
+    fmt::print(stderr, "muster sim replay: {}: cannot open the file\n", trace);
+    return 1;
+  }
+  std::vector<sim::Discipline> disciplines;
+  for (absl::string_view d : absl::StrSplit(f.schedulers, ',', absl::SkipWhitespace())) {
+    std::string name = absl::AsciiStrToLower(std::string(absl::StripAsciiWhitespace(d)));
+    if (name == "all") {
+      disciplines = {sim::Discipline::kKube, sim::Discipline::kFifo, sim::Discipline::kVolcano,
+                     sim::Discipline::kMuster};
+      continue;
+    }
+    auto parsed = sim::ParseDiscipline(name);
+    if (!parsed.ok()) {
+      fmt::print(stderr, "muster sim replay: --scheduler: {}\n", std::string(parsed.status().message()));
+      return 2;
+    }
+    disciplines.push_back(*parsed);
+  }
+  if (disciplines.empty()) {
+    fmt::print(stderr, "muster sim replay: --scheduler: none given (kube, fifo, volcano, muster, all)\n");
+    return 2;
+  }
+  if (!(f.price >= 0) || f.cluster_nodes <= 0 || f.cluster_nodes > 100000 || !(f.speedup > 0)) {
+    fmt::print(stderr,
+               "muster sim replay: --gpu-hour-price must be >= 0, --speedup > 0 and "
+               "--cluster-nodes in 1..100000\n");
+    return 2;
+  }
+  absl::StatusOr<sim::ReplayWorkload> workload = absl::UnknownError("");
+  sim::ReplayReport report;
+  report.trace = f.trace;
+  report.gpu_hour_price = f.price;
+  if (HeaderOf(trace).rfind("timestamp,", 0) == 0) {  // the Philly job list
+    auto jobs = sim::LoadPhillyJobs(trace);
+    if (!jobs.ok()) {
+      fmt::print(stderr, "muster sim replay: {}\n", std::string(jobs.status().message()));
+      return 1;
+    }
+    workload = sim::PhillyWorkload(*jobs, f.cluster_nodes);
+    report.cluster = fmt::format("{} nodes x 8 GPUs ({} GPUs)", f.cluster_nodes, 8 * f.cluster_nodes);
+  } else {
+    auto pods = sim::LoadOpenbPods(trace);
+    if (!pods.ok()) {
+      fmt::print(stderr, "muster sim replay: {}\n", std::string(pods.status().message()));
+      return 1;
+    }
+    std::string nodes = f.nodes.empty()
+                            ? (fs::path(trace).parent_path() / kDefaultNodeList).string()
+                            : ResolveTrace(f.nodes);
+    auto node_list = sim::LoadOpenbNodes(nodes);
+    if (!node_list.ok()) {
+      fmt::print(stderr, "muster sim replay: {}\n", std::string(node_list.status().message()));
+      return 1;
+    }
+    if (f.cluster_nodes_set && f.cluster_nodes < static_cast<int>(node_list->size())) {
+      // The first N nodes in name order: a smaller cluster for the same pods.
+      std::sort(node_list->begin(), node_list->end(),
+                [](const sim::TraceNode& a, const sim::TraceNode& b) { return a.name < b.name; });
+      node_list->resize(f.cluster_nodes);
+    }
+    int gpus = 0;
+    for (const auto& n : *node_list) gpus += n.gpus;
+    report.cluster = fmt::format("{} ({} nodes, {} GPUs)", nodes, node_list->size(), gpus);
+    workload = sim::OpenbWorkload(*std::move(node_list), *pods);
+  }
+  if (!workload.ok()) {
+    fmt::print(stderr, "muster sim replay: {}: {}\n", f.trace, std::string(workload.status().message()));
+    return 1;
+  }
+  report.skipped = workload->skipped;
+  sim::CompressArrivals(*workload, f.speedup);
+  if (f.speedup != 1) report.cluster += fmt::format(", arrivals {}x faster", f.speedup);
+  for (sim::Discipline d : disciplines) {
+    sim::ReplayOptions o;
+    o.discipline = d;
+    o.placement = f.placement;
+    o.seed = f.seed;
+    o.reserve_gpus = f.reserve_gpus;
+    o.reserve_after = f.reserve_after;
+    o.gpu_hour_price = f.price;
+    if (!f.quiet) fmt::print(stderr, "replaying {} jobs with {} ...\n", workload->jobs.size(), sim::DisciplineName(d));
+    auto r = sim::RunReplay(*workload, o);
+    if (!r.ok()) {
+      fmt::print(stderr, "muster sim replay: {}\n", std::string(r.status().message()));
+      return 2;
+    }
+    if (!f.quiet) {
+      fmt::print(stderr, "  {}: {} of {} jobs finished in {:.1f} s\n", r->discipline, r->finished, r->jobs,
+                 r->seconds);
+    }
+    report.results.push_back(*std::move(r));
+  }
+  fmt::print("{}", f.json ? sim::ReplayJson(report) : sim::ReplayTable(report));
+  bool ok = true;
+  if (!f.csv_out.empty()) ok &= WriteFile(f.csv_out, sim::ReplayCsv(report));
+  if (!f.json_out.empty()) ok &= WriteFile(f.json_out, sim::ReplayJson(report));
+  if (!f.html_out.empty()) ok &= WriteFile(f.html_out, sim::ReplayHtml(report));
+  return ok ? 0 : 1;
+}
+
+void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
+  auto* app = sim.add_subcommand(
+      "replay",
+      "Replay a trace in virtual time: jobs arrive at their times, queue, run for their durations "
+      "and leave, under Kubernetes' default scheduler (kube), strict FIFO (fifo), Volcano's "
+      "allocate+backfill (volcano) and muster's gang-aware backfill with reservations (muster). "
+      "Reports queueing delay, job completion time, makespan, utilisation, the longest gang wait "
+      "and GPU-hours held idle by partly placed jobs.");
+  app->add_option("--trace", f->trace,
+                  "the Philly job list (philly.csv) or an openb pod list with creation and "
+                  "deletion times")
+      ->required();
+  app->add_option("--nodes", f->nodes, "openb: the node list (default: next to the trace)");
+  app->add_option("--cluster-nodes", f->cluster_nodes,
+                  "Philly: nodes of 8 GPUs to replay on; openb: use only the first N nodes of the "
+                  "node list (by name)")
+      ->capture_default_str()
+      ->each([f](const std::string&) { f->cluster_nodes_set = true; });
+  app->add_option("--scheduler", f->schedulers, "kube, fifo, volcano, muster (comma-separated) or all")
+      ->capture_default_str();
+  app->add_option("--placement", f->placement,
+                  "node choice inside every scheduler: spread (most free GPU, Kubernetes' and "
+                  "Volcano's default) or a GPU placement policy (bestfit, fgd, muster, ...)")
+      ->capture_default_str();
+  app->add_option("--speedup", f->speedup,
+                  "divide submission times by this: the same jobs arrive faster (durations stay)")
+      ->capture_default_str();
+  app->add_option("--seed", f->seed, "seed of the node order that breaks ties")->capture_default_str();
+  app->add_option("--reserve-gpus", f->reserve_gpus,
+                  "muster: jobs of at least this many GPUs get a reservation when blocked")
+      ->capture_default_str();
+  app->add_option("--reserve-after", f->reserve_after,
+                  "muster: ... once they have waited this many seconds")
+      ->capture_default_str();
+  app->add_option("--gpu-hour-price", f->price, "price of a GPU-hour, for the cost of idle holds")
+      ->capture_default_str();
+  app->add_flag("--json", f->json, "print one JSON object instead of the table");
+  app->add_option("--csv-out", f->csv_out, "also write the results as CSV to this file");
+  app->add_option("--json-out", f->json_out, "also write the JSON result to this file");
+  app->add_option("--html-out", f->html_out,
+                  "also write a self-contained HTML report (SVG charts) to this file");
+  app->add_flag("--quiet", f->quiet, "no progress lines on stderr");
+}
+
 }  // namespace
 
 Subcommand AddSimCommand(CLI::App& parent) {
@@ -189,8 +365,11 @@ Subcommand AddSimCommand(CLI::App& parent) {
   app->require_subcommand(1);
   auto pack = std::make_shared<PackFlags>();
   AddPackCommand(*app, pack);
-  return {app, [app, pack]() -> int {
+  auto replay = std::make_shared<ReplayFlags>();
+  AddReplayCommand(*app, replay);
+  return {app, [app, pack, replay]() -> int {
             if (app->got_subcommand("pack")) return RunPack(*pack);
+            if (app->got_subcommand("replay")) return RunReplay(*replay);
             return 2;
           }};
 }

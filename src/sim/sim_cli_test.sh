@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `muster sim pack` end to end: the reduced reproduction (default trace, FGD and BestFit, seeds
-# 42-43) through the real binary, its JSON, and clear errors with non-zero exits for bad input.
+# `muster sim` end to end: the reduced packing reproduction (default trace, FGD and BestFit, seeds
+# 42-43) through the real binary and its JSON, replay on a Philly excerpt and on openb, and clear
+# errors with non-zero exits for bad input.
 # Usage: sim_cli_test.sh MUSTER_BINARY SOURCE_DIR
 set -u
 muster=$1
@@ -49,6 +50,35 @@ else
   echo "FAIL report files: csv/json/html missing or without content"
   fail=$((fail + 1))
 fi
+
+# Replay: the first 3000 Philly jobs on 16 nodes (two of them are 16-GPU gangs).
+philly=data/philly/philly_first3000.csv
+expect replay-kube 0 'kube      spread       3000      0' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --quiet
+expect replay-held 0 '299.0    $747.39' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler kube --quiet
+expect replay-json 0 '"scheduler":"volcano","placement":"spread","jobs":3000' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler volcano,muster --json --quiet
+"$muster" sim replay --trace $philly --cluster-nodes 16 --json --quiet --html-out "$tmp/replay.html" |
+  sed 's/"seconds":[0-9.]*//g' >"$tmp/a.json"
+"$muster" sim replay --trace $philly --cluster-nodes 16 --json --quiet |
+  sed 's/"seconds":[0-9.]*//g' >"$tmp/b.json"
+if cmp -s "$tmp/a.json" "$tmp/b.json" && grep -q '"gang_wait_max"' "$tmp/a.json" &&
+  grep -q '<svg' "$tmp/replay.html"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL replay: not reproducible, or no JSON fields / HTML charts"
+  fail=$((fail + 1))
+fi
+expect replay-openb 0 'volcano   fgd          8152      0' \
+  "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
+expect replay-bad-scheduler 2 'unknown scheduler "slurm"; known: kube, fifo, volcano, muster' \
+  "$muster" sim replay --trace $philly --scheduler slurm
+expect replay-bad-speedup 2 '--speedup > 0' \
+  "$muster" sim replay --trace $philly --speedup 0
+printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,x,1,1,c\n' >"$tmp/p.csv"
+expect replay-bad-row 1 'p.csv:2: column duration: "x" is not a number' \
+  "$muster" sim replay --trace "$tmp/p.csv"
 
 # Bad input.
 expect unknown-policy 2 'unknown GPU placement policy "tetris"; known: random, dotproduct' \

@@ -1,0 +1,191 @@
+#include "sim/replay_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "fmt/format.h"
+#include "sim/json.h"
+#include "sim/report.h"
+
+namespace muster::sim {
+namespace {
+
+// Seconds in a short human unit.
+std::string Duration(double s) {
+  if (!std::isfinite(s)) return "-";
+  if (s < 120) return fmt::format("{:.0f}s", s);
+  if (s < 7200) return fmt::format("{:.1f}m", s / 60);
+  if (s < 172800) return fmt::format("{:.1f}h", s / 3600);
+  return fmt::format("{:.1f}d", s / 86400);
+}
+
+}  // namespace
+
+std::string ReplayTable(const ReplayReport& rep) {
+  std::string out = fmt::format("trace {} on {}{}\n", rep.trace, rep.cluster,
+                                rep.skipped > 0 ? fmt::format(" ({} rows skipped: cannot run here)",
+                                                              rep.skipped)
+                                                : "");
+  out += "wait: queueing delay (start - submit); JCT: completion - submit; gang wait: the longest\n"
+         "wait of a multi-pod job; held: GPU-hours held idle by partly placed jobs.\n\n";
+  out += fmt::format("{:<9} {:<9} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>6} {:>10} {:>10}\n",
+                     "scheduler", "placement", "jobs", "unfin", "wait avg", "wait p50", "wait p99",
+                     "JCT avg", "JCT p50", "JCT p99", "gang wait", "makespan", "util",
+                     "held GPU-h", "held cost");
+  for (const auto& r : rep.results) {
+    out += fmt::format(
+        "{:<9} {:<9} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>5.1f}% {:>10.1f} {:>10}\n",
+        r.discipline, r.placement, r.jobs, r.unfinished, Duration(r.wait_mean),
+        Duration(r.wait_p50), Duration(r.wait_p99), Duration(r.jct_mean), Duration(r.jct_p50),
+        Duration(r.jct_p99), Duration(r.gang_wait_max), Duration(r.makespan),
+        100 * r.gpu_utilization, r.idle_held_gpu_hours, fmt::format("${:.2f}", r.idle_held_cost));
+  }
+  for (const auto& r : rep.results) {
+    if (r.deadlock) {
+      out += fmt::format(
+          "{}: {} jobs never ran; nothing could move after {} (GPUs held by partly placed jobs)\n",
+          r.discipline, r.unfinished, Duration(r.deadlock_at));
+    }
+  }
+  return out;
+}
+
+std::string ReplayJson(const ReplayReport& rep) {
+  JsonWriter j;
+  j.BeginObject();
+  j.String("trace", rep.trace);
+  j.String("cluster", rep.cluster);
+  j.Int("skipped", rep.skipped);
+  j.Number("gpu_hour_price", rep.gpu_hour_price, 4);
+  j.BeginArray("results");
+  for (const auto& r : rep.results) {
+    j.BeginObject();
+    j.String("scheduler", r.discipline);
+    j.String("placement", r.placement);
+    j.Int("jobs", r.jobs);
+    j.Int("finished", r.finished);
+    j.Int("unfinished", r.unfinished);
+    j.Bool("deadlock", r.deadlock);
+    if (r.deadlock) j.Number("deadlock_at", r.deadlock_at, 0);
+    j.BeginObject("wait");
+    j.Number("mean", r.wait_mean, 1);
+    j.Number("p50", r.wait_p50, 1);
+    j.Number("p99", r.wait_p99, 1);
+    j.Number("max", r.wait_max, 1);
+    j.End();
+    j.BeginObject("jct");
+    j.Number("mean", r.jct_mean, 1);
+    j.Number("p50", r.jct_p50, 1);
+    j.Number("p99", r.jct_p99, 1);
+    j.End();
+    j.Number("gang_wait_max", r.gang_wait_max, 1);
+    j.Number("makespan", r.makespan, 1);
+    j.Number("gpu_utilization", r.gpu_utilization, 4);
+    j.Number("idle_held_gpu_hours", r.idle_held_gpu_hours, 2);
+    j.Number("idle_held_cost", r.idle_held_cost, 2);
+    j.Number("seconds", r.seconds, 3);
+    j.End();
+  }
+  j.End();
+  j.End();
+  return j.str() + "\n";
+}
+
+std::string ReplayCsv(const ReplayReport& rep) {
+  std::string out =
+      "trace,scheduler,placement,jobs,finished,unfinished,deadlock,wait_mean,wait_p50,wait_p99,"
+      "wait_max,jct_mean,jct_p50,jct_p99,gang_wait_max,makespan,gpu_utilization,"
+      "idle_held_gpu_hours,idle_held_cost\n";
+  for (const auto& r : rep.results) {
+    out += fmt::format("{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},"
+                       "{:.1f},{:.4f},{:.2f},{:.2f}\n",
+                       CsvField(rep.trace), r.discipline, CsvField(r.placement), r.jobs, r.finished,
+                       r.unfinished, r.deadlock ? "true" : "false", r.wait_mean, r.wait_p50,
+                       r.wait_p99, r.wait_max, r.jct_mean, r.jct_p50, r.jct_p99, r.gang_wait_max,
+                       r.makespan, r.gpu_utilization, r.idle_held_gpu_hours, r.idle_held_cost);
+  }
+  return out;
+}
+
+std::string ReplayHtml(const ReplayReport& rep) {
+  // Queueing delay as a CDF over log10(seconds + 1); utilisation over days.
+  std::vector<Series> cdf, util, held;
+  std::vector<std::pair<std::string, double>> wait_bars, held_bars;
+  for (const auto& r : rep.results) {
+    std::vector<double> w = r.waits;
+    std::sort(w.begin(), w.end());
+    Series s{r.discipline, {}};
+    for (int i = 0; i <= 70; ++i) {
+      double x = i / 10.0;
+      double limit = std::pow(10.0, x) - 1;
+      double frac = w.empty() ? 0
+                              : static_cast<double>(std::upper_bound(w.begin(), w.end(), limit) -
+                                                    w.begin()) /
+                                    static_cast<double>(r.jobs);
+      s.points.emplace_back(x, 100 * frac);
+    }
+    cdf.push_back(std::move(s));
+    Series u{r.discipline, {}}, h{r.discipline, {}};
+    double capacity = 0;
+    (void)capacity;
+    for (const auto& p : r.utilization) {
+      u.points.emplace_back(p.t / 86400, p.busy);
+      h.points.emplace_back(p.t / 86400, p.held);
+    }
+    util.push_back(std::move(u));
+    held.push_back(std::move(h));
+    wait_bars.emplace_back(r.discipline, r.wait_mean / 3600);
+    held_bars.emplace_back(r.discipline, r.idle_held_gpu_hours);
+  }
+  std::vector<std::string> parts;
+  parts.push_back("<figure>" +
+                  SvgLineChart(cdf, {"Queueing delay: share of jobs started within the delay",
+                                     "queueing delay, log10(seconds + 1)  (1 = 9 s, 3 = 17 min, "
+                                     "5 = 28 h)",
+                                     "jobs started (%)", 0, 7, 0, 100}) +
+                  "</figure>\n");
+  parts.push_back("<figure>" +
+                  SvgBarChart(wait_bars, {"Mean queueing delay", "scheduler", "hours"}, 1) +
+                  "</figure>\n");
+  parts.push_back("<figure>" +
+                  SvgLineChart(util, {"GPUs running jobs over time", "day", "GPUs", 0, 0, 0, 0,
+                                      true}) +
+                  "</figure>\n");
+  parts.push_back("<figure>" +
+                  SvgLineChart(held, {"GPUs held idle by partly placed jobs over time", "day",
+                                      "GPUs", 0, 0, 0, 0, true}) +
+                  "</figure>\n");
+  parts.push_back("<figure>" +
+                  SvgBarChart(held_bars, {"GPU-hours held idle by partly placed jobs", "scheduler",
+                                          "GPU-hours"}, 0) +
+                  "</figure>\n");
+  std::string table =
+      "<table><tr><th>scheduler</th><th>placement</th><th>jobs</th><th>never ran</th>"
+      "<th>wait mean (h)</th><th>wait p50 (h)</th><th>wait p99 (h)</th><th>JCT mean (h)</th>"
+      "<th>JCT p99 (h)</th><th>longest gang wait (h)</th><th>makespan (d)</th><th>GPU util</th>"
+      "<th>held idle GPU-h</th><th>cost</th></tr>\n";
+  for (const auto& r : rep.results) {
+    table += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td>"
+        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}</td><td>{:.1f}</td>"
+        "<td>{:.1f} %</td><td>{:.1f}</td><td>${:.2f}</td></tr>\n",
+        HtmlEscape(r.discipline), HtmlEscape(r.placement), r.jobs, r.unfinished, r.wait_mean / 3600,
+        r.wait_p50 / 3600, r.wait_p99 / 3600, r.jct_mean / 3600, r.jct_p99 / 3600,
+        r.gang_wait_max / 3600, r.makespan / 86400, 100 * r.gpu_utilization,
+        r.idle_held_gpu_hours, r.idle_held_cost);
+  }
+  table += "</table>\n";
+  parts.insert(parts.begin(), "<h2>Summary</h2>\n" + table);
+  return HtmlPage(
+      "muster sim replay",
+      fmt::format("Trace {} replayed on {} in virtual time; idle GPUs priced at ${:.2f} per "
+                  "GPU-hour.{}",
+                  rep.trace, rep.cluster, rep.gpu_hour_price,
+                  rep.skipped > 0 ? fmt::format(" {} rows of the trace cannot run on this cluster "
+                                                "and were skipped.",
+                                                rep.skipped)
+                                  : ""),
+      parts);
+}
+
+}  // namespace muster::sim

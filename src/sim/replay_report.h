@@ -1,0 +1,30 @@
+#pragma once
+
+// Replay results as a table, JSON, CSV and a self-contained HTML report (queueing-delay
+// distribution and GPU utilisation over time per scheduler).
+
+#include <string>
+#include <vector>
+
+#include "sim/replay.h"
+
+namespace muster::sim {
+
+struct ReplayReport {
+  std::string trace;
+  std::string cluster;  // in words: "80 nodes x 8 GPUs (640 GPUs)"
+  int skipped = 0;      // trace rows that could not run on the cluster
+  double gpu_hour_price = 2.5;
+  std::vector<ReplayResult> results;
+};
+
+std::string ReplayTable(const ReplayReport& report);
+// {"trace", "cluster", "gpu_hour_price", "results": [{"scheduler", "placement", "jobs",
+// "finished", "unfinished", "deadlock", "wait": {"mean", "p50", "p99", "max"}, "jct": {...},
+// "gang_wait_max", "makespan", "gpu_utilization", "idle_held_gpu_hours", "idle_held_cost"}]}
+// Times in seconds.
+std::string ReplayJson(const ReplayReport& report);
+std::string ReplayCsv(const ReplayReport& report);
+std::string ReplayHtml(const ReplayReport& report);
+
+}  // namespace muster::sim

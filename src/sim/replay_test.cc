@@ -1,0 +1,151 @@
+// Replay mode on small hand-built workloads whose outcome under each scheduler can be worked out
+// by hand, and on the Philly loader's job mapping.
+
+#include "sim/replay.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace muster::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// `nodes` nodes of 8 GPUs and 64 cores.
+ReplayWorkload Cluster(int nodes) {
+  ReplayWorkload w;
+  w.source = "test";
+  w.models = std::make_shared<core::GpuModels>();
+  w.models->Id("gpu");
+  for (int i = 0; i < nodes; ++i) w.nodes.push_back({"n" + std::to_string(i), 64000, 1 << 20, 8, "gpu"});
+  return w;
+}
+
+void AddJob(ReplayWorkload& w, const std::string& name, int64_t submit, double duration, int pods,
+            int gpus_per_pod) {
+  ReplayJob j;
+  j.name = name;
+  j.submit = submit;
+  j.duration = duration;
+  j.pods = pods;
+  j.pod.cpu_milli = 1000;
+  j.pod.memory = 1024;
+  j.pod.gpus = gpus_per_pod;
+  j.pod.gpu_milli = 1000;
+  w.jobs.push_back(std::move(j));
+}
+
+ReplayResult Replay(const ReplayWorkload& w, Discipline d, std::string placement = "spread") {
+  ReplayOptions o;
+  o.discipline = d;
+  o.placement = std::move(placement);
+  auto r = RunReplay(w, o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : ReplayResult{};
+}
+
+TEST(ReplayTest, KubePlacesGangMembersOneByOneAndCanDeadlock) {
+  // Two nodes. X (one 4-GPU pod) runs on one of them until t = 100. A (2 pods x 8 GPUs) takes
+  // the free node at t = 1 and waits for a second free node; B (3 pods x 4 GPUs) takes X's other
+  // 4 GPUs at t = 2. When X leaves, its 4 GPUs go to B's second pod (A's needs 8). Now A holds 8
+  // GPUs, B holds 8, neither can ever run: a deadlock of half-placed gangs.
+  ReplayWorkload w = Cluster(2);
+  AddJob(w, "x", 0, 100, 1, 4);
+  AddJob(w, "a", 1, 10, 2, 8);
+  AddJob(w, "b", 2, 10, 3, 4);
+  ReplayResult kube = Replay(w, Discipline::kKube);
+  EXPECT_TRUE(kube.deadlock);
+  EXPECT_EQ(kube.finished, 1);
+  EXPECT_EQ(kube.unfinished, 2);
+  EXPECT_DOUBLE_EQ(kube.deadlock_at, 100);
+  // Held idle: A's 8 GPUs from t = 1 and B's 4 from t = 2 until t = 100 (B's second pod lands at
+  // 100): (8 * 99 + 4 * 98) / 3600 GPU-hours.
+  EXPECT_NEAR(kube.idle_held_gpu_hours, (8.0 * 99 + 4.0 * 98) / 3600, 1e-9);
+  EXPECT_NEAR(kube.idle_held_cost, kube.idle_held_gpu_hours * 2.5, 1e-9);
+  // Gang scheduling places a job all at once or not at all: everything finishes.
+  for (Discipline d : {Discipline::kFifo, Discipline::kVolcano, Discipline::kMuster}) {
+    ReplayResult r = Replay(w, d);
+    EXPECT_FALSE(r.deadlock) << DisciplineName(d);
+    EXPECT_EQ(r.finished, 3) << DisciplineName(d);
+    EXPECT_DOUBLE_EQ(r.idle_held_gpu_hours, 0) << DisciplineName(d);
+  }
+}
+
+TEST(ReplayTest, FifoBlocksBehindTheHeadVolcanoBackfillsMusterBackfillsWhatEndsInTime) {
+  // Two nodes. A (8 GPUs) runs 0..100. G (2 x 8 GPUs) arrives at 1 and needs both nodes. C (1 GPU,
+  // 10 s) arrives at 2.
+  ReplayWorkload w = Cluster(2);
+  AddJob(w, "a", 0, 100, 1, 8);
+  AddJob(w, "g", 1, 50, 2, 8);
+  AddJob(w, "c", 2, 10, 1, 1);
+  // FIFO: C waits behind G, which starts at 100 and ends at 150.
+  ReplayResult fifo = Replay(w, Discipline::kFifo);
+  EXPECT_DOUBLE_EQ(fifo.wait_max, 148);
+  EXPECT_DOUBLE_EQ(fifo.makespan, 160);
+  // Volcano: C goes ahead at once and is gone by 12; G starts at 100.
+  ReplayResult volcano = Replay(w, Discipline::kVolcano);
+  EXPECT_DOUBLE_EQ(volcano.wait_p50, 0);
+  EXPECT_DOUBLE_EQ(volcano.gang_wait_max, 99);
+  // muster: G reserves both nodes from 100; C ends at 12, before that, so it may go ahead.
+  ReplayResult muster = Replay(w, Discipline::kMuster);
+  EXPECT_DOUBLE_EQ(muster.gang_wait_max, 99);
+  EXPECT_DOUBLE_EQ(muster.makespan, 150);
+  // A C that would run past 100 is held back: G still starts at 100.
+  ReplayWorkload late = Cluster(2);
+  AddJob(late, "a", 0, 100, 1, 8);
+  AddJob(late, "g", 1, 50, 2, 8);
+  AddJob(late, "c", 2, 500, 1, 1);
+  EXPECT_DOUBLE_EQ(Replay(late, Discipline::kMuster).gang_wait_max, 99);
+  EXPECT_DOUBLE_EQ(Replay(late, Discipline::kVolcano).gang_wait_max, 501);  // behind C
+}
+
+TEST(ReplayTest, ReservationsEndStarvationOfALargeGang) {
+  // One node busy with A (1 GPU) until 100, the other free; G needs both nodes. Small 1-GPU jobs
+  // of 50 s arrive every 20 s until t = 2000. Under Volcano's allocate + backfill each frees a
+  // GPU only after the next has arrived, so G never finds two whole nodes while they come.
+  ReplayWorkload w = Cluster(2);
+  AddJob(w, "a", 0, 100, 1, 1);
+  AddJob(w, "g", 1, 10, 2, 8);
+  for (int t = 2; t < 2000; t += 20) AddJob(w, "s" + std::to_string(t), t, 50, 1, 1);
+  ReplayResult volcano = Replay(w, Discipline::kVolcano);
+  ReplayResult muster = Replay(w, Discipline::kMuster);
+  EXPECT_GT(volcano.gang_wait_max, 1900);
+  EXPECT_LT(muster.gang_wait_max, 200);
+  EXPECT_EQ(muster.finished, volcano.finished);
+}
+
+TEST(ReplayTest, DeterministicAndSeeded) {
+  ReplayWorkload w = Cluster(4);
+  for (int i = 0; i < 200; ++i) AddJob(w, "j" + std::to_string(i), i * 7, 30 + (i * 37) % 300, 1 + i % 3, 1 + (i * 5) % 8);
+  for (Discipline d : {Discipline::kKube, Discipline::kFifo, Discipline::kVolcano, Discipline::kMuster}) {
+    ReplayResult a = Replay(w, d, "bestfit"), b = Replay(w, d, "bestfit");
+    EXPECT_EQ(a.waits, b.waits) << DisciplineName(d);
+    EXPECT_EQ(a.finished + a.unfinished, 200);
+    EXPECT_GT(a.gpu_utilization, 0);
+    EXPECT_LE(a.gpu_utilization, 1);
+  }
+}
+
+TEST(ReplayTest, PhillyJobsBecomeGangsOfEightGpuPods) {
+  std::vector<PhillyJob> jobs = {
+      {1000, 60, 1, "c"}, {1010, 60, 16, "c"}, {1005, 60, 12, "c"}, {990, 60, 0, "c"},
+      {1020, 60, 128, "c"},  // 16 pods: more than the 4 nodes, skipped
+  };
+  auto w = PhillyWorkload(jobs, 4);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->skipped, 1);
+  ASSERT_EQ(w->jobs.size(), 4u);
+  EXPECT_EQ(w->jobs[0].submit, 0);  // sorted by submission, from the earliest
+  EXPECT_EQ(w->jobs[0].pod.gpus, 0);
+  EXPECT_EQ(w->jobs[2].submit, 15);
+  EXPECT_EQ(w->jobs[2].pods, 2);  // 12 GPUs: 2 x 6
+  EXPECT_EQ(w->jobs[2].pod.gpus, 6);
+  EXPECT_EQ(w->jobs[3].pods, 2);  // 16 GPUs: 2 x 8
+  EXPECT_EQ(w->jobs[3].pod.gpus, 8);
+  EXPECT_THAT(std::string(PhillyWorkload(jobs, 0).status().message()), HasSubstr("at least one node"));
+  EXPECT_THAT(std::string(ParseDiscipline("slurm").status().message()),
+              HasSubstr("unknown scheduler \"slurm\"; known: kube, fifo, volcano, muster"));
+}
+
+}  // namespace
+}  // namespace muster::sim
