@@ -132,7 +132,21 @@ void Cluster::UpsertNode(const api::Node& api_node) {
   }
   ++n->version;
   if (!is_new && n->ready) total_allocatable_.Sub(n->allocatable);
+  if (n->node) IndexNodeLabels(*n, false);
   n->node = std::make_shared<const api::Node>(api_node);
+  IndexNodeLabels(*n, true);
+  std::string taints_key;
+  for (const api::Taint& t : api_node.spec.taints) {
+    for (const std::string* part : {&t.key, &t.value, &t.effect}) {
+      taints_key += std::to_string(part->size());
+      taints_key += ':';
+      taints_key += *part;
+    }
+  }
+  auto [taints_it, taints_new] =
+      taint_set_ids_.try_emplace(std::move(taints_key), static_cast<int>(taint_sets_.size()));
+  if (taints_new) taint_sets_.push_back(api_node.spec.taints);
+  n->taint_set = taints_it->second;
   const api::ResourceList& alloc =
       api_node.status.allocatable.empty() ? api_node.status.capacity : api_node.status.allocatable;
   Resources new_alloc = Resources::FromList(alloc);
@@ -200,9 +214,29 @@ void Cluster::RemoveNode(const std::string& name) {
     waiting_for_node_[name].push_back(tid);
   }
   if (n->ready) total_allocatable_.Sub(n->allocatable);
+  IndexNodeLabels(*n, false);
   node_order_.erase(std::find(node_order_.begin(), node_order_.end(), n->id));
   node_index_.erase(name);
   nodes_[n->id].reset();
+}
+
+void Cluster::IndexNodeLabels(const NodeInfo& n, bool add) {
+  for (const auto& [key, value] : n.node->meta.labels) {
+    LabelColumn& col = label_columns_[key];
+    if (!add) {
+      if (n.id < static_cast<int>(col.by_node.size())) col.by_node[n.id] = -1;
+      continue;
+    }
+    auto [it, inserted] = col.ids.try_emplace(value, static_cast<int>(col.values.size()));
+    if (inserted) col.values.push_back(value);
+    if (n.id >= static_cast<int>(col.by_node.size())) col.by_node.resize(n.id + 1, -1);
+    col.by_node[n.id] = it->second;
+  }
+}
+
+const LabelColumn* Cluster::FindLabelColumn(const std::string& key) const {
+  auto it = label_columns_.find(key);
+  return it == label_columns_.end() ? nullptr : &it->second;
 }
 
 // --- accounting -----------------------------------------------------------------------------

@@ -90,6 +90,7 @@ struct NodeInfo {
   bool ready = true;
   bool unschedulable = false;
   bool has_prefer_no_schedule_taint = false;
+  int taint_set = -1;  // the node's taints, interned: Cluster::TaintSet
   // Bumped on every change to the node's accounting or object; lets callers tell whether what
   // they computed about the node (a score) is still current.
   uint64_t version = 0;
@@ -158,6 +159,19 @@ struct JobInfo {
 // a resource given only in limits counts at its limit.
 Resources PodRequests(const api::Pod& pod);
 
+// One node label key's values across nodes, interned, so that filters over many nodes read a
+// small array instead of every node object: by_node[node id] is the value's index in `values`,
+// -1 (or past the end) where the node lacks the key.
+struct LabelColumn {
+  std::vector<int> by_node;
+  std::vector<std::string> values;
+  std::unordered_map<std::string, int> ids;
+
+  int ValueOf(int node_id) const {
+    return node_id < static_cast<int>(by_node.size()) ? by_node[node_id] : -1;
+  }
+};
+
 class Cluster {
  public:
   Cluster();
@@ -203,6 +217,10 @@ class Cluster {
   // Tasks whose pods carry required pod anti-affinity (placed or not).
   const std::set<int>& AntiAffinityTasks() const { return anti_affinity_tasks_; }
   std::optional<int32_t> PriorityClassValue(const std::string& name) const;
+  // Node labels by key (nullptr when no node has carried the key) and interned taint lists
+  // (NodeInfo::taint_set), kept as nodes are upserted and removed.
+  const LabelColumn* FindLabelColumn(const std::string& key) const;
+  const std::vector<api::Taint>& TaintSet(int id) const { return taint_sets_[id]; }
 
   // State changes used by sessions. They keep node accounting, GPU holders and job counters
   // consistent. SetStatus moves a task between statuses without changing its node.
@@ -223,6 +241,7 @@ class Cluster {
   void RefreshJobPriority(JobInfo& j);
   void RefreshDefaultPriority();
   void EnsureDefaultQueue();
+  void IndexNodeLabels(const NodeInfo& n, bool add);
 
   std::vector<std::unique_ptr<TaskInfo>> tasks_;
   std::vector<std::unique_ptr<NodeInfo>> nodes_;
@@ -243,6 +262,9 @@ class Cluster {
   // Tasks bound to a node name that is not (yet) known; placed when the node arrives.
   std::unordered_map<std::string, std::vector<int>> waiting_for_node_;
   bool default_queue_declared_ = false;
+  std::unordered_map<std::string, LabelColumn> label_columns_;
+  std::vector<std::vector<api::Taint>> taint_sets_;
+  std::unordered_map<std::string, int> taint_set_ids_;
   int64_t seq_ = 0;
 };
 

@@ -307,6 +307,44 @@ TEST(PredicatesTest, PodsOfOneJobWithDifferentNodeConstraintsAreJudgedEachOnThei
             "node(s) had untolerated taint {k: v}.");
 }
 
+// The node-only filters read labels and taints from the cluster's label columns and interned
+// taint lists: a node relabelled, retainted, removed or added between cycles is judged anew.
+TEST(PredicatesTest, NodeLabelAndTaintChangesBetweenCyclesAreSeen) {
+  Harness h;
+  h.Add(N("n1").Label("zone", "a").Obj());
+  h.Add(N("n2").Label("zone", "b").Obj());
+  auto pod = [&h](const std::string& name) {
+    h.Add(MakePodGroup("ns", name).MinMember(1).Obj());
+    return MakePod("ns", name).Group(name).Req("cpu", "1").NodeSelector("zone", "b");
+  };
+  h.Add(pod("p1").Obj());
+  EXPECT_THAT(Binds(h.Run()), ElementsAre(Pair("ns/p1", "n2")));
+
+  // zone=b moves from n2 to n1.
+  h.Add(N("n1").Label("zone", "b").Obj());
+  h.Add(N("n2").Label("zone", "c").Obj());
+  h.Add(pod("p2").Obj());
+  EXPECT_THAT(Binds(h.Run()), ElementsAre(Pair("ns/p2", "n1")));
+
+  // n1 keeps zone=b but gains a taint; n2 loses its zone label.
+  h.Add(N("n1").Label("zone", "b").Taint("k", "v", "NoSchedule").Obj());
+  h.Add(N("n2").Obj());
+  h.Add(pod("p3").Obj());
+  CycleResult r = h.Run();
+  EXPECT_THAT(Binds(r), IsEmpty());
+  EXPECT_EQ(Message(r, "ns/p3"),
+            "0/2 nodes are unavailable: 1 node(s) didn't match Pod's node affinity/selector, 1 "
+            "node(s) had untolerated taint {k: v}.");
+  h.Add(pod("p4").Toleration("k", "Equal", "v", "NoSchedule").Obj());
+  EXPECT_THAT(Binds(h.Run()), ElementsAre(Pair("ns/p4", "n1")));
+
+  // A node removed no longer matches; one added under a new name does.
+  h.cluster().RemoveNode("n1");
+  h.Add(N("n3").Label("zone", "b").Obj());
+  h.Add(pod("p5").Toleration("k", "Equal", "v", "NoSchedule").Obj());
+  EXPECT_THAT(Binds(h.Run()), ElementsAre(Pair("ns/p3", "n3"), Pair("ns/p5", "n3")));
+}
+
 TEST(PredicatesTest, UnschedulableNode) {
   CycleResult r = RunOnePod({N("n1").Unschedulable().Obj()}, P());
   EXPECT_EQ(Message(r, "ns/p"), "0/1 nodes are unavailable: 1 node(s) were unschedulable.");

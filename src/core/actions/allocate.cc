@@ -199,23 +199,24 @@ class AllocateAction : public Action {
       // never places a pod where it does not fit; what it may miss is a node beyond the search
       // horizon, as any early-stopping search does.
       FeasibleNodes feasible;
-      ShapeCache::Entry* known = shapes.Find(*t);
-      if (known && (known->job == j.id || known->uses < kShapeReuses)) {
-        feasible = RecheckShape(ssn, *t, *known);
-        ++known->uses;
+      ShapeCache::Entry* shape = shapes.Find(*t);
+      if (shape && (shape->job == j.id || shape->uses < kShapeReuses)) {
+        feasible = RecheckShape(ssn, *t, *shape);
+        ++shape->uses;
       }
       if (feasible.nodes.empty()) {
         feasible = FindFeasibleNodes(ssn, *t);
-        ShapeCache::Entry& fresh = shapes.Get(*t);
-        fresh.uses = 0;
-        fresh.job = j.id;
+        shape = &shapes.Get(*t);
+        shape->uses = 0;
+        shape->job = j.id;
       }
       if (feasible.nodes.empty()) {
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;
         break;
       }
-      NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, shapes.Get(*t));  // takes the nodes
+      shape->shape = t;  // the entry found above; the task is its latest user (ShapeCache::Get)
+      NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, *shape);  // takes the nodes
       if (t->resreq.LessEqual(best->idle)) {
         stmt->Allocate(*t, best->id);
       } else {

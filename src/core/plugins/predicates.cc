@@ -59,6 +59,26 @@ bool Counts(const TaskInfo& t) {
 
 class PredicatesPlugin : public Plugin {
  public:
+  // What the node-only filters share across every task whose node selector, node affinity and
+  // tolerations are equal (the pods of one task template, and standalone pods that ask alike),
+  // for this session: a per-node cache of verdicts (-1 unknown, 0 passes, else 1 + reason id;
+  // empty when uncached) and memoised partial verdicts that need no node object (StaticCheck).
+  struct ConstraintClass {
+    std::shared_ptr<const api::Pod> pod;
+    std::vector<int> cache;
+    bool tolerates_unschedulable = false;
+    bool reads_fields = false;  // a required term names node fields
+    // The label keys the node selector and required node affinity read, and their columns
+    // (nullptr: no node has the key).
+    std::vector<std::string> keys;
+    std::vector<const LabelColumn*> columns;
+    // Affinity verdicts (-1 unknown, 0 no, 1 yes) by the node's value ids of `keys`: indexed
+    // by value id + 1 for at most one key, else by the ids' bytes.
+    std::vector<int8_t> one_key;
+    std::unordered_map<std::string, int8_t> many_keys;
+    std::vector<int> taints;  // by taint set: -1 unknown, 0 tolerated, else 1 + reason id
+  };
+
   PredicatesPlugin()
       : pod_number_exceeded_(FitReasons::Id(kPodNumberExceeded)),
         unschedulable_(FitReasons::Id(kUnschedulable)),
@@ -106,11 +126,11 @@ class PredicatesPlugin : public Plugin {
     if (n.pod_count - n.releasing_pods >= n.max_pods) return Fail(pod_number_exceeded_, false);
     // Node-only filters depend on the pod's constraints and the node's labels and taints, which
     // do not change within a session: evaluate them once per node for all identical pods.
-    std::vector<int>* cache = StaticCache(t);
-    int cached = cache ? (*cache)[n.id] : -1;
+    ConstraintClass& cls = StaticClass(ssn.cluster(), t);
+    int cached = cls.cache.empty() ? -1 : cls.cache[n.id];
     if (cached < 0) {
-      cached = StaticCheck(t, n);
-      if (cache) (*cache)[n.id] = cached;
+      cached = StaticCheck(ssn.cluster(), cls, n);
+      if (!cls.cache.empty()) cls.cache[n.id] = cached;
     }
     if (cached > 0) return Fail(cached - 1, true);
     if (!anti_affinity_tasks_.empty() || HasPodAffinityTerms(t)) {
@@ -127,21 +147,50 @@ class PredicatesPlugin : public Plugin {
     return a && (a->pod_affinity || a->pod_anti_affinity);
   }
 
-  // 0 when the node passes the node-only filters, else 1 + the FitReasons id.
-  int StaticCheck(const TaskInfo& t, const NodeInfo& n) {
-    const api::Pod& pod = *t.pod;
-    const api::Node& node = *n.node;
-    if (n.unschedulable &&
-        !api::TolerationsTolerateTaint(pod.spec.tolerations,
-                                       {"node.kubernetes.io/unschedulable", "", "NoSchedule"})) {
-      return unschedulable_ + 1;
+  // 0 when the node passes the node-only filters, else 1 + the FitReasons id. Verdicts are
+  // memoised per constraint class by what they read: the node's values of the label keys the
+  // pod's node selector and required node affinity name, and the node's interned taint list.
+  // So a node is judged from the cluster's label columns without reading its object, the same
+  // verdicts as api::PodMatchesNodeAffinity and api::FindUntoleratedTaint give on it.
+  int StaticCheck(const Cluster& c, ConstraintClass& cls, const NodeInfo& n) {
+    if (n.unschedulable && !cls.tolerates_unschedulable) return unschedulable_ + 1;
+    if (!AffinityMatches(cls, n)) return node_affinity_ + 1;
+    if (n.taint_set >= static_cast<int>(cls.taints.size())) cls.taints.resize(n.taint_set + 1, -1);
+    int& taints = cls.taints[n.taint_set];
+    if (taints < 0) {
+      const api::Taint* taint =
+          api::FindUntoleratedTaint(c.TaintSet(n.taint_set), cls.pod->spec.tolerations);
+      taints = taint ? FitReasons::Id(api::UntoleratedTaintReason(*taint)) + 1 : 0;
     }
-    if (!api::PodMatchesNodeAffinity(pod, node)) return node_affinity_ + 1;
-    if (const api::Taint* taint =
-            api::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations)) {
-      return FitReasons::Id(api::UntoleratedTaintReason(*taint)) + 1;
+    return taints;
+  }
+
+  static bool AffinityMatches(ConstraintClass& cls, const NodeInfo& n) {
+    // A term on node fields (metadata.name) reads the node's name: judged on the object.
+    if (cls.reads_fields) return api::PodMatchesNodeAffinity(*cls.pod, *n.node);
+    int8_t* verdict = nullptr;
+    if (cls.columns.size() <= 1) {
+      int v = cls.columns.empty() || !cls.columns[0] ? -1 : cls.columns[0]->ValueOf(n.id);
+      if (v + 1 >= static_cast<int>(cls.one_key.size())) cls.one_key.resize(v + 2, -1);
+      verdict = &cls.one_key[v + 1];
+    } else {
+      std::string key;
+      for (const LabelColumn* col : cls.columns) {
+        int v = col ? col->ValueOf(n.id) : -1;
+        key.append(reinterpret_cast<const char*>(&v), sizeof v);
+      }
+      verdict = &cls.many_keys.try_emplace(std::move(key), int8_t{-1}).first->second;
     }
-    return 0;
+    if (*verdict < 0) {
+      // Judge a node that carries only the labels read: the verdict depends on nothing else.
+      api::Node probe;
+      for (size_t k = 0; k < cls.columns.size(); ++k) {
+        int v = cls.columns[k] ? cls.columns[k]->ValueOf(n.id) : -1;
+        if (v >= 0) probe.meta.labels[cls.keys[k]] = cls.columns[k]->values[v];
+      }
+      *verdict = api::PodMatchesNodeAffinity(*cls.pod, probe) ? 1 : 0;
+    }
+    return *verdict == 1;
   }
 
   static bool SameNodeConstraints(const api::Pod& a, const api::Pod& b) {
@@ -187,40 +236,56 @@ class PredicatesPlugin : public Plugin {
     return h;
   }
 
-  // The per-node cache shared by every task whose node selector, node affinity and tolerations
-  // are equal (the pods of one task template, and standalone pods that ask alike), for this
-  // session. Entries: -1 unknown, 0 passes, else 1 + reason id.
-  std::vector<int>* StaticCache(const TaskInfo& t) {
+  ConstraintClass& StaticClass(const Cluster& c, const TaskInfo& t) {
     // Filters run node after node for one task: remember its class.
-    if (t.id == last_task_) return last_cache_;
+    if (t.id == last_task_) return *last_class_;
     last_task_ = t.id;
-    last_cache_ = ClassCache(t);
-    return last_cache_;
+    last_class_ = &ClassOf(c, t);
+    return *last_class_;
   }
 
-  std::vector<int>* ClassCache(const TaskInfo& t) {
+  static ConstraintClass NewClass(const Cluster& c, std::shared_ptr<const api::Pod> pod,
+                                  size_t cache_size) {
+    ConstraintClass cls;
+    cls.pod = std::move(pod);
+    cls.cache.assign(cache_size, -1);
+    const api::PodSpec& spec = cls.pod->spec;
+    cls.tolerates_unschedulable = api::TolerationsTolerateTaint(
+        spec.tolerations, {"node.kubernetes.io/unschedulable", "", "NoSchedule"});
+    for (const auto& [key, value] : spec.node_selector) cls.keys.push_back(key);
+    if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required) {
+      for (const api::NodeSelectorTerm& term : *spec.affinity->node_affinity->required) {
+        if (!term.match_fields.empty()) cls.reads_fields = true;
+        for (const auto& e : term.match_expressions) cls.keys.push_back(e.key);
+      }
+    }
+    std::sort(cls.keys.begin(), cls.keys.end());
+    cls.keys.erase(std::unique(cls.keys.begin(), cls.keys.end()), cls.keys.end());
+    for (const std::string& key : cls.keys) cls.columns.push_back(c.FindLabelColumn(key));
+    return cls;
+  }
+
+  ConstraintClass& ClassOf(const Cluster& c, const TaskInfo& t) {
     auto it = class_of_task_.find(t.id);
     if (it == class_of_task_.end()) {
       std::vector<int>& bucket = classes_by_hash_[ConstraintHash(*t.pod)];
       int found = -1;
       for (int c : bucket) {
-        if (SameNodeConstraints(*class_pod_[c], *t.pod)) {
+        if (SameNodeConstraints(*classes_[c].pod, *t.pod)) {
           found = c;
           break;
         }
       }
       if (found < 0) {
-        found = static_cast<int>(class_pod_.size());
-        class_pod_.push_back(t.pod);
+        found = static_cast<int>(classes_.size());
         // Bound the memory: past kMaxCachedEntries, new classes are evaluated uncached.
-        bool cached = (class_pod_.size()) * node_capacity_ <= kMaxCachedEntries;
-        class_cache_.emplace_back(cached ? node_capacity_ : 0, -1);
+        bool cached = (classes_.size() + 1) * node_capacity_ <= kMaxCachedEntries;
+        classes_.push_back(NewClass(c, t.pod, cached ? node_capacity_ : 0));
         bucket.push_back(found);
       }
       it = class_of_task_.emplace(t.id, found).first;
     }
-    std::vector<int>& cache = class_cache_[it->second];
-    return cache.empty() ? nullptr : &cache;
+    return classes_[it->second];
   }
 
   static constexpr size_t kMaxCachedEntries = size_t{1} << 24;  // 64 MiB of ints
@@ -309,11 +374,10 @@ class PredicatesPlugin : public Plugin {
       pod_anti_affinity_, existing_anti_affinity_, topology_spread_, topology_spread_label_;
   size_t node_capacity_ = 0;  // 1 + the largest node id of the session
   int last_task_ = -1;
-  std::vector<int>* last_cache_ = nullptr;
+  ConstraintClass* last_class_ = nullptr;
   std::unordered_map<int, int> class_of_task_;
   std::unordered_map<size_t, std::vector<int>> classes_by_hash_;
-  std::vector<std::shared_ptr<const api::Pod>> class_pod_;
-  std::deque<std::vector<int>> class_cache_;  // deque: pointers stay valid as classes are added
+  std::deque<ConstraintClass> classes_;  // deque: references stay valid as classes are added
 };
 
 }  // namespace
