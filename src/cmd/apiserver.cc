@@ -1,6 +1,5 @@
 // `muster apiserver`: the embedded Kubernetes API server alone.
 
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -9,6 +8,7 @@
 
 #include "apiserver/apiserver.h"
 #include "cmd/commands.h"
+#include "cmd/process.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -17,16 +17,7 @@ namespace {
 // Runs the API server until SIGINT or SIGTERM. The signals are blocked in every thread (the
 // mask is inherited) and taken here with sigwait, so shutdown runs in ordinary code.
 int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
-  // A shell starts background jobs with SIGINT ignored; an ignored signal is discarded before
-  // sigwait could take it, so restore the default (blocked below, it never kills).
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockSignals();
 
   auto server = muster::apiserver::ApiServer::Start(options);
   if (!server.ok()) {
@@ -37,9 +28,7 @@ int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
   fmt::print("export KUBECONFIG={}\n", (*server)->kubeconfig_path());
   std::fflush(stdout);
 
-  int received = 0;
-  sigwait(&signals, &received);
-  fmt::print(stderr, "muster apiserver: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  fmt::print(stderr, "muster apiserver: {}, stopping\n", SignalName(WaitForSignal(signals)));
   (*server)->Stop();
   server->reset();
   return 0;

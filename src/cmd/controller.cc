@@ -1,7 +1,6 @@
 // `muster controller`: the Volcano Job controller alone, against any API server a kubeconfig
 // names (muster's own, or a real cluster with Volcano's CRDs).
 
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/process.h"
 #include "controller/job_controller.h"
 #include "fmt/format.h"
 
@@ -27,50 +27,33 @@ struct ControllerFlags {
 
 // Runs the controller until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
 int RunController(const ControllerFlags& flags) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockSignals();
 
-  std::string kubeconfig = flags.kubeconfig;
-  if (kubeconfig.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    if (env != nullptr) kubeconfig = env;
-  }
+  const std::string kubeconfig = KubeconfigPath(flags.kubeconfig);
   if (kubeconfig.empty()) {
     fmt::print(stderr,
                "muster controller: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG\n");
     return 2;
   }
-  auto config = client::LoadKubeconfig(kubeconfig, flags.context);
-  if (!config.ok()) {
-    fmt::print(stderr, "muster controller: {}\n", std::string(config.status().message()));
+  auto remote = ConnectWithKubeconfig(kubeconfig, flags.context);
+  if (!remote.ok()) {
+    fmt::print(stderr, "muster controller: {}\n", std::string(remote.status().message()));
     return 1;
   }
-  auto transport = client::MakeHttpTransport(*config);
-  if (!transport.ok()) {
-    fmt::print(stderr, "muster controller: {}\n", std::string(transport.status().message()));
-    return 1;
-  }
-  client::Client api(*transport);
+  client::Client api(remote->transport);
   controller::JobControllerOptions options;
   options.workers = flags.workers;
   controller::JobController job_controller(api, options);
   if (absl::Status started = job_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
       !started.ok()) {
     fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
-               config->server);
+               remote->server);
     return 1;
   }
-  fmt::print("job controller running against {}\n", config->server);
+  fmt::print("job controller running against {}\n", remote->server);
   std::fflush(stdout);
 
-  int received = 0;
-  sigwait(&signals, &received);
-  fmt::print(stderr, "muster controller: {}, stopping\n",
-             received == SIGINT ? "SIGINT" : "SIGTERM");
+  fmt::print(stderr, "muster controller: {}, stopping\n", SignalName(WaitForSignal(signals)));
   job_controller.Stop();
   return 0;
 }

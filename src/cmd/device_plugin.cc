@@ -17,6 +17,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/process.h"
 #include "deviceplugin/config.h"
 #include "deviceplugin/daemon.h"
 #include "deviceplugin/labels.h"
@@ -224,11 +225,7 @@ int RunDevicePlugin(const DevicePluginFlags& flags) {
   dp::LogFn log = dp::StderrLog();
   options->log = log;
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGINT, SIGTERM, SIGQUIT, SIGHUP}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockSignals({SIGINT, SIGTERM, SIGQUIT, SIGHUP});
 
   std::unique_ptr<dp::Daemon> daemon;
   dp::PluginConfig current = *config;
@@ -250,12 +247,9 @@ int RunDevicePlugin(const DevicePluginFlags& flags) {
   if (!start()) return 1;
 
   while (true) {
-    int received = 0;
-    sigwait(&signals, &received);
+    const int received = WaitForSignal(signals);
     if (received != SIGHUP) {
-      log(fmt::format("{}: stopping", received == SIGINT    ? "SIGINT"
-                                      : received == SIGTERM ? "SIGTERM"
-                                                            : "SIGQUIT"));
+      log(fmt::format("{}: stopping", SignalName(received)));
       daemon.reset();
       return 0;
     }

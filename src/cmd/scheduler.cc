@@ -3,7 +3,6 @@
 
 #include "scheduler/scheduler.h"
 
-#include <pthread.h>
 #include <signal.h>
 
 #include <chrono>
@@ -16,6 +15,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/process.h"
 #include "core/framework/conf.h"
 #include "fmt/format.h"
 
@@ -34,12 +34,7 @@ struct SchedulerFlags {
 
 // Runs the scheduler until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
 int RunScheduler(const SchedulerFlags& flags) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockSignals();
 
   auto period = core::ParseGoDurationSeconds(flags.schedule_period);
   if (!period.ok() || *period <= 0) {
@@ -49,30 +44,21 @@ int RunScheduler(const SchedulerFlags& flags) {
                flags.schedule_period);
     return 2;
   }
-  std::string kubeconfig = flags.kubeconfig;
-  if (kubeconfig.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    if (env != nullptr) kubeconfig = env;
-  }
+  const std::string kubeconfig = KubeconfigPath(flags.kubeconfig);
   if (kubeconfig.empty()) {
     fmt::print(stderr,
                "muster scheduler: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG\n");
     return 2;
   }
-  auto config = client::LoadKubeconfig(kubeconfig, flags.context);
-  if (!config.ok()) {
-    fmt::print(stderr, "muster scheduler: {}\n", std::string(config.status().message()));
+  auto remote = ConnectWithKubeconfig(kubeconfig, flags.context);
+  if (!remote.ok()) {
+    fmt::print(stderr, "muster scheduler: {}\n", std::string(remote.status().message()));
     return 1;
   }
-  auto transport = client::MakeHttpTransport(*config);
-  if (!transport.ok()) {
-    fmt::print(stderr, "muster scheduler: {}\n", std::string(transport.status().message()));
-    return 1;
-  }
-  client::Client api(*transport);
+  client::Client api(remote->transport);
   // Fail early, with the server's own words, when it cannot be reached or refuses us.
   if (auto nodes = api.List(client::Nodes(), ""); !nodes.ok()) {
-    fmt::print(stderr, "muster scheduler: cannot list nodes at {}: {}\n", config->server,
+    fmt::print(stderr, "muster scheduler: cannot list nodes at {}: {}\n", remote->server,
                std::string(nodes.status().message()));
     return 1;
   }
@@ -89,16 +75,14 @@ int RunScheduler(const SchedulerFlags& flags) {
   }
   if (!sched.WaitForSync(std::chrono::seconds(flags.sync_timeout_seconds))) {
     fmt::print(stderr, "muster scheduler: the caches of {} did not fill within {}s\n",
-               config->server, flags.sync_timeout_seconds);
+               remote->server, flags.sync_timeout_seconds);
     sched.Stop();
     return 1;
   }
-  fmt::print("scheduler running against {}\n", config->server);
+  fmt::print("scheduler running against {}\n", remote->server);
   std::fflush(stdout);
 
-  int received = 0;
-  sigwait(&signals, &received);
-  fmt::print(stderr, "muster scheduler: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  fmt::print(stderr, "muster scheduler: {}, stopping\n", SignalName(WaitForSignal(signals)));
   sched.Stop();
   scheduler::SchedulerStats stats = sched.Stats();
   fmt::print(stderr, "muster scheduler: {} cycles, {} pods bound, {} gangs waiting\n", stats.cycles,

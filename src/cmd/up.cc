@@ -3,7 +3,6 @@
 // or this machine running pods as processes with its GPUs) — driven by the real kubectl through
 // the kubeconfig it writes.
 
-#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "apiserver/apiserver.h"
 #include "cmd/cluster.h"
 #include "cmd/commands.h"
+#include "cmd/process.h"
 #include "cmd/gpu_node.h"
 #include "deviceplugin/config.h"
 #include "fmt/format.h"
@@ -120,16 +120,7 @@ std::string SummaryLine(const node::NodeAgentStats& n, const scheduler::Schedule
 }
 
 int RunUp(const UpFlags& flags) {
-  // A shell starts background jobs with SIGINT ignored; an ignored signal is discarded before
-  // sigwait could take it, so restore the default (blocked below, it never kills).
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = BlockSignals();
 
   const std::string data_dir = flags.data_dir.empty() ? DefaultDataDir() : flags.data_dir;
   // The nodes first: a bad cluster file is reported before anything starts.
@@ -200,9 +191,8 @@ int RunUp(const UpFlags& flags) {
   std::string last;
   int received = 0;
   while (true) {
-    timespec wait{1, 0};
-    received = sigtimedwait(&signals, nullptr, &wait);
-    if (received == SIGINT || received == SIGTERM) break;
+    received = WaitForSignal(signals, std::chrono::seconds(1));
+    if (received != 0) break;
     if (flags.no_summary) continue;
     std::string line =
         SummaryLine((*cluster)->agent().Stats(), (*cluster)->scheduler().Stats());
@@ -216,7 +206,7 @@ int RunUp(const UpFlags& flags) {
     last = std::move(line);
   }
   if (tty && !flags.no_summary) fmt::print("\n");
-  fmt::print(stderr, "muster up: {}, stopping\n", received == SIGINT ? "SIGINT" : "SIGTERM");
+  fmt::print(stderr, "muster up: {}, stopping\n", SignalName(received));
   cluster->reset();
   fmt::print(stderr, "muster up: stopped\n");
   return 0;

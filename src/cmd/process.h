@@ -1,0 +1,46 @@
+#pragma once
+
+// What every long-running subcommand needs from the process: stop signals taken in ordinary code,
+// and a connection to an API server named by a kubeconfig.
+
+#include <signal.h>
+
+#include <chrono>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/client.h"
+
+namespace muster::cmd {
+
+// Blocks `signals` (SIGINT and SIGTERM unless told otherwise) in this thread and, by
+// inheritance, every thread started after it, so that they are only taken by WaitForSignal. Also
+// restores their default disposition (a shell starts background jobs with SIGINT ignored, and an
+// ignored signal is discarded before sigwait could take it) and ignores SIGPIPE. Call before
+// starting any thread.
+sigset_t BlockSignals(std::initializer_list<int> signals = {SIGINT, SIGTERM});
+
+// The next of the blocked signals; with a timeout, 0 when none came in time.
+int WaitForSignal(const sigset_t& signals);
+int WaitForSignal(const sigset_t& signals, std::chrono::milliseconds timeout);
+
+// "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT" or "signal N".
+std::string SignalName(int signal);
+
+// The API server a kubeconfig names, with a transport to it.
+struct RemoteApi {
+  std::string server;  // its URL
+  std::shared_ptr<client::Transport> transport;
+};
+
+// The kubeconfig of `flag`, else $KUBECONFIG; "" when neither is set.
+std::string KubeconfigPath(const std::string& flag);
+
+// Loads the kubeconfig at `path` (context "" for its current-context) and makes an HTTP(S)
+// transport to its server. Errors say what is wrong with the file.
+absl::StatusOr<RemoteApi> ConnectWithKubeconfig(const std::string& path,
+                                                const std::string& context);
+
+}  // namespace muster::cmd
