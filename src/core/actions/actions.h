@@ -84,6 +84,7 @@ class ShapeCache {
     // Scores of `nodes` for this shape, each valid while the node's version is unchanged.
     std::vector<double> scores;
     std::vector<uint64_t> versions;
+    std::vector<char> idle;  // whether the shape's request fits each node's idle resources
     int uses = 0;  // pods served since the search that produced `nodes`
     int job = -1;  // the job whose pod made that search
   };

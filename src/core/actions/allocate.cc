@@ -133,19 +133,26 @@ class AllocateAction : public Action {
     bool reuse = NodeLocalScores(t, feasible);
     thread_local std::vector<double> scores;
     thread_local std::vector<uint64_t> versions;
+    thread_local std::vector<char> idle;
     thread_local std::vector<const NodeInfo*> stale;
     thread_local std::vector<size_t> stale_index;
     thread_local std::vector<double> fresh;
     scores.assign(feasible.size(), 0.0);
     versions.resize(feasible.size());
+    idle.resize(feasible.size());
     stale.clear();
     stale_index.clear();
-    // A re-checked list keeps the order of the shape's last list, so the two are walked in step.
+    // A re-checked list keeps the order of the shape's last list, so the two are walked in step
+    // (a fresh list may not: its nodes the walk passes by are simply judged anew). Whether the
+    // task fits a node's idle resources is reused from the shape's last round too (same
+    // request) while the node is unchanged.
     size_t k = 0;
     for (size_t i = 0; i < feasible.size(); ++i) {
       versions[i] = feasible[i]->version;
-      while (reuse && k < shape.nodes.size() && shape.nodes[k] != feasible[i]) ++k;
-      if (reuse && k < shape.nodes.size() && shape.versions[k] == feasible[i]->version) {
+      while (k < shape.nodes.size() && shape.nodes[k] != feasible[i]) ++k;
+      bool unchanged = k < shape.nodes.size() && shape.versions[k] == versions[i];
+      idle[i] = unchanged ? shape.idle[k] : t.resreq.LessEqual(feasible[i]->idle);
+      if (reuse && unchanged) {
         scores[i] = shape.scores[k];
       } else {
         stale.push_back(feasible[i]);
@@ -160,8 +167,7 @@ class AllocateAction : public Action {
     double best_score = 0;
     for (int pass = 0; pass < 2 && !best; ++pass) {
       for (size_t i = 0; i < feasible.size(); ++i) {
-        bool idle = t.resreq.LessEqual(feasible[i]->idle);
-        if ((pass == 0) != idle) continue;
+        if ((pass == 0) != static_cast<bool>(idle[i])) continue;
         if (!best || scores[i] > best_score) {
           best = feasible[i];
           best_score = scores[i];
@@ -172,6 +178,7 @@ class AllocateAction : public Action {
     shape.nodes.swap(feasible);
     shape.scores.swap(scores);
     shape.versions.swap(versions);
+    shape.idle.swap(idle);
     return best;
   }
 
