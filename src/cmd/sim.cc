@@ -195,6 +195,7 @@ struct ReplayFlags {
   double reserve_after = 0;
   double price = 2.50;
   double speedup = 1;
+  bool modelled = false;
   bool json = false;
   bool quiet = false;
   std::string csv_out;
@@ -293,6 +294,7 @@ int RunReplay(const ReplayFlags& f) {
     o.reserve_gpus = f.reserve_gpus;
     o.reserve_after = f.reserve_after;
     o.gpu_hour_price = f.price;
+    o.engine = !f.modelled;
     if (!f.quiet) fmt::print(stderr, "replaying {} jobs with {} ...\n", workload->jobs.size(), sim::DisciplineName(d));
     auto r = sim::RunReplay(*workload, o);
     if (!r.ok()) {
@@ -300,8 +302,9 @@ int RunReplay(const ReplayFlags& f) {
       return 2;
     }
     if (!f.quiet) {
-      fmt::print(stderr, "  {}: {} of {} jobs finished in {:.1f} s\n", r->discipline, r->finished, r->jobs,
-                 r->seconds);
+      fmt::print(stderr, "  {}: {} of {} jobs finished in {:.1f} s{}\n", r->discipline, r->finished,
+                 r->jobs, r->seconds,
+                 r->engine ? fmt::format(" ({} engine sessions)", r->sessions) : std::string());
     }
     report.results.push_back(*std::move(r));
   }
@@ -349,6 +352,9 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
       ->capture_default_str();
   app->add_option("--gpu-hour-price", f->price, "price of a GPU-hour, for the cost of idle holds")
       ->capture_default_str();
+  app->add_flag("--modelled", f->modelled,
+                "run kube and volcano as the simulator's modelled disciplines instead of through "
+                "the scheduling engine's sessions");
   app->add_flag("--json", f->json, "print one JSON object instead of the table");
   app->add_option("--csv-out", f->csv_out, "also write the results as CSV to this file");
   app->add_option("--json-out", f->json_out, "also write the JSON result to this file");

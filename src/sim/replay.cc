@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "sim/go_rand.h"
 #include "sim/packing.h"
+#include "sim/replay_engine.h"
 
 namespace muster::sim {
 namespace {
@@ -180,7 +181,6 @@ class Replayer {
     for (const auto& p : state_[j].placed) Release(j, p, nodes_, true);
     busy_ -= Gpus(w_.jobs[j].pod) * w_.jobs[j].pods;
     freed_ = true;
-    ++finished_;
   }
 
   // --- reservations (muster) ------------------------------------------------------------------
@@ -363,51 +363,20 @@ class Replayer {
   }
 
   ReplayResult Summarise() {
-    ReplayResult r;
-    r.discipline = DisciplineName(o_.discipline);
-    r.placement = o_.placement;
-    r.jobs = static_cast<int>(w_.jobs.size());
-    r.finished = finished_;
-    r.unfinished = r.jobs - r.finished;
-    r.deadlock = r.unfinished > 0;
-    r.deadlock_at = r.deadlock ? end_ : 0;
-    std::vector<double> jct, gang_waits;
-    for (size_t j = 0; j < w_.jobs.size(); ++j) {
-      const JobState& s = state_[j];
-      if (s.start < 0) continue;
-      double submit = static_cast<double>(w_.jobs[j].submit);
-      r.waits.push_back(s.start - submit);
-      jct.push_back(s.end - submit);
-      if (w_.jobs[j].pods > 1) r.gang_wait_max = std::max(r.gang_wait_max, s.start - submit);
+    ReplayTally tally;
+    tally.start.reserve(state_.size());
+    tally.end.reserve(state_.size());
+    for (const JobState& s : state_) {
+      tally.start.push_back(s.start);
+      tally.end.push_back(s.end);
     }
-    if (!r.waits.empty()) {
-      double sum = 0;
-      for (double v : r.waits) sum += v;
-      r.wait_mean = sum / static_cast<double>(r.waits.size());
-      r.wait_p50 = Percentile(r.waits, 0.5);
-      r.wait_p99 = Percentile(r.waits, 0.99);
-      r.wait_max = *std::max_element(r.waits.begin(), r.waits.end());
-      sum = 0;
-      for (double v : jct) sum += v;
-      r.jct_mean = sum / static_cast<double>(jct.size());
-      r.jct_p50 = Percentile(jct, 0.5);
-      r.jct_p99 = Percentile(jct, 0.99);
-    }
-    // Gangs that never started waited until the end (at least).
-    for (size_t j = 0; j < w_.jobs.size(); ++j) {
-      if (state_[j].start < 0 && w_.jobs[j].pods > 1) {
-        r.gang_wait_max = std::max(r.gang_wait_max, end_ - static_cast<double>(w_.jobs[j].submit));
-      }
-    }
-    double first = w_.jobs.empty() ? 0 : static_cast<double>(w_.jobs.front().submit);
-    r.makespan = std::max(last_end_, end_) - first;
-    if (r.makespan > 0 && capacity_gpus_ > 0) {
-      r.gpu_utilization = busy_seconds_ / (capacity_gpus_ * r.makespan);
-    }
-    r.idle_held_gpu_hours = held_seconds_ / 3600.0;
-    r.idle_held_cost = r.idle_held_gpu_hours * o_.gpu_hour_price;
-    r.utilization = std::move(samples_);
-    return r;
+    tally.capacity_gpus = capacity_gpus_;
+    tally.busy_seconds = busy_seconds_;
+    tally.held_seconds = held_seconds_;
+    tally.end_time = end_;
+    tally.last_end = last_end_;
+    tally.samples = std::move(samples_);
+    return SummariseReplay(w_, o_, std::move(tally));
   }
 
   // A Random placement policy draws; the stream is the seed's, after the node permutation.
@@ -443,11 +412,62 @@ class Replayer {
   double busy_seconds_ = 0, held_seconds_ = 0;
   double now_ = 0, end_ = 0, last_end_ = 0;
   double next_sample_ = 0;
-  int finished_ = 0;
   std::vector<ReplayResult::Sample> samples_;
 };
 
 }  // namespace
+
+ReplayResult SummariseReplay(const ReplayWorkload& w, const ReplayOptions& o, ReplayTally tally) {
+  ReplayResult r;
+  r.discipline = DisciplineName(o.discipline);
+  r.placement = o.placement;
+  r.jobs = static_cast<int>(w.jobs.size());
+  int finished = 0;
+  for (size_t j = 0; j < w.jobs.size(); ++j) {
+    if (tally.start[j] >= 0 && tally.end[j] <= tally.end_time) ++finished;
+  }
+  r.finished = finished;
+  r.unfinished = r.jobs - r.finished;
+  r.deadlock = r.unfinished > 0;
+  r.deadlock_at = r.deadlock ? tally.end_time : 0;
+  std::vector<double> jct;
+  for (size_t j = 0; j < w.jobs.size(); ++j) {
+    if (tally.start[j] < 0) continue;
+    double submit = static_cast<double>(w.jobs[j].submit);
+    r.waits.push_back(tally.start[j] - submit);
+    jct.push_back(tally.end[j] - submit);
+    if (w.jobs[j].pods > 1) r.gang_wait_max = std::max(r.gang_wait_max, tally.start[j] - submit);
+  }
+  if (!r.waits.empty()) {
+    double sum = 0;
+    for (double v : r.waits) sum += v;
+    r.wait_mean = sum / static_cast<double>(r.waits.size());
+    r.wait_p50 = Percentile(r.waits, 0.5);
+    r.wait_p99 = Percentile(r.waits, 0.99);
+    r.wait_max = *std::max_element(r.waits.begin(), r.waits.end());
+    sum = 0;
+    for (double v : jct) sum += v;
+    r.jct_mean = sum / static_cast<double>(jct.size());
+    r.jct_p50 = Percentile(jct, 0.5);
+    r.jct_p99 = Percentile(jct, 0.99);
+  }
+  // Gangs that never started waited until the end (at least).
+  for (size_t j = 0; j < w.jobs.size(); ++j) {
+    if (tally.start[j] < 0 && w.jobs[j].pods > 1) {
+      r.gang_wait_max =
+          std::max(r.gang_wait_max, tally.end_time - static_cast<double>(w.jobs[j].submit));
+    }
+  }
+  double first = w.jobs.empty() ? 0 : static_cast<double>(w.jobs.front().submit);
+  r.makespan = std::max(tally.last_end, tally.end_time) - first;
+  if (r.makespan > 0 && tally.capacity_gpus > 0) {
+    r.gpu_utilization = tally.busy_seconds / (tally.capacity_gpus * r.makespan);
+  }
+  r.idle_held_gpu_hours = tally.held_seconds / 3600.0;
+  r.idle_held_cost = r.idle_held_gpu_hours * o.gpu_hour_price;
+  r.utilization = std::move(tally.samples);
+  return r;
+}
 
 const char* DisciplineName(Discipline d) {
   switch (d) {
@@ -564,8 +584,15 @@ void CompressArrivals(ReplayWorkload& workload, double speedup) {
 
 absl::StatusOr<ReplayResult> RunReplay(const ReplayWorkload& workload, const ReplayOptions& options) {
   if (options.sample_seconds <= 0) return absl::InvalidArgumentError("sample step must be > 0");
+  std::string why;
+  if (options.discipline == Discipline::kKube || options.discipline == Discipline::kVolcano) {
+    why = options.engine ? EngineUnsupported(workload, options) : "the engine was turned off";
+    if (why.empty()) return RunEngineReplay(workload, options);
+  }
   Replayer r(workload, options);
-  return r.Run();
+  auto result = r.Run();
+  if (result.ok()) result->engine_note = why;
+  return result;
 }
 
 }  // namespace muster::sim

@@ -20,9 +20,13 @@
 // "spread" (the node with the most free GPU milli, kube-scheduler's and Volcano's default
 // least-allocated scoring). Ties go to the node's rank, a permutation drawn with the seed.
 //
-// The disciplines are modelled here, over the simulator's own compact cluster state (the same
-// node and pod model as packing mode), not by running the engine's Session: a Session per event
-// over tens of thousands of queued jobs would take hours for the Philly trace.
+// kube and volcano run through the scheduling engine (replay_engine.cc): a core::Cluster kept up
+// to date in virtual time and a core::Session per virtual second at which something arrives or
+// leaves, with Volcano's default conf (volcano) or the live scheduler's session for
+// default-scheduler pods (kube). fifo and muster, which no engine action implements, and
+// workloads the engine cannot express (pods sharing a GPU, GPU model constraints: openb) run as
+// disciplines modelled here over the simulator's own compact cluster state (the same node and
+// pod model as packing mode).
 
 #include <cstdint>
 #include <string>
@@ -79,6 +83,8 @@ struct ReplayOptions {
   double reserve_after = 0;      // muster: ... once they have waited this long (seconds)
   double gpu_hour_price = 2.50;  // for the cost of GPUs held idle by partly placed gangs
   double sample_seconds = 3600;  // utilisation time series step
+  // kube and volcano through the engine where the workload allows; false: the modelled versions.
+  bool engine = true;
 };
 
 struct ReplayResult {
@@ -97,6 +103,9 @@ struct ReplayResult {
   bool deadlock = false;           // jobs left that can never run
   double deadlock_at = 0;          // seconds, when nothing could move any more
   double seconds = 0;              // wall time of the simulation
+  bool engine = false;             // ran as core::Session cycles (else the modelled discipline)
+  std::string engine_note;         // why not, when the engine was asked for and could not run it
+  int64_t sessions = 0;            // engine sessions run
   std::vector<double> waits;       // every finished job's wait, in submit order
   struct Sample {
     double t;     // seconds

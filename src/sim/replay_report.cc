@@ -40,6 +40,14 @@ std::string ReplayTable(const ReplayReport& rep) {
         Duration(r.jct_p99), Duration(r.gang_wait_max), Duration(r.makespan),
         100 * r.gpu_utilization, r.idle_held_gpu_hours, fmt::format("${:.2f}", r.idle_held_cost));
   }
+  std::string engine, modelled;
+  for (const auto& r : rep.results) {
+    std::string& list = r.engine ? engine : modelled;
+    list += (list.empty() ? "" : ", ") + r.discipline;
+    if (!r.engine && !r.engine_note.empty()) list += " (" + r.engine_note + ")";
+  }
+  if (!engine.empty()) out += fmt::format("through the engine's sessions: {}\n", engine);
+  if (!modelled.empty()) out += fmt::format("modelled by the simulator: {}\n", modelled);
   for (const auto& r : rep.results) {
     if (r.deadlock) {
       out += fmt::format(
@@ -84,6 +92,9 @@ std::string ReplayJson(const ReplayReport& rep) {
     j.Number("idle_held_gpu_hours", r.idle_held_gpu_hours, 2);
     j.Number("idle_held_cost", r.idle_held_cost, 2);
     j.Number("seconds", r.seconds, 3);
+    j.Bool("engine", r.engine);
+    if (r.engine) j.Int("sessions", r.sessions);
+    if (!r.engine_note.empty()) j.String("engine_note", r.engine_note);
     j.End();
   }
   j.End();

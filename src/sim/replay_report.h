@@ -21,7 +21,9 @@ struct ReplayReport {
 std::string ReplayTable(const ReplayReport& report);
 // {"trace", "cluster", "gpu_hour_price", "results": [{"scheduler", "placement", "jobs",
 // "finished", "unfinished", "deadlock", "wait": {"mean", "p50", "p99", "max"}, "jct": {...},
-// "gang_wait_max", "makespan", "gpu_utilization", "idle_held_gpu_hours", "idle_held_cost"}]}
+// "gang_wait_max", "makespan", "gpu_utilization", "idle_held_gpu_hours", "idle_held_cost",
+// "seconds", "engine" (ran as engine sessions), "sessions" (when it did), "engine_note" (why a
+// kube or volcano run was modelled instead)}]}
 // Times in seconds.
 std::string ReplayJson(const ReplayReport& report);
 std::string ReplayCsv(const ReplayReport& report);

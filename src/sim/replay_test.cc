@@ -54,6 +54,7 @@ TEST(ReplayTest, KubePlacesGangMembersOneByOneAndCanDeadlock) {
   AddJob(w, "a", 1, 10, 2, 8);
   AddJob(w, "b", 2, 10, 3, 4);
   ReplayResult kube = Replay(w, Discipline::kKube);
+  EXPECT_TRUE(kube.engine);  // one-member PodGroups through core::Session
   EXPECT_TRUE(kube.deadlock);
   EXPECT_EQ(kube.finished, 1);
   EXPECT_EQ(kube.unfinished, 2);
@@ -124,6 +125,46 @@ TEST(ReplayTest, DeterministicAndSeeded) {
     EXPECT_GT(a.gpu_utilization, 0);
     EXPECT_LE(a.gpu_utilization, 1);
   }
+}
+
+TEST(ReplayTest, VolcanoThroughTheEngineAdmitsOnlyWhatTheQueueCanHold) {
+  // Two nodes of 8 GPUs. A1 and A2 (4 GPUs each) run until 100, spread over both nodes. G (one
+  // 8-GPU pod) arrives at 1: Volcano's enqueue admits it (8 allocated + 8 <= 16 GPUs, the
+  // proportion plugin's check against the queue's capability), but no node has 8 free GPUs.
+  // C (1 GPU) arrives at 2: 8 allocated + 8 admitted + 1 > 16, so enqueue leaves it Pending and
+  // allocate never sees it until A1 and A2 leave at 100. The simulator's model of Volcano, which
+  // has no enqueue, backfills C at once.
+  ReplayWorkload w = Cluster(2);
+  AddJob(w, "a1", 0, 100, 1, 4);
+  AddJob(w, "a2", 0, 100, 1, 4);
+  AddJob(w, "g", 1, 50, 1, 8);
+  AddJob(w, "c", 2, 10, 1, 1);
+  ReplayResult engine = Replay(w, Discipline::kVolcano);
+  EXPECT_TRUE(engine.engine);
+  EXPECT_GT(engine.sessions, 0);
+  ASSERT_EQ(engine.waits.size(), 4u);
+  EXPECT_DOUBLE_EQ(engine.waits[2], 99);  // G at 100
+  EXPECT_DOUBLE_EQ(engine.waits[3], 98);  // C at 100 too
+  ReplayOptions o;
+  o.discipline = Discipline::kVolcano;
+  o.engine = false;
+  auto modelled = RunReplay(w, o);
+  ASSERT_TRUE(modelled.ok()) << modelled.status();
+  EXPECT_FALSE(modelled->engine);
+  EXPECT_DOUBLE_EQ(modelled->waits[3], 0);
+  // Kubernetes' scheduler has no admission: C goes at once through the engine as well.
+  ReplayResult kube = Replay(w, Discipline::kKube);
+  EXPECT_TRUE(kube.engine);
+  EXPECT_DOUBLE_EQ(kube.waits[3], 0);
+  // fifo and muster are the simulator's; a GPU share is beyond the engine's whole devices.
+  EXPECT_FALSE(Replay(w, Discipline::kMuster).engine);
+  ReplayWorkload shared = Cluster(1);
+  AddJob(shared, "half", 0, 10, 1, 1);
+  shared.jobs[0].pod.gpu_milli = 500;
+  ReplayResult r = Replay(shared, Discipline::kVolcano);
+  EXPECT_FALSE(r.engine);
+  EXPECT_THAT(r.engine_note, HasSubstr("half shares a GPU (500m)"));
+  EXPECT_EQ(r.finished, 1);
 }
 
 TEST(ReplayTest, PhillyJobsBecomeGangsOfEightGpuPods) {

@@ -54,6 +54,8 @@ fi
 # Replay: the first 3000 Philly jobs on 16 nodes (two of them are 16-GPU gangs).
 philly=data/philly/philly_first3000.csv
 expect replay-kube 0 'kube      spread       3000      0' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler kube --quiet
+expect replay-engine 0 "through the engine's sessions: kube, volcano" \
   "$muster" sim replay --trace $philly --cluster-nodes 16 --quiet
 expect replay-held 0 '299.0    $747.39' \
   "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler kube --quiet
@@ -70,6 +72,8 @@ else
   echo "FAIL replay: not reproducible, or no JSON fields / HTML charts"
   fail=$((fail + 1))
 fi
+expect replay-openb-modelled 0 'modelled by the simulator: volcano (' \
+  "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
 expect replay-openb 0 'volcano   fgd          8152      0' \
   "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
 expect replay-bad-scheduler 2 'unknown scheduler "slurm"; known: kube, fifo, volcano, muster' \

@@ -1,0 +1,392 @@
+// Replay through the scheduling engine: the cluster is a core::Cluster kept up to date in
+// virtual time (nodes once; pods and PodGroups as jobs arrive, removed as they finish), and every
+// virtual second at which a job arrives or leaves runs one core::Session, whose binds (and
+// evictions) are applied back to the cluster as the API server and kubelet would: a bound pod
+// gets its node and GPU devices and runs. A job runs once all its pods are bound and leaves after
+// its duration. Between those seconds nothing changes, so a session there would decide nothing:
+// the replay runs Volcano's one-second schedule period without the idle cycles.
+//
+//   volcano  Volcano's default volcano-scheduler.conf (core::DefaultSchedulerConf: enqueue,
+//            allocate, backfill; priority, gang, conformance | overcommit, drf, predicates,
+//            proportion, nodeorder). One PodGroup per job (minMember = its pods, minResources =
+//            their requests), created Pending for enqueue to admit.
+//   kube     the live scheduler's session for default-scheduler pods (scheduler/cluster_mirror's
+//            KubeSchedulerConf: allocate, backfill; priority | predicates, nodeorder), one
+//            one-member PodGroup per pod, admitted from the start: every pod on its own.
+//
+// With --placement other than spread, nodeorder gives way to the gpu-<policy> plugin. Ties between
+// nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
+// the simulator's own disciplines use), so the seed orders ties the same way in both.
+//
+// Jobs that a cycle tried and could not place are held back (SessionOptions::hold_back, the live
+// scheduler's backoff) until something leaves the cluster: with nothing freed, a job that did not
+// fit does not fit now. Only newly arrived jobs are tried then.
+
+#include "sim/replay_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <queue>
+#include <tuple>
+
+#include "core/cluster.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
+#include "fmt/format.h"
+#include "sim/go_rand.h"
+
+namespace muster::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr char kNamespace[] = "sim";
+// Virtual time 0 as a wall-clock instant, for creation timestamps (job order): 2017-10-01.
+constexpr int64_t kEpochDays = 17440;
+
+// "2017-10-01T00:00:05Z" for `seconds` after the epoch above (fixed width: text order is time
+// order, which is how the engine compares creation timestamps).
+std::string Rfc3339(int64_t seconds) {
+  int64_t days = kEpochDays + seconds / 86400, rem = seconds % 86400;
+  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+  int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", y, m, d, rem / 3600,
+                     rem / 60 % 60, rem % 60);
+}
+
+const core::SchedulerConf& KubeConf() {
+  // The same conf as scheduler/cluster_mirror.cc's KubeSchedulerConf (which lives in the
+  // scheduler adapter's library, not linked here).
+  static const core::SchedulerConf* conf = [] {
+    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+- plugins:
+  - name: predicates
+  - name: nodeorder
+)");
+    return new core::SchedulerConf(*std::move(parsed));
+  }();
+  return *conf;
+}
+
+api::ResourceList PodResources(const core::GpuPodRequest& r) {
+  api::ResourceList l;
+  l["cpu"] = api::Quantity::FromMilli(r.cpu_milli);
+  l["memory"] = api::Quantity::FromUnits(r.memory * 1024 * 1024);  // MiB
+  if (r.UsesGpu()) l[api::kGpuResource] = api::Quantity::FromUnits(r.gpus);
+  return l;
+}
+
+// Job index from an engine name: "j0000012" (a PodGroup) or "j0000012-3" (a pod, or kube's
+// per-pod group).
+int JobIndex(const std::string& name) { return std::atoi(name.c_str() + 1); }
+
+class EngineReplayer {
+ public:
+  EngineReplayer(const ReplayWorkload& w, const ReplayOptions& o) : w_(w), o_(o) {}
+
+  absl::StatusOr<ReplayResult> Run() {
+    auto wall = std::chrono::steady_clock::now();
+    kube_ = o_.discipline == Discipline::kKube;
+    conf_ = kube_ ? KubeConf() : core::DefaultSchedulerConf();
+    if (o_.placement != "spread") {
+      // The same check and error as the simulator's disciplines give.
+      auto p = core::NewGpuPlacementPolicy(o_.placement, core::GpuPolicyContext{w_.typical});
+      if (!p.ok()) return p.status();
+      bool replaced = false;
+      for (core::Tier& tier : conf_.tiers) {
+        for (core::PluginOption& plugin : tier.plugins) {
+          if (plugin.name != "nodeorder") continue;
+          plugin = core::PluginOption{};
+          plugin.name = "gpu-" + o_.placement;
+          plugin.arguments[plugin.name + ".seed"] = std::to_string(o_.seed);
+          replaced = true;
+        }
+      }
+      if (!replaced) return absl::InternalError("the scheduler conf has no nodeorder plugin");
+    }
+
+    api::Queue queue;
+    queue.meta.name = "default";
+    queue.spec.weight = 1;
+    cluster_.UpsertQueue(queue);
+    GoRand rng(o_.seed);
+    std::vector<int> rank = rng.Perm(static_cast<int>(w_.nodes.size()));
+    for (size_t i = 0; i < w_.nodes.size(); ++i) {
+      const TraceNode& t = w_.nodes[i];
+      api::Node n;
+      n.meta.name = fmt::format("n{:05d}", rank[i]);
+      api::ResourceList alloc;
+      alloc["cpu"] = api::Quantity::FromMilli(t.cpu_milli);
+      alloc["memory"] = api::Quantity::FromUnits(t.memory_mib * 1024 * 1024);
+      alloc["pods"] = api::Quantity::FromUnits(110);
+      if (t.gpus > 0) {
+        alloc[api::kGpuResource] = api::Quantity::FromUnits(t.gpus);
+        n.meta.labels["nvidia.com/gpu.product"] = t.model;
+      }
+      n.status.capacity = alloc;
+      n.status.allocatable = alloc;
+      n.status.conditions.push_back({"Ready", "True", "", "", "", ""});
+      cluster_.UpsertNode(n);
+      tally_.capacity_gpus += t.gpus;
+    }
+    jobs_.assign(w_.jobs.size(), {});
+    tally_.start.assign(w_.jobs.size(), -1);
+    tally_.end.assign(w_.jobs.size(), -1);
+
+    Loop();
+
+    tally_.end_time = now_;
+    tally_.samples = std::move(samples_);
+    ReplayResult r = SummariseReplay(w_, o_, std::move(tally_));
+    r.engine = true;
+    r.sessions = sessions_;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    return r;
+  }
+
+ private:
+  struct Job {
+    std::vector<api::Pod> pods;  // while the job is in the cluster
+    int bound = 0;
+    bool tried = false;  // an allocate tried it since something last left
+    int generation = 0;  // bumped when an eviction stops it (its pending end is stale)
+  };
+  struct Running {
+    double end;
+    int job;
+    int generation;
+    bool operator>(const Running& o) const { return std::tie(end, job) > std::tie(o.end, o.job); }
+  };
+
+  double PodGpus(int j) const { return static_cast<double>(w_.jobs[j].pod.GpuDemand()) / 1000.0; }
+
+  std::string GroupName(int j, int pod) const {
+    return kube_ ? fmt::format("j{:07d}-{}", j, pod) : fmt::format("j{:07d}", j);
+  }
+
+  void Arrive(int j) {
+    const ReplayJob& rj = w_.jobs[j];
+    Job& job = jobs_[j];
+    std::string created = Rfc3339(rj.submit);
+    api::ResourceList each = PodResources(rj.pod);
+    auto group = [&](const std::string& name, int members, const std::string& phase) {
+      api::PodGroup pg;
+      pg.meta.name = name;
+      pg.meta.namespace_ = kNamespace;
+      pg.meta.uid = name;
+      pg.meta.creation_timestamp = created;
+      pg.spec.min_member = members;
+      pg.spec.queue = "default";
+      api::ResourceList total;
+      for (const auto& [k, q] : each) total[k] = api::Quantity::FromMilli(q.MilliValue() * members);
+      pg.spec.min_resources = std::move(total);
+      pg.status.phase = phase;
+      cluster_.UpsertPodGroup(pg);
+    };
+    // Volcano: the gang's PodGroup waits for enqueue. kube: nothing to admit.
+    if (!kube_) group(GroupName(j, 0), rj.pods, "Pending");
+    job.pods.resize(rj.pods);
+    for (int k = 0; k < rj.pods; ++k) {
+      if (kube_) group(GroupName(j, k), 1, "Inqueue");
+      api::Pod& p = job.pods[k];
+      p.meta.name = fmt::format("j{:07d}-{}", j, k);
+      p.meta.namespace_ = kNamespace;
+      p.meta.uid = p.meta.name;
+      p.meta.creation_timestamp = created;
+      p.meta.annotations[api::kGroupNameAnnotation] = GroupName(j, k);
+      p.spec.scheduler_name = kube_ ? "default-scheduler" : "volcano";
+      api::Container c;
+      c.name = "main";
+      c.resources.requests = each;
+      p.spec.containers.push_back(std::move(c));
+      p.status.phase = "Pending";
+      cluster_.UpsertPod(p);
+    }
+    waiting_.push_back(j);
+  }
+
+  void Start(int j, double t) {
+    Job& job = jobs_[j];
+    const ReplayJob& rj = w_.jobs[j];
+    tally_.start[j] = t;
+    tally_.end[j] = t + rj.duration;
+    held_ -= PodGpus(j) * rj.pods;
+    busy_ += PodGpus(j) * rj.pods;
+    running_.push({tally_.end[j], j, job.generation});
+  }
+
+  void Leave(int j) {
+    Job& job = jobs_[j];
+    const ReplayJob& rj = w_.jobs[j];
+    for (int k = 0; k < rj.pods; ++k) {
+      cluster_.RemovePod(kNamespace, job.pods[k].meta.name);
+      if (kube_) cluster_.RemovePodGroup(kNamespace, GroupName(j, k));
+    }
+    if (!kube_) cluster_.RemovePodGroup(kNamespace, GroupName(j, 0));
+    busy_ -= PodGpus(j) * rj.pods;
+    job.pods.clear();
+    job.pods.shrink_to_fit();
+    freed_ = true;
+  }
+
+  void Cycle(double t) {
+    core::SessionOptions so;
+    so.session_id = fmt::format("t{:.0f}", t);
+    so.now_unix = kEpochDays * 86400 + static_cast<int64_t>(t);
+    const bool freed = freed_;
+    so.hold_back = [this, freed](const core::JobInfo& j) {
+      return !freed && jobs_[JobIndex(j.name)].tried;
+    };
+    core::CycleResult r;
+    {
+      core::Session ssn(cluster_, conf_, so);
+      r = ssn.Run();
+    }
+    ++sessions_;
+    freed_ = false;
+    std::vector<int> started;
+    for (const auto& b : r.binds) {
+      std::string name = b.pod.substr(b.pod.find('/') + 1);
+      int j = JobIndex(name);
+      int k = std::atoi(name.c_str() + name.find('-') + 1);
+      Job& job = jobs_[j];
+      api::Pod& p = job.pods[k];
+      p.spec.node_name = b.node;
+      std::string gpus;
+      for (int g : b.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+      if (!gpus.empty()) p.meta.annotations[core::kGpuIndicesAnnotation] = gpus;
+      p.status.phase = "Running";
+      cluster_.UpsertPod(p);
+      ++job.bound;
+      held_ += PodGpus(j);
+      if (job.bound == w_.jobs[j].pods) started.push_back(j);
+    }
+    for (const auto& e : r.evictions) {
+      // The pod goes; its controller makes a new one, pending. A running job stops (its other
+      // pods stay bound, held idle) and starts again once all its pods are bound.
+      std::string name = e.pod.substr(e.pod.find('/') + 1);
+      int j = JobIndex(name);
+      int k = std::atoi(name.c_str() + name.find('-') + 1);
+      Job& job = jobs_[j];
+      if (tally_.start[j] >= 0) {
+        busy_ -= PodGpus(j) * w_.jobs[j].pods;
+        held_ += PodGpus(j) * w_.jobs[j].pods;
+        tally_.start[j] = tally_.end[j] = -1;
+        ++job.generation;
+        waiting_.push_back(j);
+      }
+      cluster_.RemovePod(kNamespace, name);
+      api::Pod& p = job.pods[k];
+      p.spec.node_name.clear();
+      p.meta.annotations.erase(core::kGpuIndicesAnnotation);
+      p.status.phase = "Pending";
+      cluster_.UpsertPod(p);
+      --job.bound;
+      held_ -= PodGpus(j);
+      freed_ = true;
+    }
+    for (int j : started) Start(j, t);
+    // What is still waiting was tried now: allocate could not place it, or enqueue did not admit
+    // it (admission compares the job with the queue's capability less what is allocated and
+    // admitted, which only a departure lowers).
+    std::vector<int> still;
+    still.reserve(waiting_.size());
+    for (int j : waiting_) {
+      if (tally_.start[j] >= 0) continue;
+      jobs_[j].tried = true;
+      still.push_back(j);
+    }
+    std::sort(still.begin(), still.end());
+    still.erase(std::unique(still.begin(), still.end()), still.end());
+    waiting_ = std::move(still);
+  }
+
+  void Advance(double t) {
+    while (next_sample_ <= t) {
+      samples_.push_back({next_sample_, busy_, held_});
+      next_sample_ += o_.sample_seconds;
+    }
+    if (t > now_) {
+      tally_.busy_seconds += busy_ * (t - now_);
+      tally_.held_seconds += held_ * (t - now_);
+      now_ = t;
+    }
+  }
+
+  void Loop() {
+    const auto& jobs = w_.jobs;
+    size_t next = 0;
+    while (next < jobs.size() || !running_.empty()) {
+      double t_arrive = next < jobs.size() ? static_cast<double>(jobs[next].submit) : kInf;
+      double t_end = running_.empty() ? kInf : running_.top().end;
+      double t = std::min(t_arrive, t_end);
+      Advance(t);
+      while (!running_.empty() && running_.top().end <= t) {
+        Running done = running_.top();
+        running_.pop();
+        if (done.generation != jobs_[done.job].generation) continue;
+        Leave(done.job);
+        tally_.last_end = std::max(tally_.last_end, done.end);
+      }
+      while (next < jobs.size() && static_cast<double>(jobs[next].submit) <= t) {
+        Arrive(static_cast<int>(next));
+        ++next;
+      }
+      Cycle(t);
+    }
+  }
+
+  const ReplayWorkload& w_;
+  const ReplayOptions& o_;
+  bool kube_ = false;
+  core::SchedulerConf conf_;
+  core::Cluster cluster_;
+  std::vector<Job> jobs_;
+  std::vector<int> waiting_;  // jobs not running, in arrival order
+  std::priority_queue<Running, std::vector<Running>, std::greater<Running>> running_;
+  bool freed_ = false;
+  ReplayTally tally_;
+  double busy_ = 0, held_ = 0;
+  double now_ = 0, next_sample_ = 0;
+  int64_t sessions_ = 0;
+  std::vector<ReplayResult::Sample> samples_;
+};
+
+}  // namespace
+
+std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options) {
+  if (options.discipline != Discipline::kVolcano && options.discipline != Discipline::kKube) {
+    return fmt::format("the engine has no action for the {} discipline",
+                       DisciplineName(options.discipline));
+  }
+  for (const ReplayJob& j : workload.jobs) {
+    if (j.pod.SharesGpu()) {
+      return fmt::format("{} shares a GPU ({}m); the engine hands out whole GPUs", j.name,
+                         j.pod.gpu_milli);
+    }
+    if (!j.pod.models.empty()) {
+      return fmt::format("{} asks for a GPU model; the replay gives the engine no model constraint",
+                         j.name);
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<ReplayResult> RunEngineReplay(const ReplayWorkload& workload,
+                                             const ReplayOptions& options) {
+  std::string why = EngineUnsupported(workload, options);
+  if (!why.empty()) return absl::InvalidArgumentError(why);
+  EngineReplayer r(workload, options);
+  return r.Run();
+}
+
+}  // namespace muster::sim

@@ -1,0 +1,35 @@
+#pragma once
+
+// Replay through the scheduling engine (replay_engine.cc): the `volcano` and `kube` schedulers
+// run as core::Session cycles over a core::Cluster kept up to date in virtual time. Internal to
+// src/sim; RunReplay (replay.h) chooses between this and the simulator's own disciplines.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/replay.h"
+
+namespace muster::sim {
+
+// What a replay accumulated, for SummariseReplay (replay.cc): per job its start and end (-1 when
+// it never started), the busy and held GPU-seconds, when the replay ended and the last job's end.
+struct ReplayTally {
+  std::vector<double> start, end;
+  double capacity_gpus = 0;
+  double busy_seconds = 0, held_seconds = 0;
+  double end_time = 0, last_end = 0;
+  std::vector<ReplayResult::Sample> samples;
+};
+ReplayResult SummariseReplay(const ReplayWorkload& workload, const ReplayOptions& options,
+                             ReplayTally tally);
+
+// Empty when the engine can replay this workload under options.discipline; otherwise why not
+// (a discipline the engine has no action for, or pods that share a GPU: the engine hands out
+// whole devices only).
+std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options);
+
+absl::StatusOr<ReplayResult> RunEngineReplay(const ReplayWorkload& workload,
+                                             const ReplayOptions& options);
+
+}  // namespace muster::sim
