@@ -7,6 +7,13 @@
 // the watch ring, both under state_mu_ so that a List's revision and the watch history agree.
 // A failure in (1) or (2) leaves memory and disk untouched.
 //
+// Group commit: Commit calls that arrive while another is being written wait in a queue; the
+// next writer takes the whole queue and writes it as one SQLite transaction (one WAL append, one
+// fsync with fsync_every_commit), each call planned in arrival order against the state its
+// predecessors leave, with its own dense revisions. A call whose plan fails (conflict, missing
+// object) fails alone; a failed SQLite write fails every call of the batch and applies none.
+// Each caller returns once its batch is durable and applied, as before.
+//
 // Reads (Get, List) take state_mu_ shared and never touch SQLite. The writer reads memory without
 // state_mu_ during planning: it is the only thread that mutates it.
 //
@@ -15,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -132,17 +140,37 @@ class SqliteStore final : public Store {
     std::shared_ptr<const std::string> previous;
   };
 
+  // States written by planned, not yet applied ops (of this commit, or of earlier calls in the
+  // same batch); nullopt for a key they deleted.
+  using Overlay =
+      std::map<std::tuple<std::string, std::string, std::string>, std::optional<Entry>>;
+
+  // One Commit call waiting in the group-commit queue (on its caller's stack).
+  struct Waiting {
+    std::vector<Op>* ops = nullptr;
+    absl::StatusOr<std::vector<Object>> result;
+    bool done = false;
+  };
+
   // Requires write_mu_. The committed state of `key` (no state_mu_ needed: see the file comment).
   const Entry* FindCommitted(const Key& key) const;
-  absl::StatusOr<std::vector<Planned>> Plan(std::vector<Op>& ops, int64_t base) const;
+  // Plans `ops` as one commit after the states in `batch`; on success adds its effects to it.
+  absl::StatusOr<std::vector<Planned>> Plan(std::vector<Op>& ops, int64_t base,
+                                            Overlay& batch) const;
   absl::Status Persist(const std::vector<Planned>& plan, int64_t revision);
   void Apply(std::vector<Planned>& plan, int64_t revision);
+  // Plans, writes and applies the calls of one batch, setting each one's result.
+  void CommitBatch(const std::vector<Waiting*>& batch);
 
   const std::unique_ptr<Db> db_;  // destroyed after the statements below
   const StoreOptions options_;
   Statement begin_, commit_, rollback_, upsert_, erase_, set_revision_;
 
-  std::mutex write_mu_;  // serialises Commit
+  std::mutex write_mu_;  // serialises CommitBatch
+  std::mutex queue_mu_;  // guards queue_ and writing_
+  std::condition_variable queue_cv_;
+  std::vector<Waiting*> queue_;  // calls waiting for the next batch
+  bool writing_ = false;         // a caller is writing a batch
   mutable std::shared_mutex state_mu_;
   absl::flat_hash_map<std::string, ResourceObjects> objects_;  // guarded by state_mu_
   std::atomic<int64_t> revision_ = 0;                          // written under state_mu_
@@ -224,9 +252,10 @@ const Entry* SqliteStore::FindCommitted(const Key& key) const {
 }
 
 absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<Op>& ops,
-                                                                    int64_t base) const {
-  // States written by earlier ops of this commit; nullopt for a key they deleted.
-  std::map<std::tuple<std::string, std::string, std::string>, std::optional<Entry>> pending;
+                                                                    int64_t base,
+                                                                    Overlay& batch) const {
+  // States written by earlier ops of this commit.
+  Overlay pending;
   std::vector<Planned> plan;
   plan.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -240,6 +269,8 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
     const Entry* current = nullptr;
     if (auto it = pending.find({key.resource, key.ns, key.name}); it != pending.end()) {
       current = it->second ? &*it->second : nullptr;
+    } else if (auto b = batch.find({key.resource, key.ns, key.name}); b != batch.end()) {
+      current = b->second ? &*b->second : nullptr;
     } else {
       current = FindCommitted(key);
     }
@@ -271,6 +302,7 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
         op.kind == OpKind::kDelete ? std::nullopt : std::optional<Entry>(planned.state);
     plan.push_back(std::move(planned));
   }
+  for (auto& [key, state] : pending) batch[key] = std::move(state);
   return plan;
 }
 
@@ -326,20 +358,54 @@ void SqliteStore::Apply(std::vector<Planned>& plan, int64_t revision) {
 
 absl::StatusOr<std::vector<Object>> SqliteStore::Commit(std::vector<Op> ops) {
   if (ops.empty()) return std::vector<Object>();
-  std::lock_guard write_lock(write_mu_);
-  const int64_t base = revision_.load(std::memory_order_relaxed);
-  absl::StatusOr<std::vector<Planned>> plan = Plan(ops, base);
-  if (!plan.ok()) return plan.status();
-  const int64_t revision = base + static_cast<int64_t>(plan->size());
-  if (absl::Status s = Persist(*plan, revision); !s.ok()) return s;
+  Waiting me;
+  me.ops = &ops;
+  std::unique_lock lock(queue_mu_);
+  queue_.push_back(&me);
+  queue_cv_.wait(lock, [&] { return me.done || !writing_; });
+  if (me.done) return std::move(me.result);
+  // This caller writes the batch: every call queued so far, its own included.
+  writing_ = true;
+  std::vector<Waiting*> batch;
+  batch.swap(queue_);
+  lock.unlock();
+  CommitBatch(batch);
+  lock.lock();
+  for (Waiting* w : batch) w->done = true;
+  writing_ = false;
+  lock.unlock();
+  queue_cv_.notify_all();
+  return std::move(me.result);
+}
 
-  std::vector<Object> result;
-  result.reserve(plan->size());
-  for (const Planned& p : *plan) {
-    result.push_back(Object{.key = p.key, .revision = p.state.revision, .json = p.state.json});
+void SqliteStore::CommitBatch(const std::vector<Waiting*>& batch) {
+  std::lock_guard write_lock(write_mu_);
+  int64_t revision = revision_.load(std::memory_order_relaxed);
+  Overlay overlay;
+  std::vector<Waiting*> planned;
+  std::vector<Planned> all;
+  for (Waiting* w : batch) {
+    absl::StatusOr<std::vector<Planned>> plan = Plan(*w->ops, revision, overlay);
+    if (!plan.ok()) {
+      w->result = plan.status();
+      continue;
+    }
+    revision += static_cast<int64_t>(plan->size());
+    std::vector<Object> result;
+    result.reserve(plan->size());
+    for (Planned& p : *plan) {
+      result.push_back(Object{.key = p.key, .revision = p.state.revision, .json = p.state.json});
+      all.push_back(std::move(p));
+    }
+    w->result = std::move(result);
+    planned.push_back(w);
   }
-  Apply(*plan, revision);
-  return result;
+  if (all.empty()) return;
+  if (absl::Status s = Persist(all, revision); !s.ok()) {
+    for (Waiting* w : planned) w->result = s;
+    return;
+  }
+  Apply(all, revision);
 }
 
 absl::StatusOr<Object> SqliteStore::Get(const Key& key) const {
