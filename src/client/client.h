@@ -191,10 +191,10 @@ class Client {
   // Watches from `resource_version` until `stop` becomes true or `on_event` returns false.
   // Returns OutOfRange when the server says the version is too old (the caller relists), OK
   // when stopped or when the server ended the watch (the caller re-watches from the last
-  // version it saw).
+  // version it saw). `on_event` may move the object out of the event.
   absl::Status Watch(const Resource& resource, std::string_view ns,
                      std::string_view resource_version, const ListOptions& options,
-                     const std::function<bool(const WatchEvent&)>& on_event,
+                     const std::function<bool(WatchEvent&)>& on_event,
                      const std::atomic<bool>& stop);
 
   // GET pods/NAME/log (one container; "" when the pod has one).

@@ -159,7 +159,7 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
   }
 }
 
-void Informer::Apply(const WatchEvent& event) {
+void Informer::Apply(WatchEvent& event) {
   std::string rv = MetaStr(event.object, "resourceVersion");
   if (event.type == WatchEventType::kBookmark) {
     std::lock_guard lock(mu_);
@@ -168,26 +168,30 @@ void Informer::Apply(const WatchEvent& event) {
   }
   std::string key = KeyOf(event.object);
   std::optional<json::object> old;
+  // What the handlers see: the cached state itself (no copy). Only this thread changes the
+  // cache, and Get and List only read it, so it stays valid and unchanged while they run.
+  const json::object* current = &event.object;
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) old = it->second;
     if (event.type == WatchEventType::kDeleted) {
       if (it != cache_.end()) cache_.erase(it);
     } else if (it != cache_.end()) {
-      it->second = event.object;
+      old = std::move(it->second);  // the handlers' "before"
+      it->second = std::move(event.object);
+      current = &it->second;
     } else {
-      cache_.emplace(key, event.object);
+      current = &cache_.emplace(std::move(key), std::move(event.object)).first->second;
     }
     if (!rv.empty()) last_resource_version_ = rv;
   }
   for (const auto& h : handlers_) {
     if (event.type == WatchEventType::kDeleted) {
-      if (h.on_delete) h.on_delete(event.object);
+      if (h.on_delete) h.on_delete(*current);
     } else if (old) {
-      if (h.on_update) h.on_update(*old, event.object);
+      if (h.on_update) h.on_update(*old, *current);
     } else if (h.on_add) {
-      h.on_add(event.object);
+      h.on_add(*current);
     }
   }
 }
@@ -210,7 +214,7 @@ void Informer::Run() {
     bool got_event = false;
     absl::Status s = client_.Watch(
         resource_, ns_, from, options_,
-        [this, &got_event](const WatchEvent& event) {
+        [this, &got_event](WatchEvent& event) {
           got_event = true;
           Apply(event);
           return !stop_.load();

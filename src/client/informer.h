@@ -71,7 +71,7 @@ class Informer {
   // time, then marks the informer synced).
   void Replace(std::vector<boost::json::object> items, const std::string& resource_version);
   // Applies one watch event to the cache and delivers it.
-  void Apply(const WatchEvent& event);
+  void Apply(WatchEvent& event);
   // Waits `duration`; false when Stop() came first.
   bool SleepUnlessStopped(std::chrono::milliseconds duration);
 
