@@ -402,6 +402,7 @@ void Lifecycle::Loop() {
   using Clock = std::chrono::steady_clock;
   int64_t last_revision = -1;
   std::optional<Clock::time_point> last_run;
+  Clock::time_point not_before;  // pass pacing (LifecycleOptions::pass_spacing)
   while (!stop_) {
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
@@ -413,15 +414,19 @@ void Lifecycle::Loop() {
       due = next_due_unix_;
     }
     bool idle_too_long = !last_run || Clock::now() - *last_run >= options_.max_idle;
-    if (revision != last_revision || (due > 0 && now >= due) || idle_too_long) {
+    if ((revision != last_revision || (due > 0 && now >= due) || idle_too_long) &&
+        Clock::now() >= not_before) {
       // The revision from before the pass: writes of the pass itself wake the next one, so
       // multi-step work (a namespace's content, then the namespace) converges.
       last_revision = revision;
       last_run = Clock::now();
       RunOnce(now);
+      not_before = Clock::now() + (Clock::now() - *last_run) * options_.pass_spacing;
     }
+    Clock::time_point wake_at =
+        std::max(Clock::now() + options_.poll_interval, not_before);
     std::unique_lock<std::mutex> lock(wake_mu_);
-    wake_.wait_for(lock, options_.poll_interval, [this] { return stop_.load(); });
+    wake_.wait_until(lock, wake_at, [this] { return stop_.load(); });
   }
 }
 

@@ -63,6 +63,10 @@ struct LifecycleOptions {
   // graceful deletion falls due, and at least every `max_idle`.
   std::chrono::milliseconds poll_interval{200};
   std::chrono::milliseconds max_idle{5000};
+  // A pass lists the whole store, so on a large, busy store it is costly (tens of ms at 40,000
+  // objects): after a pass that took d, the next one starts no sooner than d * pass_spacing
+  // later, which keeps the thread to about 1 / (1 + pass_spacing) of a core.
+  int pass_spacing = 9;
 };
 
 // Background controller: deletes dependents whose owners are gone (by ownerReferences uid),
