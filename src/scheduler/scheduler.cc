@@ -183,9 +183,28 @@ struct Scheduler::State {
   uint64_t session_seq = 0;
   std::string session_prefix;
 
+  // The last kRecentCycles cycles' durations (rings), for the percentiles in stats.
+  static constexpr size_t kRecentCycles = 1024;
+  std::vector<std::chrono::microseconds> recent_cycles, recent_sessions;
+  size_t recent_next = 0;
+
   mutable std::mutex stats_mu;
   SchedulerStats stats;
 };
+
+namespace {
+
+// The p-th percentile (nearest rank) of `samples`, which it reorders.
+std::chrono::microseconds Percentile(std::vector<std::chrono::microseconds>& samples, double p) {
+  if (samples.empty()) return std::chrono::microseconds(0);
+  size_t rank = static_cast<size_t>(p * static_cast<double>(samples.size()));
+  rank = std::min(rank, samples.size() - 1);
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(rank),
+                   samples.end());
+  return samples[rank];
+}
+
+}  // namespace
 
 // --- the loop ----------------------------------------------------------------------------------
 
@@ -502,13 +521,30 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     if (j.phase == "Pending" || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
   }
   Clock::time_point end = Clock::now();
+  const auto cycle_time = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
+  const auto session_time =
+      std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);
+  if (recent_cycles.size() < kRecentCycles) {
+    recent_cycles.push_back(cycle_time);
+    recent_sessions.push_back(session_time);
+  } else {
+    recent_cycles[recent_next] = cycle_time;
+    recent_sessions[recent_next] = session_time;
+    recent_next = (recent_next + 1) % kRecentCycles;
+  }
+  std::vector<std::chrono::microseconds> cycles = recent_cycles, sessions = recent_sessions;
+  const auto cycle_p50 = Percentile(cycles, 0.50), cycle_p99 = Percentile(cycles, 0.99);
+  const auto session_p50 = Percentile(sessions, 0.50), session_p99 = Percentile(sessions, 0.99);
   std::lock_guard<std::mutex> lock(stats_mu);
   ++stats.cycles;
-  stats.last_cycle = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
+  stats.last_cycle = cycle_time;
   stats.longest_cycle = std::max(stats.longest_cycle, stats.last_cycle);
   stats.total_cycle_time += stats.last_cycle;
-  stats.last_session =
-      std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);
+  stats.last_session = session_time;
+  stats.cycle_p50 = cycle_p50;
+  stats.cycle_p99 = cycle_p99;
+  stats.session_p50 = session_p50;
+  stats.session_p99 = session_p99;
   stats.gangs_waiting = waiting;
   stats.pods_pending = unbound;
   stats.gangs_backed_off = static_cast<int>(backoff.size());

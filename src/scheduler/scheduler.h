@@ -66,6 +66,9 @@ struct SchedulerStats {
   std::chrono::microseconds last_session{0};  // the core's session alone
   std::chrono::microseconds longest_cycle{0};
   std::chrono::microseconds total_cycle_time{0};  // over all cycles (average = total / cycles)
+  // Percentiles of last_cycle and last_session over the last 1,024 cycles.
+  std::chrono::microseconds cycle_p50{0}, cycle_p99{0};
+  std::chrono::microseconds session_p50{0}, session_p99{0};
   uint64_t pods_bound = 0;
   uint64_t bind_failures = 0;
   uint64_t evictions = 0;

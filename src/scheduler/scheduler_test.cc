@@ -317,6 +317,13 @@ TEST_F(SchedulerTest, GangIsBoundTogetherWithItsGpus) {
   EXPECT_EQ(stats.bind_failures, 0u);
   EXPECT_GE(stats.cycles, 1u);
   EXPECT_EQ(stats.gangs_waiting, 0);
+  // The cycle that bound the gang did work: the percentiles cover it and stay within the
+  // longest cycle.
+  EXPECT_GT(stats.cycle_p99.count(), 0);
+  EXPECT_LE(stats.cycle_p50, stats.cycle_p99);
+  EXPECT_LE(stats.cycle_p99, stats.longest_cycle);
+  EXPECT_LE(stats.session_p50, stats.session_p99);
+  EXPECT_LE(stats.session_p99, stats.cycle_p99);
 }
 
 // Acceptance item 2 of issue 4: the same over HTTP, through the client layer only.
