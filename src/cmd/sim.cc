@@ -295,6 +295,12 @@ int RunReplay(const ReplayFlags& f) {
     o.reserve_after = f.reserve_after;
     o.gpu_hour_price = f.price;
     o.engine = !f.modelled;
+    if (!f.quiet) {
+      o.progress = [d](size_t arrived, size_t waiting, int64_t sessions) {
+        fmt::print(stderr, "  {}: {} jobs arrived, {} waiting, {} engine sessions\n",
+                   sim::DisciplineName(d), arrived, waiting, sessions);
+      };
+    }
     if (!f.quiet) fmt::print(stderr, "replaying {} jobs with {} ...\n", workload->jobs.size(), sim::DisciplineName(d));
     auto r = sim::RunReplay(*workload, o);
     if (!r.ok()) {

@@ -29,6 +29,7 @@
 // pod model as packing mode).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,8 @@ struct ReplayOptions {
   double sample_seconds = 3600;  // utilisation time series step
   // kube and volcano through the engine where the workload allows; false: the modelled versions.
   bool engine = true;
+  // Called now and then on long runs: jobs arrived so far, jobs waiting, sessions run.
+  std::function<void(size_t arrived, size_t waiting, int64_t sessions)> progress;
 };
 
 struct ReplayResult {

@@ -342,6 +342,7 @@ class EngineReplayer {
         ++next;
       }
       Cycle(t);
+      if (o_.progress && sessions_ % 5000 == 0) o_.progress(next, waiting_.size(), sessions_);
     }
   }
 
