@@ -97,21 +97,6 @@ bool IsDefaultSchedulerJob(const core::JobInfo& job) {
   return job.name.starts_with(kDefaultGroupPrefix);
 }
 
-const core::SchedulerConf& KubeSchedulerConf() {
-  static const core::SchedulerConf* conf = [] {
-    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-- plugins:
-  - name: predicates
-  - name: nodeorder
-)");
-    return new core::SchedulerConf(*std::move(parsed));
-  }();
-  return *conf;
-}
-
 ClusterMirror::ClusterMirror(MirrorOptions options) : options_(std::move(options)) {
   if (options_.serve_default_scheduler) {
     // Default-scheduler pods are placed in a session of their own (KubeSchedulerConf) and

@@ -68,9 +68,9 @@ boost::json::object StandalonePodGroup(const api::Pod& pod);
 bool IsDefaultSchedulerJob(const core::JobInfo& job);
 
 // The configuration default-scheduler pods are placed with, one at a time as kube-scheduler
-// places them: allocate only (no admission, no gang, no queue shares), ordered by priority,
-// kube-scheduler's filters (predicates) and scores (nodeorder).
-const core::SchedulerConf& KubeSchedulerConf();
+// places them (core/framework/conf.h): allocate and backfill (no admission, no gang, no queue
+// shares), ordered by priority, kube-scheduler's filters (predicates) and scores (nodeorder).
+using core::KubeSchedulerConf;
 
 class ClusterMirror {
  public:

@@ -60,23 +60,6 @@ std::string Rfc3339(int64_t seconds) {
                      rem / 60 % 60, rem % 60);
 }
 
-const core::SchedulerConf& KubeConf() {
-  // The same conf as scheduler/cluster_mirror.cc's KubeSchedulerConf (which lives in the
-  // scheduler adapter's library, not linked here).
-  static const core::SchedulerConf* conf = [] {
-    auto parsed = core::ParseSchedulerConf(R"(actions: "allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-- plugins:
-  - name: predicates
-  - name: nodeorder
-)");
-    return new core::SchedulerConf(*std::move(parsed));
-  }();
-  return *conf;
-}
-
 api::ResourceList PodResources(const core::GpuPodRequest& r) {
   api::ResourceList l;
   l["cpu"] = api::Quantity::FromMilli(r.cpu_milli);
@@ -96,7 +79,7 @@ class EngineReplayer {
   absl::StatusOr<ReplayResult> Run() {
     auto wall = std::chrono::steady_clock::now();
     kube_ = o_.discipline == Discipline::kKube;
-    conf_ = kube_ ? KubeConf() : core::DefaultSchedulerConf();
+    conf_ = kube_ ? core::KubeSchedulerConf() : core::DefaultSchedulerConf();
     if (o_.placement != "spread") {
       // The same check and error as the simulator's disciplines give.
       auto p = core::NewGpuPlacementPolicy(o_.placement, core::GpuPolicyContext{w_.typical});

@@ -504,4 +504,18 @@ const SchedulerConf& DefaultSchedulerConf() {
   return conf;
 }
 
+const SchedulerConf& KubeSchedulerConf() {
+  static const SchedulerConf& conf = *new SchedulerConf([] {
+    SchedulerConf c;
+    c.actions = {"allocate", "backfill"};
+    Tier priority, filters;
+    priority.plugins.emplace_back().name = "priority";
+    filters.plugins.emplace_back().name = "predicates";
+    filters.plugins.emplace_back().name = "nodeorder";
+    c.tiers = {std::move(priority), std::move(filters)};
+    return c;
+  }());
+  return conf;
+}
+
 }  // namespace muster::core

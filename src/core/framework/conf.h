@@ -88,4 +88,10 @@ absl::StatusOr<double> ParseGoDurationSeconds(std::string_view text);
 //   tiers: [priority, gang, conformance], [overcommit, drf, predicates, proportion, nodeorder]
 const SchedulerConf& DefaultSchedulerConf();
 
+// kube-scheduler's rules as a session runs them over pods of the default scheduler, each in a
+// one-member group (the live scheduler in `muster up`, `muster sim replay`'s kube mode):
+//   actions: "allocate, backfill" (BestEffort pods are placed in backfill)
+//   tiers: [priority], [predicates, nodeorder]
+const SchedulerConf& KubeSchedulerConf();
+
 }  // namespace muster::core

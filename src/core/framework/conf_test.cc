@@ -85,6 +85,19 @@ tiers:
   EXPECT_EQ(MustParse(kVolcanoDefault), DefaultSchedulerConf());
 }
 
+TEST(KubeSchedulerConfTest, EqualsItsText) {
+  EXPECT_EQ(MustParse(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+- plugins:
+  - name: predicates
+  - name: nodeorder
+)"),
+            KubeSchedulerConf());
+}
+
 TEST(DefaultSchedulerConfTest, IsOneObject) {
   EXPECT_EQ(&DefaultSchedulerConf(), &DefaultSchedulerConf());
 }
