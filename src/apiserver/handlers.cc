@@ -3,7 +3,6 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
-#include <ctime>
 #include <mutex>
 #include <random>
 #include <utility>
@@ -134,14 +133,6 @@ ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {
     return BadRequest("the request body must be a JSON object");
   }
   return std::move(value.get_object());
-}
-
-std::string FormatTimestamp(int64_t unix_seconds) {
-  time_t t = static_cast<time_t>(unix_seconds);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 std::string NewUid() {

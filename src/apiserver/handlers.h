@@ -151,8 +151,6 @@ ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
 // A v1.Namespace in kube's protobuf envelope (what `kubectl create namespace` sends) as JSON;
 // nullopt for any other kind or malformed input (protobuf.cc).
 std::optional<boost::json::object> DecodeProtobufNamespace(std::string_view body);
-// kube's RFC 3339 UTC timestamp with seconds: "2024-05-01T12:00:00Z".
-std::string FormatTimestamp(int64_t unix_seconds);
 std::string NewUid();  // a random (v4) UUID
 // generateName's suffix: 5 characters from kube's alphabet (no vowels, no look-alikes).
 std::string RandomNameSuffix();

@@ -6,8 +6,6 @@
 // do, reduced to one pass over the store.
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <set>
 #include <string>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/time.h"
 #include "boost/json.hpp"
 #include "fmt/format.h"
 
@@ -92,51 +91,6 @@ bool Contains(const std::vector<std::string>& list, std::string_view item) {
 
 void Remove(std::vector<std::string>& list, std::string_view item) {
   list.erase(std::remove(list.begin(), list.end(), item), list.end());
-}
-
-// kube's RFC 3339 form, UTC with seconds: "2024-05-01T12:00:00Z".
-std::string FormatTime(int64_t unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// RFC 3339 with optional fraction and a Z or +hh:mm offset; nullopt when it does not parse.
-std::optional<int64_t> ParseTime(std::string_view text) {
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  std::string s(text);
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute,
-                  &second, &consumed) != 6) {
-    return std::nullopt;
-  }
-  std::string_view rest = text.substr(static_cast<size_t>(consumed));
-  if (!rest.empty() && rest.front() == '.') {
-    size_t i = 1;
-    while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
-    rest.remove_prefix(i);
-  }
-  int64_t offset = 0;
-  if (rest == "Z" || rest == "z") {
-    offset = 0;
-  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
-    int oh = (rest[1] - '0') * 10 + (rest[2] - '0');
-    int om = (rest[4] - '0') * 10 + (rest[5] - '0');
-    offset = (oh * 3600 + om * 60) * (rest[0] == '-' ? -1 : 1);
-  } else {
-    return std::nullopt;
-  }
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  return static_cast<int64_t>(timegm(&tm)) - offset;
 }
 
 bool IsProtectedNamespace(std::string_view name) {
@@ -249,7 +203,7 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
   if (IsNamespaces(resource)) {
     // The namespace registry: the first delete starts termination; later ones change nothing.
     if (marked) return finish(unchanged());
-    meta["deletionTimestamp"] = FormatTime(now_unix);
+    meta["deletionTimestamp"] = api::FormatUnixTime(now_unix);
     meta["deletionGracePeriodSeconds"] = 0;
     (*EnsureObject(obj, "status"))["phase"] = "Terminating";
     DeletePlan p;
@@ -270,8 +224,8 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
     }
     int64_t shorter = std::max<int64_t>(0, *options.grace_period_seconds);
     if (shorter == 0 && finalizers.empty()) return finish(delete_now());
-    int64_t deadline = ParseTime(StringAt(meta, "deletionTimestamp")).value_or(now_unix);
-    meta["deletionTimestamp"] = FormatTime(deadline - grace + shorter);
+    int64_t deadline = api::ParseUnixTime(StringAt(meta, "deletionTimestamp")).value_or(now_unix);
+    meta["deletionTimestamp"] = api::FormatUnixTime(deadline - grace + shorter);
     meta["deletionGracePeriodSeconds"] = shorter;
     DeletePlan p;
     p.result = obj;
@@ -293,7 +247,7 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
 
   int64_t period = IsPods(resource) ? PodGracePeriod(obj, options) : 0;
   if (period == 0 && finalizers.empty()) return finish(delete_now());
-  meta["deletionTimestamp"] = FormatTime(now_unix + period);
+  meta["deletionTimestamp"] = api::FormatUnixTime(now_unix + period);
   meta["deletionGracePeriodSeconds"] = period;
   SetFinalizers(meta, finalizers);
   DeletePlan p;
@@ -343,7 +297,7 @@ Summary Summarize(const std::string& text) {
   }
   if (const json::value* ts = meta->if_contains("deletionTimestamp"); ts && ts->is_string()) {
     s.marked = true;
-    s.due_unix = ParseTime(View(ts->get_string()));
+    s.due_unix = api::ParseUnixTime(View(ts->get_string()));
   }
   s.grace = IntAt(*meta, "deletionGracePeriodSeconds").value_or(0);
   s.finalizers = Finalizers(*meta);

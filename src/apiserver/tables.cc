@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "api/time.h"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -265,7 +266,7 @@ array PodCells(const value& pod, int64_t now_unix) {
   std::optional<int64_t> last_sidecar_restart;
   const auto note_restart = [](const value& container_status, std::optional<int64_t>& latest) {
     if (const value* finished = Path(container_status, {"lastState", "terminated", "finishedAt"})) {
-      if (std::optional<int64_t> t = ParseRfc3339(StrAt(finished));
+      if (std::optional<int64_t> t = api::ParseUnixTime(StrAt(finished));
           t && (!latest || *t > *latest)) {
         latest = t;
       }
@@ -545,26 +546,6 @@ value RowObject(const value& obj, IncludeObject include) {
   return partial;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-bool ParseDigits(std::string_view s, size_t pos, size_t count, int64_t& out) {
-  if (pos + count > s.size()) return false;
-  out = 0;
-  for (size_t i = pos; i < pos + count; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + (s[i] - '0');
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string HumanDuration(int64_t seconds) {
@@ -596,49 +577,13 @@ std::string HumanDuration(int64_t seconds) {
   return fmt::format("{}y", hours / 24 / 365);
 }
 
-std::optional<int64_t> ParseRfc3339(std::string_view ts) {
-  int64_t year, month, day, hour, minute, second;
-  if (ts.size() < 20 || !ParseDigits(ts, 0, 4, year) || ts[4] != '-' ||
-      !ParseDigits(ts, 5, 2, month) || ts[7] != '-' || !ParseDigits(ts, 8, 2, day) ||
-      (ts[10] != 'T' && ts[10] != 't') || !ParseDigits(ts, 11, 2, hour) || ts[13] != ':' ||
-      !ParseDigits(ts, 14, 2, minute) || ts[16] != ':' || !ParseDigits(ts, 17, 2, second)) {
-    return std::nullopt;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return std::nullopt;
-  }
-  size_t pos = 19;
-  if (ts[pos] == '.') {
-    ++pos;
-    const size_t start = pos;
-    while (pos < ts.size() && ts[pos] >= '0' && ts[pos] <= '9') ++pos;
-    if (pos == start) return std::nullopt;
-  }
-  int64_t offset = 0;
-  if (pos < ts.size() && (ts[pos] == 'Z' || ts[pos] == 'z')) {
-    ++pos;
-  } else if (pos < ts.size() && (ts[pos] == '+' || ts[pos] == '-')) {
-    int64_t oh, om;
-    if (!ParseDigits(ts, pos + 1, 2, oh) || pos + 3 >= ts.size() || ts[pos + 3] != ':' ||
-        !ParseDigits(ts, pos + 4, 2, om)) {
-      return std::nullopt;
-    }
-    offset = (ts[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != ts.size()) return std::nullopt;
-  return DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
-}
-
 std::string AgeCell(const value* timestamp, int64_t now_unix) {
   if (timestamp == nullptr || timestamp->is_null() ||
       (timestamp->is_string() && timestamp->get_string().empty())) {
     return "<unknown>";
   }
   if (!timestamp->is_string()) return "<invalid>";
-  std::optional<int64_t> t = ParseRfc3339(timestamp->get_string());
+  std::optional<int64_t> t = api::ParseUnixTime(timestamp->get_string());
   if (!t) return "<invalid>";
   return HumanDuration(now_unix - *t);
 }

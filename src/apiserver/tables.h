@@ -60,9 +60,6 @@ IncludeObject ParseIncludeObject(std::string_view value);
 // "3h" … "7h59m", "8h" … "47h", "2d" … "7d23h", "8d" … "729d", "2y" … "7y364d", "8y" …; for
 // negative durations "0s" down to -1s and "<invalid>" below.
 std::string HumanDuration(int64_t seconds);
-// Seconds since the epoch of an RFC 3339 timestamp ("2024-05-01T12:00:00Z",
-// "2024-05-01T12:00:00.123456+02:00"); nullopt when malformed.
-std::optional<int64_t> ParseRfc3339(std::string_view timestamp);
 // An age cell: HumanDuration(now - timestamp), "<unknown>" when the timestamp is missing or empty
 // and "<invalid>" when it is malformed.
 std::string AgeCell(const boost::json::value* timestamp, int64_t now_unix);

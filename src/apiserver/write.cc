@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "api/patch.h"
+#include "api/time.h"
 #include "api/yaml.h"
 #include "apiserver/admission.h"
 #include "apiserver/handlers.h"
@@ -346,7 +347,7 @@ ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std
     meta.erase(key);
   }
   meta["uid"] = NewUid();
-  meta["creationTimestamp"] = FormatTimestamp(Now());
+  meta["creationTimestamp"] = api::FormatUnixTime(Now());
   meta["generation"] = 1;
   ResetStatusOnCreate(res, obj);
   if (generated) Meta(obj)["name"] = generate + RandomNameSuffix();
@@ -768,7 +769,7 @@ ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodB
   scheduled["type"] = "PodScheduled";
   scheduled["status"] = "True";
   scheduled["lastProbeTime"] = nullptr;
-  scheduled["lastTransitionTime"] = FormatTimestamp(Now());
+  scheduled["lastTransitionTime"] = api::FormatUnixTime(Now());
   bool replaced = false;
   for (auto& c : conditions) {
     if (c.is_object() && Str(&c.get_object(), "type") == "PodScheduled") {

@@ -1,10 +1,10 @@
 #include "client/client.h"
 
 #include <chrono>
-#include <ctime>
 #include <mutex>
 #include <utility>
 
+#include "api/time.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -68,16 +68,6 @@ Request MakeRequest(std::string method, std::string path) {
 void AddSelectors(Request& r, const ListOptions& options) {
   if (!options.label_selector.empty()) r.query.emplace_back("labelSelector", options.label_selector);
   if (!options.field_selector.empty()) r.query.emplace_back("fieldSelector", options.field_selector);
-}
-
-// RFC 3339 UTC with seconds, as kube writes timestamps.
-std::string NowTimestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // client-go names events "<involved name>.<UnixNano in hex>"; a process-wide counter keeps the
@@ -353,7 +343,7 @@ absl::Status Client::RecordEvent(const EventRecord& event) {
   if (!event.involved_uid.empty()) involved["uid"] = event.involved_uid;
   json::object source{{"component", event.source_component}};
   if (!event.source_host.empty()) source["host"] = event.source_host;
-  const std::string now = NowTimestamp();
+  const std::string now = api::FormatTime(std::chrono::system_clock::now());
   absl::Status last;
   // A name collision (another process recording in the same nanosecond) gets a fresh suffix.
   for (int attempt = 0; attempt < 3; ++attempt) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <limits>
 #include <utility>
 
@@ -437,83 +436,6 @@ std::string ControllingJobName(const json::object& object) {
 }
 
 // --- Time ---------------------------------------------------------------------------------------
-
-std::string FormatTime(Clock::time_point t) {
-  const std::time_t secs = Clock::to_time_t(std::chrono::floor<std::chrono::seconds>(t));
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
-namespace {
-
-bool Digits(std::string_view s, size_t pos, size_t count, int64_t& out) {
-  if (pos + count > s.size()) return false;
-  out = 0;
-  for (size_t i = pos; i < pos + count; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + (s[i] - '0');
-  }
-  return true;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date.
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-}  // namespace
-
-std::optional<Clock::time_point> ParseTime(std::string_view ts) {
-  int64_t year, month, day, hour, minute, second;
-  if (ts.size() < 20 || !Digits(ts, 0, 4, year) || ts[4] != '-' || !Digits(ts, 5, 2, month) ||
-      ts[7] != '-' || !Digits(ts, 8, 2, day) || (ts[10] != 'T' && ts[10] != 't') ||
-      !Digits(ts, 11, 2, hour) || ts[13] != ':' || !Digits(ts, 14, 2, minute) || ts[16] != ':' ||
-      !Digits(ts, 17, 2, second)) {
-    return std::nullopt;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return std::nullopt;
-  }
-  size_t pos = 19;
-  int64_t nanos = 0;
-  if (ts[pos] == '.') {
-    ++pos;
-    int64_t scale = 100000000;
-    const size_t start = pos;
-    while (pos < ts.size() && ts[pos] >= '0' && ts[pos] <= '9') {
-      nanos += (ts[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return std::nullopt;
-  }
-  int64_t offset = 0;
-  if (pos < ts.size() && (ts[pos] == 'Z' || ts[pos] == 'z')) {
-    ++pos;
-  } else if (pos < ts.size() && (ts[pos] == '+' || ts[pos] == '-')) {
-    int64_t oh, om;
-    if (!Digits(ts, pos + 1, 2, oh) || pos + 3 >= ts.size() || ts[pos + 3] != ':' ||
-        !Digits(ts, pos + 4, 2, om)) {
-      return std::nullopt;
-    }
-    offset = (ts[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != ts.size()) return std::nullopt;
-  const int64_t secs =
-      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-      std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
-}
 
 std::string GoDuration(std::chrono::nanoseconds d) {
   int64_t n = d.count();

@@ -179,12 +179,9 @@ std::string ControllingJobName(const boost::json::object& object);
 
 // --- Time -------------------------------------------------------------------------------------
 
+// Timestamps are read and written with api::ParseTime and api::FormatTime (api/time.h).
 using Clock = std::chrono::system_clock;
 
-// "2026-01-02T03:04:05Z" (metav1.Time: whole seconds, UTC).
-std::string FormatTime(Clock::time_point t);
-// Parses RFC 3339 ("2026-01-02T03:04:05Z", fractions and offsets allowed).
-std::optional<Clock::time_point> ParseTime(std::string_view text);
 // Go's time.Duration.String(): "0s", "1.5s", "2m3s", "1h0m0.25s", "150ms".
 std::string GoDuration(std::chrono::nanoseconds d);
 

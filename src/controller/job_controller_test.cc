@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/time.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
 #include "boost/json/parse.hpp"
@@ -426,7 +427,7 @@ TEST_P(JobLifecycleTest, AllPodsSucceededCompletesAndTtlDeletesTheJob) {
   ASSERT_TRUE(SetPodPhase("done-trainer-1", "Succeeded").ok());
   ASSERT_TRUE(Eventually([&] { return JobPhase("done") == "Completed"; }));
   std::optional<Clock::time_point> finished =
-      ParseTime(Str(*GetJob("done"), {"status", "state", "lastTransitionTime"}));
+      api::ParseTime(Str(*GetJob("done"), {"status", "state", "lastTransitionTime"}));
   ASSERT_TRUE(finished.has_value());
   // Completed pods are kept until the Job goes.
   EXPECT_EQ(PodNames("done").size(), 2u);

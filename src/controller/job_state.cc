@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "api/time.h"
 #include "fmt/format.h"
 
 namespace muster::controller {
@@ -28,7 +29,7 @@ bool Matches(const LifecyclePolicy& policy, const Request& request) {
 using UpdateStatusFn = std::function<bool(JobStatus&)>;
 
 void StampTransition(JobStatus& status, Clock::time_point now) {
-  status.last_transition_time = FormatTime(now);
+  status.last_transition_time = api::FormatTime(now);
   status.conditions.push_back({status.phase, status.last_transition_time});
 }
 
@@ -58,7 +59,7 @@ void ResetCounters(JobStatus& status) {
 }
 
 std::string RunningDuration(const Job& job, Clock::time_point now) {
-  std::optional<Clock::time_point> created = ParseTime(job.creation_timestamp);
+  std::optional<Clock::time_point> created = api::ParseTime(job.creation_timestamp);
   if (!created) return {};
   return GoDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(now - *created));
 }
@@ -405,7 +406,7 @@ bool IsFinished(std::string_view phase) {
 
 std::optional<Clock::time_point> TtlDeadline(const Job& job) {
   if (!job.spec.ttl_seconds_after_finished || !IsFinished(job.status.phase)) return std::nullopt;
-  std::optional<Clock::time_point> finished = ParseTime(job.status.last_transition_time);
+  std::optional<Clock::time_point> finished = api::ParseTime(job.status.last_transition_time);
   if (!finished) return std::nullopt;
   return *finished + std::chrono::seconds(*job.spec.ttl_seconds_after_finished);
 }

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -16,7 +17,7 @@ using ::testing::IsEmpty;
 using ::testing::Pair;
 using namespace std::chrono_literals;
 
-const Clock::time_point kNow = *ParseTime("2024-05-01T12:00:10Z");
+const Clock::time_point kNow = *api::ParseTime("2024-05-01T12:00:10Z");
 
 // Builders ---------------------------------------------------------------------------------------
 
@@ -464,7 +465,7 @@ TEST(TtlTest, DeadlineCountsFromTheFinishingTransition) {
   job.status.last_transition_time = "2024-05-01T12:00:05Z";
   std::optional<Clock::time_point> deadline = TtlDeadline(job);
   ASSERT_TRUE(deadline.has_value());
-  EXPECT_EQ(FormatTime(*deadline), "2024-05-01T12:00:35Z");
+  EXPECT_EQ(api::FormatTime(*deadline), "2024-05-01T12:00:35Z");
   job.status.phase = "Running";
   EXPECT_FALSE(TtlDeadline(job).has_value());
   job.status.phase = "Aborted";  // not finished for the garbage collector

@@ -126,18 +126,6 @@ TEST(OwnerTest, OnlyAVolcanoJobControllerCounts) {
             "");
 }
 
-TEST(TimeTest, FormatsAndParsesRfc3339) {
-  std::optional<Clock::time_point> t = ParseTime("2024-05-01T12:00:05Z");
-  ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(FormatTime(*t), "2024-05-01T12:00:05Z");
-  EXPECT_EQ(FormatTime(*t + std::chrono::milliseconds(900)), "2024-05-01T12:00:05Z");
-  std::optional<Clock::time_point> offset = ParseTime("2024-05-01T14:00:05.5+02:00");
-  ASSERT_TRUE(offset.has_value());
-  EXPECT_EQ(*offset - *t, std::chrono::milliseconds(500));
-  EXPECT_FALSE(ParseTime("2024-05-01 12:00:05").has_value());
-  EXPECT_FALSE(ParseTime("").has_value());
-}
-
 TEST(TimeTest, DurationsReadAsGoPrintsThem) {
   using namespace std::chrono_literals;
   EXPECT_EQ(GoDuration(0ns), "0s");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "api/time.h"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
 #include "node/json_access.h"
@@ -287,8 +288,8 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
 }
 
 absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
-  const std::string now = FormatTime(std::chrono::system_clock::now());
-  const std::string since = FormatTime(started_at_);
+  const std::string now = api::FormatTime(std::chrono::system_clock::now());
+  const std::string since = api::FormatTime(started_at_);
   json::array conditions{
       Condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
                 "kubelet has sufficient memory available", now, since),
@@ -332,7 +333,7 @@ absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
 }
 
 absl::Status NodeAgent::RenewLease(const NodeConfig& node) {
-  const std::string renew = FormatMicroTime(std::chrono::system_clock::now());
+  const std::string renew = api::FormatMicroTime(std::chrono::system_clock::now());
   json::object spec{{"holderIdentity", node.name},
                     {"leaseDurationSeconds", options_.lease_duration_seconds},
                     {"renewTime", renew}};

@@ -1,9 +1,8 @@
 #pragma once
 
-// Small readers for the boost::json objects the API serves, and Kubernetes' timestamp formats.
-// A missing field or a field of another type reads as empty.
+// Small readers for the boost::json objects the API serves (timestamps: api/time.h). A missing
+// field or a field of another type reads as empty.
 
-#include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -58,13 +57,5 @@ inline std::string MetaString(const boost::json::object& o, std::string_view key
   const boost::json::object* meta = ObjectAt(o, "metadata");
   return meta == nullptr ? std::string() : StringAt(*meta, key);
 }
-
-// RFC 3339 in UTC with seconds, as Kubernetes writes Time: "2024-05-01T12:00:00Z".
-std::string FormatTime(std::chrono::system_clock::time_point t);
-// With microseconds, as Kubernetes writes MicroTime (Lease renewTime):
-// "2024-05-01T12:00:00.123456Z".
-std::string FormatMicroTime(std::chrono::system_clock::time_point t);
-// Reads either form (any fraction, "Z" or a numeric offset); nullopt when it does not parse.
-std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view text);
 
 }  // namespace muster::node

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/time.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "gmock/gmock.h"
@@ -650,7 +651,7 @@ TEST_F(PodManagerTest, PodsOfOtherNodesAreIgnored) {
 
 TEST_F(PodManagerTest, AdoptedPodsContinue) {
   StartManager();
-  const std::string started = FormatTime(std::chrono::system_clock::now() - 1s);
+  const std::string started = api::FormatTime(std::chrono::system_clock::now() - 1s);
   // A simulated pod that had run for 1 s of its 1.5 s finishes about 0.5 s later, not restarted.
   manager_->Upsert(PodBuilder("resumed").Node("sim").Container("c", {})
                        .Annotation("muster.dev/run-seconds", "1.5")

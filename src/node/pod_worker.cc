@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/time.h"
 #include "fmt/format.h"
 #include "node/json_access.h"
 
@@ -344,7 +345,7 @@ void PodWorker::Adopt(const json::object& status) {
           const std::string run = Annotation(pod_, kRunSecondsAnnotation);
           double seconds = -1;
           if (!run.empty() && absl::SimpleAtod(run, &seconds) && seconds >= 0) {
-            auto started = ParseTime(c.started_at).value_or(now_wall);
+            auto started = api::ParseTime(c.started_at).value_or(now_wall);
             double elapsed = std::chrono::duration<double>(now_wall - started).count();
             c.resume_seconds = std::max(0.0, seconds - elapsed);
           } else {
@@ -430,9 +431,9 @@ void PodWorker::ContainerEnded(Container& c, const ContainerExit& exit, const st
   c.signal = exit.signal;
   c.term_reason = !reason.empty() ? reason : exit.exit_code == 0 ? "Completed" : "Error";
   c.term_message = message;
-  c.finished_at = FormatTime(exit.finished_at == std::chrono::system_clock::time_point{}
-                                 ? std::chrono::system_clock::now()
-                                 : exit.finished_at);
+  c.finished_at = api::FormatTime(exit.finished_at == std::chrono::system_clock::time_point{}
+                                      ? std::chrono::system_clock::now()
+                                      : exit.finished_at);
   if (now - c.started_steady >= 2 * options_.backoff_max) c.backoff = std::chrono::milliseconds(0);
   c.restart_pending = !deleting() && !terminal_ && WillRestart(c);
   if (c.restart_pending) {
@@ -798,7 +799,9 @@ void PodWorker::StartContainer(Container& c, SyncResult& result) {
   c.backoff_event_sent = false;
   c.restart_pending = false;
   c.started_steady = now;
-  if (!resumed || c.started_at.empty()) c.started_at = FormatTime(std::chrono::system_clock::now());
+  if (!resumed || c.started_at.empty()) {
+    c.started_at = api::FormatTime(std::chrono::system_clock::now());
+  }
   c.container_id = Cat("muster://", uid_, "-", c.name, "-", c.restart_count);
   absl::StatusOr<ContainerId> id =
       launch.ok() ? runtime_.Start(*launch, hooks_.on_exit) : absl::StatusOr<ContainerId>(launch.status());
@@ -847,7 +850,7 @@ PodWorker::SyncResult PodWorker::Sync() {
     result.confirm_deletion = deleting_ && !orphaned_;
     return result;
   }
-  if (start_time_.empty()) start_time_ = FormatTime(std::chrono::system_clock::now());
+  if (start_time_.empty()) start_time_ = api::FormatTime(std::chrono::system_clock::now());
   if (pod_ip_.empty()) pod_ip_ = node_.NextPodIp();
 
   if (deleting()) {
@@ -1034,7 +1037,9 @@ std::string PodWorker::ComputePhase() const {
 void PodWorker::SetCondition(const std::string& type, bool status, const std::string& reason,
                              const std::string& message) {
   ConditionState& c = conditions_[type];
-  if (c.time.empty() || c.status != status) c.time = FormatTime(std::chrono::system_clock::now());
+  if (c.time.empty() || c.status != status) {
+    c.time = api::FormatTime(std::chrono::system_clock::now());
+  }
   c.status = status;
   c.reason = reason;
   c.message = message;

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "api/json_codec.h"
+#include "api/time.h"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
 #include "client/informer.h"
@@ -504,7 +505,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
 
   PlanContext context;
   context.source = options.event_source;
-  context.now = Rfc3339Now();
+  context.now = api::FormatTime(std::chrono::system_clock::now());
   std::set<std::string> placed;
   Bind(result, context, placed);
   context.dirty_jobs.swap(dirty_jobs);

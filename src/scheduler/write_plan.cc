@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cstdint>
-#include <ctime>
 
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
@@ -381,15 +380,6 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
     out.push_back({q.name, json::serialize(patch), std::move(want)});
   }
   return out;
-}
-
-std::string Rfc3339Now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace muster::scheduler

@@ -156,7 +156,4 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
 // Queue status for every queue the API knows, where it changed.
 std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, const WriteMemo& memo);
 
-// RFC 3339 UTC time with seconds, as Kubernetes writes timestamps.
-std::string Rfc3339Now();
-
 }  // namespace muster::scheduler

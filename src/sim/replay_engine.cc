@@ -32,6 +32,7 @@
 #include <queue>
 #include <tuple>
 
+#include "api/time.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
@@ -48,17 +49,7 @@ constexpr int64_t kEpochDays = 17440;
 
 // "2017-10-01T00:00:05Z" for `seconds` after the epoch above (fixed width: text order is time
 // order, which is how the engine compares creation timestamps).
-std::string Rfc3339(int64_t seconds) {
-  int64_t days = kEpochDays + seconds / 86400, rem = seconds % 86400;
-  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-  int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", y, m, d, rem / 3600,
-                     rem / 60 % 60, rem % 60);
-}
+std::string Rfc3339(int64_t seconds) { return api::FormatUnixTime(kEpochDays * 86400 + seconds); }
 
 api::ResourceList PodResources(const core::GpuPodRequest& r) {
   api::ResourceList l;

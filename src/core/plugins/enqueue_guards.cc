@@ -2,9 +2,10 @@
 // cluster's idle resources times overcommit-factor (default 1.2).
 // sla: jobs waiting longer than sla-waiting-time go first and are admitted and pipelined.
 
-#include <ctime>
+#include <optional>
 #include <unordered_map>
 
+#include "api/time.h"
 #include "core/plugins/plugins.h"
 
 namespace muster::core {
@@ -45,19 +46,6 @@ class OvercommitPlugin : public Plugin {
   Resources idle_, inqueue_;
 };
 
-// Parses "2026-01-02T03:04:05Z" (and fractional seconds / offsets are ignored); 0 on failure.
-int64_t ParseRfc3339(const std::string& text) {
-  std::tm tm{};
-  if (text.size() < 19) return 0;
-  if (sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-             &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
-    return 0;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&tm));
-}
-
 class SlaPlugin : public Plugin {
  public:
   explicit SlaPlugin(const PluginOption& opt) {
@@ -77,8 +65,8 @@ class SlaPlugin : public Plugin {
         }
       }
       if (wait < 0) return -1;
-      int64_t created = ParseRfc3339(j.creation);
-      return created == 0 ? -1 : static_cast<double>(created) + wait;
+      std::optional<int64_t> created = api::ParseUnixTime(j.creation);
+      return created ? static_cast<double>(*created) + wait : -1;
     };
     ssn.AddJobOrderFn("sla", [deadline](const JobInfo& l, const JobInfo& r) {
       double ld = deadline(l), rd = deadline(r);
