@@ -359,26 +359,16 @@ class HttpTransport : public Transport {
     const auto deadline = Clock::now() + config_.request_timeout;
     auto req = BuildRequest(request);
     if (!req.ok()) return req.status();
-    // A pooled connection the server closed while idle fails before any answer: retry once on a
-    // fresh one.
-    for (int attempt = 0;; ++attempt) {
-      bool reused = false;
-      auto conn = Acquire(deadline, reused);
-      if (!conn.ok()) return conn.status();
-      http::response_parser<http::string_body> parser;
-      parser.header_limit(kHeaderLimit);
-      parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-      beast::error_code ec = (*conn)->SendAndReadHeader(*req, parser, nullptr, deadline);
-      if (ec && reused && attempt == 0 && ec != beast::error::timeout) continue;
-      if (!ec) ec = (*conn)->ReadAll(parser, deadline);
-      if (ec) return Failure(request, ec);
-      auto& res = parser.get();
-      Response out;
-      out.status = static_cast<int>(res.result_int());
-      out.body = std::move(res.body());
-      if (parser.keep_alive()) Release(std::move(*conn));
-      return out;
-    }
+    std::optional<http::response_parser<http::string_body>> parser;
+    auto conn = Exchange(request, *req, parser, nullptr, deadline);
+    if (!conn.ok()) return conn.status();
+    if (beast::error_code ec = (*conn)->ReadAll(*parser, deadline)) return Failure(request, ec);
+    auto& res = parser->get();
+    Response out;
+    out.status = static_cast<int>(res.result_int());
+    out.body = std::move(res.body());
+    if (parser->keep_alive()) Release(std::move(*conn));
+    return out;
   }
 
   absl::StatusOr<Response> Stream(const Request& request,
@@ -387,67 +377,60 @@ class HttpTransport : public Transport {
     const auto deadline = Clock::now() + config_.request_timeout;
     auto req = BuildRequest(request);
     if (!req.ok()) return req.status();
-    for (int attempt = 0;; ++attempt) {
-      bool reused = false;
-      auto conn = Acquire(deadline, reused);
-      if (!conn.ok()) return conn.status();
-      http::response_parser<http::buffer_body> parser;
-      parser.header_limit(kHeaderLimit);
-      parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-      beast::error_code ec = (*conn)->SendAndReadHeader(*req, parser, &stop, deadline);
-      if (ec == net::error::operation_aborted) return Response{200, ""};  // stopped
-      if (ec && reused && attempt == 0 && ec != beast::error::timeout) continue;
-      if (ec) return Failure(request, ec);
+    std::optional<http::response_parser<http::buffer_body>> parser;
+    auto conn = Exchange(request, *req, parser, &stop, deadline);
+    if (absl::IsCancelled(conn.status())) return Response{200, ""};  // stopped
+    if (!conn.ok()) return conn.status();
 
-      const int status = static_cast<int>(parser.get().result_int());
-      const bool success = status >= 200 && status < 300;
-      std::string body;  // a refusal's Status
-      std::string pending;  // a partial line
-      bool ended_by_caller = false;
-      char buf[16 * 1024];
-      while (!parser.is_done()) {
-        parser.get().body().data = buf;
-        parser.get().body().size = sizeof(buf);
-        // A refusal's body arrives at once; a stream's takes as long as it runs.
-        ec = success ? (*conn)->ReadSome(parser, &stop, Clock::time_point::max())
-                     : (*conn)->ReadSome(parser, nullptr, deadline);
-        if (ec) break;
-        size_t n = sizeof(buf) - parser.get().body().size;
-        if (!success) {
-          body.append(buf, n);
-          continue;
-        }
-        pending.append(buf, n);
-        size_t start = 0;
-        for (size_t nl = pending.find('\n'); nl != std::string::npos;
-             nl = pending.find('\n', start)) {
-          if (!on_line(std::string_view(pending).substr(start, nl - start))) {
-            ended_by_caller = true;
-            break;
-          }
-          start = nl + 1;
-        }
-        pending.erase(0, start);
-        if (ended_by_caller || stop.load()) break;
-      }
-      if (ec && ec != net::error::operation_aborted) {
-        // The server went away mid-stream (restart, network): for a watch that is an end like
-        // any other, the caller re-watches; a refusal's body must arrive whole.
-        if (!success) return Failure(request, ec);
-        return Response{200, ""};
-      }
-      if (ended_by_caller || stop.load() || ec) {
-        (*conn)->MarkBroken();  // the rest of the body is unread
-        if (success) return Response{200, ""};
-      }
+    const int status = static_cast<int>(parser->get().result_int());
+    const bool success = status >= 200 && status < 300;
+    std::string body;     // a refusal's Status
+    std::string pending;  // a partial line
+    bool ended_by_caller = false;
+    char buf[16 * 1024];
+    beast::error_code ec;
+    while (!parser->is_done()) {
+      parser->get().body().data = buf;
+      parser->get().body().size = sizeof(buf);
+      // A refusal's body arrives at once; a stream's takes as long as it runs.
+      ec = success ? (*conn)->ReadSome(*parser, &stop, Clock::time_point::max())
+                   : (*conn)->ReadSome(*parser, nullptr, deadline);
+      if (ec) break;
+      size_t n = sizeof(buf) - parser->get().body().size;
       if (!success) {
-        if (parser.keep_alive() && parser.is_done()) Release(std::move(*conn));
-        return Response{status, std::move(body)};
+        body.append(buf, n);
+        continue;
       }
-      if (!pending.empty()) on_line(pending);
-      if (parser.keep_alive()) Release(std::move(*conn));
+      pending.append(buf, n);
+      size_t start = 0;
+      for (size_t nl = pending.find('\n'); nl != std::string::npos;
+           nl = pending.find('\n', start)) {
+        if (!on_line(std::string_view(pending).substr(start, nl - start))) {
+          ended_by_caller = true;
+          break;
+        }
+        start = nl + 1;
+      }
+      pending.erase(0, start);
+      if (ended_by_caller || stop.load()) break;
+    }
+    if (ec && ec != net::error::operation_aborted) {
+      // The server went away mid-stream (restart, network): for a watch that is an end like
+      // any other, the caller re-watches; a refusal's body must arrive whole.
+      if (!success) return Failure(request, ec);
       return Response{200, ""};
     }
+    if (ended_by_caller || stop.load() || ec) {
+      (*conn)->MarkBroken();  // the rest of the body is unread
+      if (success) return Response{200, ""};
+    }
+    if (!success) {
+      if (parser->keep_alive() && parser->is_done()) Release(std::move(*conn));
+      return Response{status, std::move(body)};
+    }
+    if (!pending.empty()) on_line(pending);
+    if (parser->keep_alive()) Release(std::move(*conn));
+    return Response{200, ""};
   }
 
  private:
@@ -488,6 +471,33 @@ class HttpTransport : public Transport {
       token_read_ = now;
     }
     return file_token_;
+  }
+
+  // The start of Do and Stream: sends `req` on an idle pooled connection or a new one and reads
+  // the response header into `parser`, made afresh for each try. A pooled connection the server
+  // closed while idle fails before any answer, so such a failure is tried once more on a new
+  // connection (a timeout is not). Returns the connection with the body unread; Cancelled when
+  // `stop` was set, Unavailable when the request failed.
+  template <class Body>
+  absl::StatusOr<std::unique_ptr<Connection>> Exchange(
+      const Request& request, http::request<http::string_body>& req,
+      std::optional<http::response_parser<Body>>& parser, const std::atomic<bool>* stop,
+      Clock::time_point deadline) {
+    for (int attempt = 0;; ++attempt) {
+      bool reused = false;
+      auto conn = Acquire(deadline, reused);
+      if (!conn.ok()) return conn.status();
+      parser.emplace();
+      parser->header_limit(kHeaderLimit);
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      beast::error_code ec = (*conn)->SendAndReadHeader(req, *parser, stop, deadline);
+      if (!ec) return conn;
+      if (stop != nullptr && ec == net::error::operation_aborted) {
+        return absl::CancelledError("stopped");
+      }
+      if (reused && attempt == 0 && ec != beast::error::timeout) continue;
+      return Failure(request, ec);
+    }
   }
 
   absl::StatusOr<std::unique_ptr<Connection>> Acquire(Clock::time_point deadline, bool& reused) {
