@@ -9,51 +9,19 @@
 set -u
 
 MUSTER=${1:?usage: kubectl_e2e.sh MUSTER_BINARY}
-KUBECTL=${KUBECTL:-kubectl}
-if ! command -v "$KUBECTL" >/dev/null 2>&1; then
-  echo "SKIP: kubectl not found"
-  exit 77
-fi
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=e2e_lib.sh
+. "$here/e2e_lib.sh"
+begin_e2e
 manifests=$here/manifests
-work=$(mktemp -d)
 data=$work/data
-pids=()
 
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null
-  done
-  for p in "${pids[@]}"; do
-    wait "$p" 2>/dev/null
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$MUSTER" apiserver --listen 127.0.0.1:0 --data-dir "$data" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-pids+=("$server_pid")
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$work/server.out" 2>/dev/null && break
-  sleep 0.1
-done
+start_muster server "$MUSTER" apiserver --listen 127.0.0.1:0 --data-dir "$data" ||
+  exit_not_started server "muster apiserver"
 addr=$(sed -n 's/^listening on //p' "$work/server.out")
-if [ -z "$addr" ]; then
-  echo "FAIL server did not start:"
-  sed 's/^/    /' "$work/server.err"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
 port=${addr##*:}
 base=http://$addr
-export KUBECONFIG=$data/kubeconfig
-
-k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
-
-# shellcheck source=check_lib.sh
-. "$here/check_lib.sh"
+export KUBECONFIG=$muster_kubeconfig
 
 # needs_curl NAME: false (and a SKIP line) when curl is not installed; the raw-protocol checks
 # use it.
@@ -235,7 +203,7 @@ expect "logs" "epoch 2 loss 0.5" k logs pytorch-gpu-job
 expect_eq "logs --tail=1" "epoch 3 loss 0.1" k logs pytorch-gpu-job --tail=1
 expect_eq "logs of a pod without output" "" k logs ssa-pod
 timeout 10 "$KUBECTL" --cache-dir "$work/cache" logs -f pytorch-gpu-job >"$work/follow.out" 2>&1 &
-pids+=("$!")
+stop_at_exit "$!"
 sleep 1.5
 printf 'epoch 4 loss 0.05\n' >>"$logdir/training-container.log"
 sleep 1
@@ -244,9 +212,9 @@ expect "logs -f: streams lines appended later" "epoch 4 loss 0.05" cat "$work/fo
 # --- get -w ------------------------------------------------------------------------------------
 timeout 8 "$KUBECTL" --cache-dir "$work/cache" get pods -w >"$work/watch.out" 2>&1 &
 watch_pid=$!
-pids+=("$watch_pid")
+stop_at_exit "$watch_pid"
 timeout 8 "$KUBECTL" --cache-dir "$work/cache" get vj -w --output-watch-events >"$work/watch-vj.out" 2>&1 &
-pids+=("$!")
+stop_at_exit "$!"
 sleep 2
 cat >"$work/late.yaml" <<'EOF'
 apiVersion: v1
@@ -354,12 +322,7 @@ expect_eq "pods/status: only .status changed" "Running " \
 expect_re "get pods after the status update" '^pytorch-gpu-job +0/1 +Running' k get pods
 
 # --- beyond loopback: bearer token and TLS ----------------------------------------------------
-"$MUSTER" apiserver --listen 0.0.0.0:0 --data-dir "$work/tls" >"$work/tls.out" 2>"$work/tls.err" &
-pids+=("$!")
-for _ in $(seq 100); do
-  grep -q '^listening on ' "$work/tls.out" 2>/dev/null && break
-  sleep 0.1
-done
+start_muster tls "$MUSTER" apiserver --listen 0.0.0.0:0 --data-dir "$work/tls"
 tls_port=$(sed -n 's/^listening on .*://p' "$work/tls.out")
 expect "TLS: kubeconfig points at https" "server: https://127.0.0.1:$tls_port" cat "$work/tls/kubeconfig"
 expect_eq "TLS: secrets are mode 0600" "$(printf '600\n600\n600')" \

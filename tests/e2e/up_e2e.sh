@@ -10,50 +10,20 @@
 set -u
 
 MUSTER=${1:?usage: up_e2e.sh MUSTER_BINARY}
-KUBECTL=${KUBECTL:-kubectl}
-if ! command -v "$KUBECTL" >/dev/null 2>&1; then
-  echo "SKIP: kubectl not found"
-  exit 77
-fi
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=e2e_lib.sh
+. "$here/e2e_lib.sh"
+begin_e2e
 root=$(cd "$here/../.." && pwd)
 files=$here/up
 demo=$root/examples/gpu-gang
-work=$(mktemp -d)
 data=$work/data
-pids=()
 
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$MUSTER" up --config "$files/cluster.yaml" --scheduler-conf "$files/scheduler.conf" \
-  --data-dir "$data" --listen 127.0.0.1:0 --no-summary >"$work/up.out" 2>"$work/up.err" &
-up_pid=$!
-pids+=("$up_pid")
-for _ in $(seq 300); do
-  grep -q '^export KUBECONFIG=' "$work/up.out" 2>/dev/null && break
-  sleep 0.1
-done
-if ! grep -q '^export KUBECONFIG=' "$work/up.out"; then
-  echo "FAIL muster up did not start:"
-  sed 's/^/    /' "$work/up.err" "$work/up.out"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-export KUBECONFIG=$data/kubeconfig
-k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
-
-# shellcheck source=check_lib.sh
-. "$here/check_lib.sh"
+start_muster up "$MUSTER" up --config "$files/cluster.yaml" \
+  --scheduler-conf "$files/scheduler.conf" --data-dir "$data" --listen 127.0.0.1:0 \
+  --no-summary || exit_not_started up "muster up"
+up_pid=$muster_pid
+export KUBECONFIG=$muster_kubeconfig
 
 # wait_for SECONDS CMD...: until CMD succeeds (true) or the time is up (false).
 wait_for() {
@@ -89,7 +59,7 @@ trainers=volcano.sh/job-name=gang-tf-job
 # Every change to a trainer, as NAME NODE PHASE lines, for the whole demo.
 k get pods -l "$trainers" -w -o 'custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase' \
   --no-headers >"$work/trainers.watch" 2>&1 &
-pids+=("$!")
+stop_at_exit "$!"
 
 expect "demo 1: apply the queue" "queue.scheduling.volcano.sh/ml-queue created" k apply -f "$demo/volcano-queue.yaml"
 expect "demo 1: apply the gang job" "job.batch.volcano.sh/gang-tf-job created" k apply -f "$demo/tensorflow-job.yaml"
@@ -185,12 +155,9 @@ expect_re "preempt: low pods were evicted (an event says so)" 'Evict|Preempt' k 
 k delete -f "$files/preempt-high.yaml" -f "$files/preempt.yaml" --wait=false >/dev/null 2>&1
 
 # --- Ctrl-C stops muster up cleanly -----------------------------------------------------------
-kill -INT "$up_pid"
-stopped=no
-for _ in $(seq 150); do kill -0 "$up_pid" 2>/dev/null || { stopped=yes; break; }; sleep 0.1; done
-wait "$up_pid" 2>/dev/null
+stop_process "$up_pid" 15
 rc=$?
-if [ "$stopped" = yes ] && [ "$rc" = 0 ]; then ok "up: SIGINT stops it with status 0"; else bad "up: SIGINT stops it" "exit 0 within 15 s" "stopped=$stopped rc=$rc"; fi
+if [ "$rc" = 0 ]; then ok "up: SIGINT stops it with status 0"; else bad "up: SIGINT stops it" "exit 0 within 15 s" "rc=$rc (137: still running after 15 s, killed)"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,52 +10,19 @@
 set -u
 MUSTER=${1:?usage: up_gpu_config_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
 FAKE=${2:?usage: up_gpu_config_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
-KUBECTL=${KUBECTL:-kubectl}
-if ! command -v "$KUBECTL" >/dev/null 2>&1; then
-  echo "SKIP: kubectl not found"
-  exit 77
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-up_pid=
-stop_up() {
-  if [ -n "$up_pid" ]; then
-    kill -INT "$up_pid" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$up_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$up_pid" 2>/dev/null
-    wait "$up_pid" 2>/dev/null
-  fi
-  up_pid=
-}
-cleanup() {
-  stop_up
-  rm -rf "$work"
-}
-trap cleanup EXIT
-# shellcheck source=check_lib.sh
-. "$here/check_lib.sh"
-k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
+# shellcheck source=e2e_lib.sh
+. "$here/e2e_lib.sh"
+begin_e2e
 
-# start_up NAME MACHINE_FILE GPU_CONFIG: `muster up` in the background on data dir $work/NAME.
+# start_up NAME MACHINE_FILE GPU_CONFIG: `muster up` in the background on data dir $work/NAME
+# (stopped with stop_process).
 start_up() {
-  data=$work/$1
-  MUSTER_FAKE_NVML_CONFIG=$2 "$MUSTER" up --data-dir "$data" --listen 127.0.0.1:0 \
-    --nvml-library "$FAKE/libnvidia-ml.so.1" --gpu-config "$3" --no-summary \
-    >"$work/$1.out" 2>"$work/$1.err" &
-  up_pid=$!
-  for _ in $(seq 300); do
-    grep -q '^export KUBECONFIG=' "$work/$1.out" 2>/dev/null && break
-    sleep 0.1
-  done
-  export KUBECONFIG=$data/kubeconfig
+  start_muster "$1" env MUSTER_FAKE_NVML_CONFIG="$2" "$MUSTER" up --data-dir "$work/$1" \
+    --listen 127.0.0.1:0 --nvml-library "$FAKE/libnvidia-ml.so.1" --gpu-config "$3" --no-summary ||
+    bad "muster up ($1) starts" "export KUBECONFIG=..." "$(cat "$work/$1.err")"
+  export KUBECONFIG=$work/$1/kubeconfig
   node=$(k get nodes -o jsonpath='{.items[0].metadata.name}')
-}
-wait_phase() {  # POD PHASE
-  for _ in $(seq 300); do
-    [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
-    sleep 0.1
-  done
-  return 1
 }
 allocatable() { k get node "$node" -o "jsonpath={.status.allocatable['${1//./\\.}']}"; }
 label() { k get node "$node" -o "jsonpath={.metadata.labels['${1//./\\.}']}"; }
@@ -124,7 +91,7 @@ printf 'version: v1\nflags: {failOnInitError: false}\n' >"$work/nofail.yaml"
 start_up nodriver "" "$work/nofail.yaml"
 expect "failOnInitError: false starts without GPUs" "this node offers no GPUs" cat "$work/nodriver.err"
 expect_eq "... and its node offers no nvidia.com/gpu" "" allocatable nvidia.com/gpu
-stop_up
+stop_process "$muster_pid"
 
 # --- MIG mixed ------------------------------------------------------------------------------
 printf 'version: v1\nflags:\n  migStrategy: mixed\n' >"$work/mixed.yaml"
@@ -165,7 +132,7 @@ used=$(logs_of mig-a)
 k delete pod mig-a --wait=true >/dev/null 2>&1
 if wait_phase mig-c Running; then ok "the freed MIG device goes to the waiting pod"; else bad "the freed MIG device goes to the waiting pod" Running "$(k get pod mig-c -o wide 2>&1)"; fi
 expect_eq "... which gets the MIG device mig-a had" "$used" logs_of mig-c
-stop_up
+stop_process "$muster_pid"
 
 # --- Time-slicing: 4 replicas of 2 GPUs ------------------------------------------------------
 cat >"$work/two.machine" <<'M'
@@ -202,7 +169,7 @@ expect_eq "each GPU serves 4 of them (replicas spread over the GPUs)" \
 indices=$(k get pods -o jsonpath='{range .items[*]}{.metadata.annotations.muster\.dev/gpu-indices}{"\n"}{end}' |
   grep . | sort -n | tr '\n' ' ')
 expect_eq "no replica is handed out twice" "0 1 2 3 4 5 6 7 " echo "$indices"
-stop_up
+stop_process "$muster_pid"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,25 +8,11 @@
 set -u
 MUSTER=${1:?usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
 FAKE=${2:?usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR}
-KUBECTL=${KUBECTL:-kubectl}
-if ! command -v "$KUBECTL" >/dev/null 2>&1; then
-  echo "SKIP: kubectl not found"
-  exit 77
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
+# shellcheck source=e2e_lib.sh
+. "$here/e2e_lib.sh"
+begin_e2e
 data=$work/data
-up_pid=
-cleanup() {
-  if [ -n "$up_pid" ]; then
-    kill -INT "$up_pid" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$up_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$up_pid" 2>/dev/null
-    wait "$up_pid" 2>/dev/null
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 cat >"$work/machine" <<'M'
 driver 550.107.02
@@ -35,25 +21,10 @@ gpu name="NVIDIA A100-SXM4-40GB" memory_mib=40960 cc=8.0 uuid=GPU-11111111-1111-
 gpu name="NVIDIA A100-SXM4-40GB" memory_mib=40960 cc=8.0 uuid=GPU-22222222-2222-2222-2222-222222222222
 nvlink gpu=0 peer=1 links=12
 M
-MUSTER_FAKE_NVML_CONFIG=$work/machine "$MUSTER" up --data-dir "$data" --listen 127.0.0.1:0 \
-  --nvml-library "$FAKE/libnvidia-ml.so.1" --no-summary >"$work/up.out" 2>"$work/up.err" &
-up_pid=$!
-for _ in $(seq 300); do
-  grep -q '^export KUBECONFIG=' "$work/up.out" 2>/dev/null && break
-  sleep 0.1
-done
-export KUBECONFIG=$data/kubeconfig
-k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
-# shellcheck source=check_lib.sh
-. "$here/check_lib.sh"
-
-wait_phase() {  # POD PHASE
-  for _ in $(seq 300); do
-    [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
-    sleep 0.1
-  done
-  return 1
-}
+start_muster up env MUSTER_FAKE_NVML_CONFIG="$work/machine" "$MUSTER" up --data-dir "$data" \
+  --listen 127.0.0.1:0 --nvml-library "$FAKE/libnvidia-ml.so.1" --no-summary ||
+  exit_not_started up "muster up"
+export KUBECONFIG=$muster_kubeconfig
 
 expect "up: reports the GPUs NVML found" "GPU 1: NVIDIA A100-SXM4-40GB (GPU-22222222" cat "$work/up.err"
 node=$(k get nodes -o jsonpath='{.items[0].metadata.name}')

@@ -1,0 +1,116 @@
+# What the kubectl end-to-end scripts share besides their checks (sourced; it sources
+# check_lib.sh): a temporary folder, starting and stopping muster (`muster up`, `muster
+# apiserver`) and other background processes, kubectl. A script calls begin_e2e first; from then
+# on nothing it starts in the background with start_muster or stop_at_exit outlives it, however
+# it ends.
+# shellcheck shell=bash
+
+# shellcheck source=check_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+
+KUBECTL=${KUBECTL:-kubectl}
+background_pids=()
+muster_pid=
+work=
+
+# begin_e2e: exits 77 (CTest's "skipped") when $KUBECTL is not installed; otherwise makes $work, a
+# temporary folder, and the EXIT trap that stops the background processes and removes it.
+begin_e2e() {
+  if ! command -v "$KUBECTL" >/dev/null 2>&1; then
+    echo "SKIP: kubectl not found"
+    exit 77
+  fi
+  work=$(mktemp -d)
+  trap 'stop_background; rm -rf "$work"' EXIT
+}
+
+# k ARGS...: kubectl with the script's own cache and a 30 s request timeout ($KUBECONFIG as set).
+k() { "$KUBECTL" --cache-dir "$work/cache" --request-timeout=30s "$@"; }
+
+# wait_phase POD PHASE: true once the pod's status.phase is PHASE, false after 300 tries.
+wait_phase() {
+  for _ in $(seq 300); do
+    [ "$(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# stop_at_exit PID: stop_background stops this background process of the script's.
+stop_at_exit() { background_pids+=("$1"); }
+
+# start_muster NAME CMD...: runs CMD (`muster up` or `muster apiserver`, possibly behind `env`) in
+# the background with its stdout in $work/NAME.out and its stderr in $work/NAME.err, and waits up
+# to 30 s for the "export KUBECONFIG=FILE" line both print once they serve. Sets muster_pid and
+# muster_kubeconfig (FILE); false when the line did not come (the process is stopped at exit all
+# the same).
+start_muster() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  muster_pid=$!
+  stop_at_exit "$muster_pid"
+  for _ in $(seq 300); do
+    grep -q '^export KUBECONFIG=' "$work/$name.out" 2>/dev/null && break
+    kill -0 "$muster_pid" 2>/dev/null || break  # exited (a bad flag, a busy port)
+    sleep 0.1
+  done
+  muster_kubeconfig=$(sed -n 's/^export KUBECONFIG=//p' "$work/$name.out")
+  [ -n "$muster_kubeconfig" ]
+}
+
+# exit_not_started NAME WHAT: after a failed start_muster, the FAIL line with what NAME printed,
+# the tally, and exit 1.
+exit_not_started() {
+  echo "FAIL $2 did not start:"
+  sed 's/^/    /' "$work/$1.err" "$work/$1.out"
+  echo "$pass passed, $((fail + 1)) failed"
+  exit 1
+}
+
+# any_running PID...: true while one of them has not exited.
+any_running() {
+  local pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+
+# stop_processes SECONDS PID...: SIGINT to each PID, SIGKILL to those that have not exited within
+# SECONDS, then reaps them all. Returns the last one's exit status (137 when killed).
+stop_processes() {
+  local secs=$1 pid rc=0 p kept=()
+  shift
+  for pid in "$@"; do kill -INT "$pid" 2>/dev/null; done
+  for _ in $(seq $((secs * 10))); do
+    any_running "$@" || break
+    sleep 0.1
+  done
+  for pid in "$@"; do
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rc=$?
+  done
+  # Forgotten once reaped: a PID may soon name another process.
+  for p in "${background_pids[@]}"; do
+    for pid in "$@"; do [ "$p" = "$pid" ] && continue 2; done
+    kept+=("$p")
+  done
+  background_pids=(${kept[@]+"${kept[@]}"})
+  for pid in "$@"; do
+    if [ "$pid" = "$muster_pid" ]; then muster_pid=; fi
+  done
+  return "$rc"
+}
+
+# stop_process [PID [SECONDS]]: stop_processes for PID (default $muster_pid) with SECONDS
+# (default 10).
+stop_process() {
+  local pid=${1:-$muster_pid}
+  [ -n "$pid" ] || return 0
+  stop_processes "${2:-10}" "$pid"
+}
+
+# stop_background: stops every process still to stop at exit, in 10 s at the most.
+stop_background() {
+  [ "${#background_pids[@]}" -eq 0 ] || stop_processes 10 "${background_pids[@]}"
+}
