@@ -19,8 +19,6 @@
 //        [--watchers=N] [--watch-writes=N] [--memory-pods=N] [--muster=PATH]
 
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -57,8 +55,10 @@ namespace muster::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using e2e::HttpResult;
 using e2e::ServerProcess;
 using e2e::TempDir;
+using e2e::TestHttpClient;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr char kTableAccept[] =
@@ -76,117 +76,6 @@ double Percentile(std::vector<double> samples, double p) {
       static_cast<size_t>(std::lround(p / 100.0 * static_cast<double>(samples.size() - 1)));
   return samples[std::min(index, samples.size() - 1)];
 }
-
-// --- A blocking HTTP/1.1 keep-alive client
-// --------------------------------------------------------
-
-struct Response {
-  int status = 0;
-  std::string body;
-};
-
-// One keep-alive connection to 127.0.0.1:port. Not thread-safe: one per thread.
-class HttpConnection {
- public:
-  explicit HttpConnection(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  ~HttpConnection() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  HttpConnection(const HttpConnection&) = delete;
-  HttpConnection& operator=(const HttpConnection&) = delete;
-
-  [[nodiscard]] bool ok() const { return fd_ >= 0; }
-
-  // Sends one request and reads the whole response (Content-Length or chunked). nullopt when the
-  // connection broke or the response did not parse; the connection is then unusable.
-  std::optional<Response> Request(std::string_view method, std::string_view target,
-                                  std::string_view body = {},
-                                  std::string_view accept = "application/json") {
-    if (fd_ < 0) return std::nullopt;
-    request_.clear();
-    request_.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
-    request_.append("Host: 127.0.0.1\r\nAccept: ").append(accept).append("\r\n");
-    if (!body.empty()) {
-      request_.append("Content-Type: application/json\r\nContent-Length: ");
-      request_.append(std::to_string(body.size())).append("\r\n");
-    }
-    request_.append("\r\n").append(body);
-    for (size_t sent = 0; sent < request_.size();) {
-      ssize_t n = ::send(fd_, request_.data() + sent, request_.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return Fail();
-      sent += static_cast<size_t>(n);
-    }
-    Response response;
-    size_t head_end;
-    while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill()) return Fail();
-    }
-    if (buffer_.compare(0, 5, "HTTP/") != 0 || head_end < 12) return Fail();
-    response.status = std::atoi(buffer_.c_str() + 9);
-    std::string head = buffer_.substr(0, head_end);
-    buffer_.erase(0, head_end + 4);
-    std::transform(head.begin(), head.end(), head.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (head.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
-      while (true) {
-        size_t eol;
-        while ((eol = buffer_.find("\r\n")) == std::string::npos) {
-          if (!Fill()) return Fail();
-        }
-        size_t size = std::strtoul(buffer_.c_str(), nullptr, 16);
-        while (buffer_.size() < eol + 2 + size + 2) {
-          if (!Fill()) return Fail();
-        }
-        response.body.append(buffer_, eol + 2, size);
-        buffer_.erase(0, eol + 2 + size + 2);
-        if (size == 0) break;
-      }
-    } else {
-      size_t length = 0;
-      if (size_t pos = head.find("\r\ncontent-length:"); pos != std::string::npos) {
-        length = std::strtoul(head.c_str() + pos + 17, nullptr, 10);
-      }
-      while (buffer_.size() < length) {
-        if (!Fill()) return Fail();
-      }
-      response.body = buffer_.substr(0, length);
-      buffer_.erase(0, length);
-    }
-    return response;
-  }
-
- private:
-  bool Fill() {
-    std::array<char, 1 << 16> chunk;
-    ssize_t n = ::recv(fd_, chunk.data(), chunk.size(), 0);
-    if (n <= 0) return false;
-    buffer_.append(chunk.data(), static_cast<size_t>(n));
-    return true;
-  }
-  std::nullopt_t Fail() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    return std::nullopt;
-  }
-
-  int fd_ = -1;
-  std::string request_;
-  std::string buffer_;
-};
 
 // --- The server process --------------------------------------------------------------------------
 
@@ -279,12 +168,12 @@ CreateResult CreatePods(const ServerProcess& server, std::string_view prefix, in
   threads.reserve(static_cast<size_t>(connections));
   for (int c = 0; c < connections; ++c) {
     threads.emplace_back([&, c]() {
-      HttpConnection conn(server.port());
+      TestHttpClient conn(server.port());
       latencies[c].reserve(static_cast<size_t>(count) / static_cast<size_t>(connections) + 1);
       for (int i; (i = next.fetch_add(1)) < count;) {
         std::string body = PodJson(prefix, i);
         Clock::time_point t0 = Clock::now();
-        std::optional<Response> r = conn.Request("POST", kPodsPath, body);
+        std::optional<HttpResult> r = conn.Send("POST", kPodsPath, body);
         latencies[c].push_back(Millis(Clock::now() - t0));
         if (!r || r->status != 201) {
           if (failures.fetch_add(1) < 3) {
@@ -343,7 +232,7 @@ void RunList(const Flags& flags) {
               flags.list_pods, kRepetitions);
   RunningServer server = StartServer(flags.muster);
   CreatePods(*server.process, "pod", flags.list_pods, 16);
-  HttpConnection conn(server.process->port());
+  TestHttpClient conn(server.process->port());
   std::printf("%-26s %10s %10s %10s %12s %14s\n", "form", "p50 ms", "p99 ms", "min ms", "bytes",
               "server cpu ms");
   struct Form {
@@ -364,7 +253,8 @@ void RunList(const Flags& flags) {
     const double cpu_before = ProcessCpuSeconds(server.process->pid());
     for (int i = 0; i < kRepetitions; ++i) {
       Clock::time_point t0 = Clock::now();
-      std::optional<Response> r = conn.Request("GET", form.target, {}, form.accept);
+      std::optional<HttpResult> r =
+          conn.Send("GET", form.target, "", "application/json", form.accept);
       ms.push_back(Millis(Clock::now() - t0));
       if (!r || r->status != 200) {
         std::fprintf(stderr, "list %s failed: %d\n", form.name, r ? r->status : -1);
@@ -451,8 +341,8 @@ void RunWatch(const Flags& flags) {
   std::printf("\n== watch: %d concurrent pod watches, then %d creates on one connection\n", n, k);
   RunningServer server = StartServer(flags.muster);
   const uint16_t port = server.process->port();
-  HttpConnection writer(port);
-  std::optional<Response> list = writer.Request("GET", kPodsPath);
+  TestHttpClient writer(port);
+  std::optional<HttpResult> list = writer.Send("GET", kPodsPath);
   if (!list || list->status != 200) {
     std::fprintf(stderr, "initial list failed\n");
     std::exit(1);
@@ -469,14 +359,9 @@ void RunWatch(const Flags& flags) {
   const Clock::time_point connect_start = Clock::now();
   for (int i = 0; i < n; ++i) {
     Watcher& w = watchers[static_cast<size_t>(i)];
-    w.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (w.fd < 0 || ::connect(w.fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::send(w.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-            static_cast<ssize_t>(request.size())) {
+    w.fd = e2e::ConnectLoopback(port);
+    if (w.fd < 0 || ::send(w.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+                        static_cast<ssize_t>(request.size())) {
       std::fprintf(stderr, "watcher %d: cannot connect (%s)\n", i, std::strerror(errno));
       std::exit(1);
     }
@@ -527,7 +412,7 @@ void RunWatch(const Flags& flags) {
   const double cpu_before = ProcessCpuSeconds(server.process->pid());
   const Clock::time_point write_start = Clock::now();
   for (int i = 0; i < k; ++i) {
-    std::optional<Response> r = writer.Request("POST", kPodsPath, PodJson("watched", i));
+    std::optional<HttpResult> r = writer.Send("POST", kPodsPath, PodJson("watched", i));
     if (!r || r->status != 201) {
       std::fprintf(stderr, "watched create %d failed\n", i);
       std::exit(1);
@@ -583,9 +468,9 @@ void RunMemory(const Flags& flags) {
       "%d errors)\n",
       flags.memory_pods, filled.rss_mib, filled.hwm_mib, flags.memory_pods / r.seconds, r.failures);
   {
-    HttpConnection conn(server.process->port());
+    TestHttpClient conn(server.process->port());
     Clock::time_point t0 = Clock::now();
-    std::optional<Response> list = conn.Request("GET", kPodsPath);
+    std::optional<HttpResult> list = conn.Send("GET", kPodsPath);
     const double ms = Millis(Clock::now() - t0);
     const ProcessStats listed = ReadProcessStats(server.process->pid());
     std::printf(
@@ -616,8 +501,8 @@ void RunMemory(const Flags& flags) {
       "restarted on the data dir: VmRSS %7.1f MiB  VmHWM %7.1f MiB  (ready in %.2f s; "
       "data dir %.0f MiB)\n",
       reloaded.rss_mib, reloaded.hwm_mib, load_s, disk);
-  HttpConnection conn(server.process->port());
-  std::optional<Response> list = conn.Request("GET", kPodsPath);
+  TestHttpClient conn(server.process->port());
+  std::optional<HttpResult> list = conn.Send("GET", kPodsPath);
   size_t items = 0;
   if (list && list->status == 200)
     items = boost::json::parse(list->body).at("items").as_array().size();

@@ -24,21 +24,25 @@ namespace muster::e2e {
 
 using Clock = std::chrono::steady_clock;
 
-TestHttpClient::TestHttpClient(uint16_t port) {
-  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) return;
+int ConnectLoopback(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd_);
-    fd_ = -1;
-    return;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
   }
   int one = 1;
-  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
 }
+
+TestHttpClient::TestHttpClient(uint16_t port) : fd_(ConnectLoopback(port)) {}
 
 TestHttpClient::~TestHttpClient() {
   if (fd_ >= 0) ::close(fd_);
@@ -102,12 +106,12 @@ bool TestHttpClient::DecodeChunks() {
 }
 
 std::optional<HttpResult> TestHttpClient::Send(std::string_view method, std::string_view path,
-                                               std::string_view body,
-                                               std::string_view content_type) {
+                                               std::string_view body, std::string_view content_type,
+                                               std::string_view accept) {
   if (fd_ < 0) return std::nullopt;
   std::string req;
   req.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
-  req.append("Accept: application/json\r\n");
+  req.append("Accept: ").append(accept).append("\r\n");
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
     req.append("Content-Type: ").append(content_type).append("\r\n");
     req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");

@@ -2,7 +2,8 @@
 
 // Support for the end-to-end tests that drive a real `muster apiserver` process over HTTP: a
 // minimal blocking HTTP/1.1 client (keep-alive, Content-Length and chunked bodies, line-by-line
-// reading of streamed watch bodies) and a handle on a spawned server process.
+// reading of streamed watch bodies) and a handle on a spawned server process. The API server
+// benchmark (bench/apiserver_benchmark.cc) drives its server with the same client.
 //
 // Thread-safety: one TestHttpClient per thread; ServerProcess is not shared.
 
@@ -22,6 +23,10 @@ struct HttpResult {
   std::string body;
 };
 
+// A TCP connection to 127.0.0.1:port with TCP_NODELAY: its descriptor (close-on-exec), or -1
+// with errno set.
+int ConnectLoopback(uint16_t port);
+
 class TestHttpClient {
  public:
   explicit TestHttpClient(uint16_t port);
@@ -31,11 +36,12 @@ class TestHttpClient {
 
   bool connected() const { return fd_ >= 0; }
 
-  // Sends a request on the kept-alive connection and reads the whole response. nullopt when the
-  // connection fails (the server died) or the response does not parse.
+  // Sends a request on the kept-alive connection and reads the whole response (within 30 s).
+  // nullopt when the connection fails (the server died) or the response does not parse.
   std::optional<HttpResult> Send(std::string_view method, std::string_view path,
                                  std::string_view body = "",
-                                 std::string_view content_type = "application/json");
+                                 std::string_view content_type = "application/json",
+                                 std::string_view accept = "application/json");
 
   // Sends a GET whose response body is streamed (a watch) and reads the status line and headers.
   // Returns the status code; the body is then read with ReadLine.
