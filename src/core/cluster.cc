@@ -131,6 +131,7 @@ void Cluster::UpsertNode(const api::Node& api_node) {
     node_order_.insert(pos, n->id);
   }
   ++n->version;
+  ++node_changes_;
   if (!is_new && n->ready) total_allocatable_.Sub(n->allocatable);
   if (n->node) IndexNodeLabels(*n, false);
   n->node = std::make_shared<const api::Node>(api_node);
@@ -218,6 +219,7 @@ void Cluster::RemoveNode(const std::string& name) {
   node_order_.erase(std::find(node_order_.begin(), node_order_.end(), n->id));
   node_index_.erase(name);
   nodes_[n->id].reset();
+  ++node_changes_;
 }
 
 void Cluster::IndexNodeLabels(const NodeInfo& n, bool add) {
@@ -252,6 +254,7 @@ void Cluster::IndexStatus(TaskInfo& t, TaskStatus status, int sign) {
 
 void Cluster::AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign) {
   ++n.version;
+  ++node_changes_;
   const Resources& r = t.resreq;
   auto apply = [&](Resources& target, bool add) {
     bool plus = (sign > 0) == add;

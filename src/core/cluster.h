@@ -214,6 +214,9 @@ class Cluster {
   // Total allocatable over ready nodes, and total used over all nodes (kept incrementally).
   const Resources& TotalAllocatable() const { return total_allocatable_; }
   const Resources& TotalUsed() const { return total_used_; }
+  // Bumped whenever any node changes (its version, or the node set): what a caller concluded
+  // about every node (that none fits a task) holds while this is unchanged.
+  uint64_t NodeChanges() const { return node_changes_; }
   // Tasks whose pods carry required pod anti-affinity (placed or not).
   const std::set<int>& AntiAffinityTasks() const { return anti_affinity_tasks_; }
   std::optional<int32_t> PriorityClassValue(const std::string& name) const;
@@ -266,6 +269,7 @@ class Cluster {
   std::vector<std::vector<api::Taint>> taint_sets_;
   std::unordered_map<std::string, int> taint_set_ids_;
   int64_t seq_ = 0;
+  uint64_t node_changes_ = 0;
 };
 
 }  // namespace muster::core

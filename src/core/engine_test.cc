@@ -605,6 +605,47 @@ TEST(GangTest, FourPodGangOnThreeFreeGpusBindsNothing) {
   EXPECT_THAT(r.pod_conditions, IsEmpty());
 }
 
+// Pods of one shape that fit nowhere are judged once per allocate while no node changes: every
+// one of them gets the full search's reasons, and a node that a discarded gang gives back is
+// seen by the next pod of that shape.
+constexpr char kNoQueueShareConf[] = R"(
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder}]
+)";
+
+TEST(GangTest, PodsThatFitNowhereAllGetTheReasonsOfTheFullSearch) {
+  Harness h;
+  AddGpuNodes(h, 2, 1);
+  for (const char* pg : {"a", "b", "c", "d"}) {
+    h.Add(MakePodGroup("ns", pg).Obj());
+    h.Add(MakePod("ns", std::string(pg) + "-1").Group(pg).Req("cpu", "1").Gpus(1).Obj());
+  }
+  CycleResult r = h.Run(kNoQueueShareConf);
+  EXPECT_EQ(r.binds.size(), 2u);
+  int unplaced = 0;
+  for (const char* pod : {"ns/a-1", "ns/b-1", "ns/c-1", "ns/d-1"}) {
+    if (Binds(r).count(pod)) continue;
+    ++unplaced;
+    EXPECT_EQ(Message(r, pod), "0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.") << pod;
+  }
+  EXPECT_EQ(unplaced, 2);
+}
+
+TEST(GangTest, NodesADiscardedGangGivesBackGoToTheNextPodOfItsShape) {
+  Harness h;
+  AddGpuNodes(h, 1, 2);
+  // a (first in order) places two pods on n1's two GPUs, finds no node for its third and gives
+  // both back; b's pod, of the same shape, then fits.
+  AddGang(h, "a", 3, 3, 1);
+  h.Add(MakePodGroup("ns", "b").Obj());
+  h.Add(MakePod("ns", "b-1").Group("b").Req("cpu", "1").Gpus(1).Obj());
+  CycleResult r = h.Run(kNoQueueShareConf);
+  EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/b-1", "n1")));
+  EXPECT_EQ(Phase(r, "ns/a"), "Inqueue");
+}
+
 TEST(GangTest, GangBeyondMinMemberBindsWhatFits) {
   Harness h;
   AddGpuNodes(h, 1, 2);

@@ -87,6 +87,12 @@ class ShapeCache {
     std::vector<char> idle;  // whether the shape's request fits each node's idle resources
     int uses = 0;  // pods served since the search that produced `nodes`
     int job = -1;  // the job whose pod made that search
+    // Set when a search of every node found none feasible for this shape: Cluster::NodeChanges()
+    // then, and why each node failed. While no node has changed since, none fits a task of this
+    // shape either, for the same reasons (the search examined every node).
+    bool none_fit = false;
+    uint64_t none_fit_at = 0;
+    FitErrors none_fit_errors;
   };
   // The entry for a task of this shape, or nullptr.
   Entry* Find(const TaskInfo& t);

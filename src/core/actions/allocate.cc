@@ -111,6 +111,14 @@ class AllocateAction : public Action {
     return out;
   }
 
+  // Whether a search for a task of this shape would find no feasible node: the last search of
+  // every node found none, and no node has changed since. Required pod anti-affinity of other
+  // pods reads more than the node itself (as for RecheckShape): then every task searches.
+  static bool NoNodeFits(Session& ssn, const ShapeCache::Entry& shape) {
+    return shape.none_fit && shape.none_fit_at == ssn.cluster().NodeChanges() &&
+           ssn.cluster().AntiAffinityTasks().empty();
+  }
+
   // Whether this task's scores on a node depend on that node alone (not on the other candidates,
   // as normalised preference scores do), so that a score stays valid while the node is unchanged.
   static bool NodeLocalScores(const TaskInfo& t, const std::vector<NodeInfo*>& nodes) {
@@ -207,6 +215,20 @@ class AllocateAction : public Action {
       // horizon, as any early-stopping search does.
       FeasibleNodes feasible;
       ShapeCache::Entry* shape = shapes.Find(*t);
+      if (shape && NoNodeFits(ssn, *shape)) {
+        // What the searches below would conclude, without them: no node fits, for the reasons
+        // the last one found; the shape's entry is left as a failed fresh search leaves it (and
+        // the rotating start where a search of every node leaves it).
+        if (!ssn.nodes().empty()) {
+          ssn.set_next_start_node(ssn.next_start_node() % static_cast<int>(ssn.nodes().size()));
+        }
+        shape->shape = t;
+        shape->uses = 0;
+        shape->job = j.id;
+        ssn.task_fit_errors()[t->id] = shape->none_fit_errors;
+        if (NeedContinueAllocating(ssn, j)) continue;
+        break;
+      }
       if (shape && (shape->job == j.id || shape->uses < kShapeReuses)) {
         feasible = RecheckShape(ssn, *t, *shape);
         ++shape->uses;
@@ -218,10 +240,14 @@ class AllocateAction : public Action {
         shape->job = j.id;
       }
       if (feasible.nodes.empty()) {
+        shape->none_fit = true;
+        shape->none_fit_at = ssn.cluster().NodeChanges();
+        shape->none_fit_errors = feasible.errors;
         ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
         if (NeedContinueAllocating(ssn, j)) continue;
         break;
       }
+      shape->none_fit = false;
       shape->shape = t;  // the entry found above; the task is its latest user (ShapeCache::Get)
       NodeInfo* best = ChooseNode(ssn, *t, feasible.nodes, *shape);  // takes the nodes
       if (t->resreq.LessEqual(best->idle)) {

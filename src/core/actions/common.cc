@@ -123,7 +123,7 @@ ShapeCache::Entry& ShapeCache::Get(const TaskInfo& t) {
       return e;
     }
   }
-  bucket.push_back({&t, {}, {}, {}, {}, 0, -1});
+  bucket.emplace_back().shape = &t;
   return bucket.back();
 }
 
