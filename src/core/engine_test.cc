@@ -99,8 +99,9 @@ class Harness {
     return *this;
   }
 
-  CycleResult Run(const SchedulerConf& conf = DefaultSchedulerConf()) {
-    Session ssn(cluster_, conf, SessionOptions{});
+  CycleResult Run(const SchedulerConf& conf = DefaultSchedulerConf(),
+                  SessionOptions options = {}) {
+    Session ssn(cluster_, conf, std::move(options));
     CycleResult r = ssn.Run();
     for (const auto& b : r.binds) {
       api::Pod& p = pods_.at(b.pod);
@@ -845,6 +846,32 @@ TEST(EnqueueTest, OvercommitLimitsAdmissionToTheClusterTimesFactor) {
   }
 }
 
+TEST(EnqueueTest, SettledJobsStillCountAgainstTheQueue) {
+  // a was admitted and cannot be placed (n1 has 1 free cpu); the adapter settles it this cycle.
+  // (Overcommit's 1.2 x 16 cpu less the 15 used would admit b: the queue decides here.)
+  // It gets no status and no placement, but its minResources still take 2 of the queue's 3 cpu:
+  // b (minimum 2) is not admitted, as it would not be with a in the session.
+  for (bool settle : {false, true}) {
+    SCOPED_TRACE(settle ? "settled" : "in the session");
+    Harness h;
+    h.Add(N("n1").Cpu("16").Obj());
+    h.Add(MakePod("other", "hog").Req("cpu", "15").RunningOn("n1").Obj());
+    h.Add(MakeQueue("q").Capability("cpu", "3").Obj());
+    h.Add(MakePodGroup("ns", "a").Queue("q").MinResources("cpu", "2").Phase("Inqueue").Obj());
+    h.Add(MakePod("ns", "a-1").Group("a").Req("cpu", "2").Obj());
+    h.Add(MakePodGroup("ns", "b").Queue("q").MinResources("cpu", "2").Obj());
+    h.Add(MakePod("ns", "b-1").Group("b").Req("cpu", "1").Obj());
+    SessionOptions options;
+    if (settle) options.settled = [](const JobInfo& j) { return j.name == "a"; };
+    CycleResult r = h.Run(DefaultSchedulerConf(), options);
+    EXPECT_THAT(Binds(r), IsEmpty());
+    EXPECT_EQ(Phase(r, "ns/b"), "Pending");
+    EXPECT_EQ(h.cluster().FindJob("ns/b")->phase, "Pending");
+    EXPECT_EQ(Group(r, "ns/a") == nullptr, settle);
+    EXPECT_EQ(Condition(r, "ns/a-1") == nullptr, settle);
+  }
+}
+
 TEST(EnqueueTest, ClosedQueueAdmitsNothing) {
   Harness h;
   h.Add(N("n1").Obj());
@@ -1164,6 +1191,45 @@ TEST(PodGroupPhaseTest, PhasesAtClose) {
   // The phase sticks in the cluster for the next cycle: admitted groups are not admitted again.
   EXPECT_EQ(h.cluster().FindJob("ns/toobig")->phase, "Inqueue");
   EXPECT_EQ(h.cluster().FindJob("ns/fits")->phase, "Running");
+
+  // Without diagnostics the same cycle decides the same (binds, phases, condition types) and
+  // writes no events, pod conditions or condition texts.
+  Harness quiet;
+  quiet.Add(N("n1").Cpu("4").Obj());
+  AddGang(quiet, "fits", 2, 2, 0);
+  quiet.Add(MakePodGroup("ns", "toobig").Obj());
+  quiet.Add(MakePod("ns", "toobig-1").Group("toobig").Req("cpu", "64").Obj());
+  quiet.Add(MakePodGroup("ns", "notadmitted").MinResources("cpu", "100").Obj());
+  quiet.Add(MakePod("ns", "notadmitted-1").Group("notadmitted").Req("cpu", "1").Obj());
+  quiet.Add(MakePodGroup("ns", "done").Phase("Running").Obj());
+  quiet.Add(MakePod("ns", "done-1")
+                .Group("done")
+                .Req("cpu", "1")
+                .NodeName("n1")
+                .Phase("Succeeded")
+                .Obj());
+  quiet.Add(MakePodGroup("ns", "broken").MinMember(2).Phase("Running").Obj());
+  quiet.Add(MakePod("ns", "broken-1").Group("broken").Req("cpu", "1").RunningOn("n1").Obj());
+  quiet.Add(MakePod("ns", "broken-2").Group("broken").Req("cpu", "64").Obj());
+  SessionOptions options;
+  options.diagnostics = false;
+  CycleResult q = quiet.Run(DefaultSchedulerConf(), options);
+  EXPECT_EQ(Binds(q), Binds(r));
+  ASSERT_EQ(q.pod_groups.size(), r.pod_groups.size());
+  for (const auto& st : r.pod_groups) {
+    SCOPED_TRACE(st.pod_group);
+    const auto* other = Group(q, st.pod_group);
+    ASSERT_NE(other, nullptr);
+    EXPECT_EQ(other->phase, st.phase);
+    ASSERT_EQ(other->condition.has_value(), st.condition.has_value());
+    if (st.condition) {
+      EXPECT_EQ(other->condition->type, st.condition->type);
+      EXPECT_EQ(other->condition->message, "");
+    }
+  }
+  EXPECT_THAT(q.events, IsEmpty());
+  EXPECT_THAT(q.pod_conditions, IsEmpty());
+  EXPECT_FALSE(r.events.empty());
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ class EnqueueAction : public Action {
       if (q->open && (!j->min_resources || ssn.JobEnqueueable(*j))) {
         ssn.JobEnqueued(*j);
         j->phase = "Inqueue";
-      } else {
+      } else if (ssn.options().diagnostics) {
         std::string why = q->open ? ssn.enqueue_rejections()[j->id]
                                   : "queue " + q->name + " is not open";
         if (why.empty()) why = "job is not enqueueable";

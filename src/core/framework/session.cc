@@ -111,6 +111,10 @@ void Session::Open() {
     if (!q || q->name != j.queue_name) q = cluster_.FindQueue(j.queue_name);
     j.queue = q ? q->id : -1;
     if (!q) continue;
+    if (options_.settled && options_.settled(j)) {
+      settled_.push_back(&j);
+      continue;
+    }
     jobs_.push_back(&j);
   }
   for (const Tier& tier : conf_.tiers) {
@@ -149,7 +153,7 @@ void Session::Open() {
       st.succeeded = j->Count(TaskStatus::kSucceeded);
       st.failed = j->Count(TaskStatus::kFailed);
       result_.pod_groups.push_back(std::move(st));
-      result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
+      RecordEvent({"PodGroup", j->key, "Warning", "Unschedulable", vr->message});
       if (j->IsPending()) {
         invalid_.insert(j->id);
         valid.push_back(j);
@@ -169,8 +173,10 @@ void Session::Open() {
   size_t pending = 0;
   for (const JobInfo* j : jobs_) pending += j->Count(TaskStatus::kPending);
   result_.binds.reserve(pending);
-  result_.events.reserve(2 * pending + jobs_.size());
-  result_.pod_conditions.reserve(pending);
+  if (options_.diagnostics) {
+    result_.events.reserve(2 * pending + jobs_.size());
+    result_.pod_conditions.reserve(pending);
+  }
   result_.pod_groups.reserve(jobs_.size());
 }
 
@@ -234,6 +240,9 @@ void Session::Close() {
     } else if (phase != "Inqueue") {
       phase = "Pending";
     }
+    bool phase_changed = phase != j->phase;
+    if (!phase_changed && !Touched(*j)) continue;
+    j->phase = phase;
     CycleResult::PodGroupStatus st;
     st.pod_group = j->key;
     st.phase = phase;
@@ -241,10 +250,8 @@ void Session::Close() {
     st.running = j->Count(TaskStatus::kRunning);
     st.succeeded = j->Count(TaskStatus::kSucceeded);
     st.failed = j->Count(TaskStatus::kFailed);
-    bool phase_changed = phase != j->phase;
-    j->phase = phase;
-    if (!phase_changed && !Touched(*j)) continue;
     result_.pod_groups.push_back(std::move(st));
+    if (!options_.diagnostics) continue;
 
     bool pg_unschedulable = phase == "Unknown" || phase == "Pending" || phase == "Inqueue";
     std::string job_msg;
@@ -602,15 +609,17 @@ void Session::UndoEvict(TaskInfo& t, TaskStatus previous) {
 void Session::RecordBind(TaskInfo& t) {
   cluster_.SetStatus(t, TaskStatus::kBinding);
   result_.binds.push_back({t.key, cluster_.node(t.node).name, t.gpus});
-  result_.events.push_back({"Pod", t.key, "Normal", "Scheduled",
-                            fmt::format("Successfully assigned {} to {}", t.key,
-                                        cluster_.node(t.node).name)});
+  if (options_.diagnostics) {
+    result_.events.push_back({"Pod", t.key, "Normal", "Scheduled",
+                              fmt::format("Successfully assigned {} to {}", t.key,
+                                          cluster_.node(t.node).name)});
+  }
 }
 
 void Session::RecordEviction(TaskInfo& t, const std::string& reason) {
   if (t.job >= 0) Touch(cluster_.job(t.job));
   result_.evictions.push_back({t.key, reason});
-  result_.events.push_back(
+  RecordEvent(
       {"Pod", t.key, "Warning", "Evict", fmt::format("Pod is evicted, because of {}", reason)});
 }
 

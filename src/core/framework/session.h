@@ -153,6 +153,19 @@ struct SessionOptions {
   // unschedulable gangs): they keep their place in every plugin's accounting, but allocate,
   // backfill, preempt and reclaim skip them and close reports nothing new for them. Empty: none.
   std::function<bool(const JobInfo&)> hold_back;
+  // Jobs the adapter knows no action can change this cycle: their pods cannot be placed and a
+  // Pending one cannot be admitted (the replay's jobs that a cycle tried and failed, with
+  // nothing released since), and they have no status to report. They stay out of jobs(), so
+  // that no action orders or tries them and close passes them by, but the plugins still count
+  // them wherever they sum over jobs (ForEachCountedJob: queue requests and shares, admitted
+  // minResources, allocations), so that every other job meets the same decisions as with them
+  // in. Unlike hold_back, enqueue does not see them either. Empty: none.
+  std::function<bool(const JobInfo&)> settled;
+  // Events, pod conditions and the texts of PodGroup conditions: what a live scheduler writes
+  // back for people to read. No decision reads them; an adapter that applies only binds and
+  // evictions (sim replay) turns them off, which saves most of a cycle's cost while thousands
+  // of pods wait (each would get its fit errors written out every cycle).
+  bool diagnostics = true;
   // Jobs the adapter leaves out of this session altogether (another scheduler's share of the
   // cluster): no plugin sees them and their pods only occupy their nodes. Empty: none.
   std::function<bool(const JobInfo&)> leave_out;
@@ -185,8 +198,15 @@ class Session {
   const SessionOptions& options() const { return options_; }
   // Ready nodes in name order.
   const std::vector<NodeInfo*>& nodes() const { return nodes_; }
-  // Jobs this session schedules: PodGroup known, queue known.
+  // Jobs this session schedules: PodGroup known, queue known, not settled.
   const std::vector<JobInfo*>& jobs() const { return jobs_; }
+  // Calls f(JobInfo&) for jobs() and then the settled jobs (SessionOptions::settled): what a
+  // plugin's sums over jobs must cover.
+  template <typename F>
+  void ForEachCountedJob(F&& f) const {
+    for (JobInfo* j : jobs_) f(*j);
+    for (JobInfo* j : settled_) f(*j);
+  }
   QueueInfo* QueueOf(const JobInfo& j) { return j.queue >= 0 ? &cluster_.queue(j.queue) : nullptr; }
   JobInfo* JobOf(const TaskInfo& t) { return t.job >= 0 ? &cluster_.job(t.job) : nullptr; }
   const Resources& total_resource() const { return total_resource_; }
@@ -279,7 +299,10 @@ class Session {
   std::string JobFitError(const JobInfo& j) const;
   void SetPodGroupCondition(const JobInfo& j, api::Condition c) { pg_conditions_[j.id] = std::move(c); }
   const std::map<int, api::Condition>& pod_group_conditions() const { return pg_conditions_; }
-  void RecordEvent(CycleResult::Event e) { result_.events.push_back(std::move(e)); }
+  // Dropped when the options turn diagnostics off.
+  void RecordEvent(CycleResult::Event e) {
+    if (options_.diagnostics) result_.events.push_back(std::move(e));
+  }
   // The job's statuses when the session opened (Volcano's TransactionContext.LastTransaction).
   TaskStatus LastStatus(const TaskInfo& t) const;
 
@@ -294,6 +317,7 @@ class Session {
   SessionOptions options_;
   std::vector<NodeInfo*> nodes_;
   std::vector<JobInfo*> jobs_;
+  std::vector<JobInfo*> settled_;
   int next_start_node_ = 0;
   std::set<int> touched_;
   std::unordered_set<int> invalid_;  // Pending jobs failing JobValid

@@ -17,7 +17,10 @@ class DrfPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     total_ = ssn.total_resource();
     Cluster& c = ssn.cluster();
-    for (JobInfo* j : ssn.jobs()) allocated_[j->id] = j->allocated;
+    // A job that holds nothing needs no entry: a missing one reads as an empty allocation.
+    ssn.ForEachCountedJob([this](const JobInfo& j) {
+      if (!j.allocated.IsEmpty()) allocated_[j.id] = j.allocated;
+    });
     (void)c;
     ssn.AddJobOrderFn("drf", [this](const JobInfo& l, const JobInfo& r) {
       double ls = Share(allocated_[l.id]), rs = Share(allocated_[r.id]);

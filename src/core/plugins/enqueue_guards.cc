@@ -23,9 +23,9 @@ class OvercommitPlugin : public Plugin {
     for (ResourceId r = 0; r < total.Size(); ++r) {
       idle_.Set(r, static_cast<int64_t>(static_cast<double>(total.Get(r)) * factor_) - used.Get(r));
     }
-    for (const JobInfo* j : ssn.jobs()) {
-      if (j->phase == "Inqueue" && j->min_resources) inqueue_.Add(*j->min_resources);
-    }
+    ssn.ForEachCountedJob([this](const JobInfo& j) {
+      if (j.phase == "Inqueue" && j.min_resources) inqueue_.Add(*j.min_resources);
+    });
     (void)c;
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn("overcommit", [this, s](const JobInfo& j) {

@@ -113,9 +113,11 @@ class GangPlugin : public Plugin {
         }
         cond.type = "Unschedulable";
         cond.reason = "NotEnoughResources";
-        cond.message = fmt::format("{}/{} tasks in gang unschedulable: {}",
-                                   j->min_available - schedulable, j->tasks.size(),
-                                   ssn.JobFitError(*j));
+        if (ssn.options().diagnostics) {
+          cond.message = fmt::format("{}/{} tasks in gang unschedulable: {}",
+                                     j->min_available - schedulable, j->tasks.size(),
+                                     ssn.JobFitError(*j));
+        }
       } else {
         cond.type = "Scheduled";
         cond.reason = "tasks in gang are ready to be scheduled";

@@ -32,7 +32,8 @@ class ProportionPlugin : public Plugin {
     total_ = ssn.total_resource();
     const int dims = ResourceNames::Count();
     Resources total_guarantee;
-    for (JobInfo* j : ssn.jobs()) {
+    ssn.ForEachCountedJob([&](const JobInfo& job) {
+      const JobInfo* j = &job;
       auto [it, inserted] = attrs_.try_emplace(j->queue);
       QueueAttr& a = it->second;
       if (inserted) {
@@ -70,7 +71,7 @@ class ProportionPlugin : public Plugin {
         }
         a.elastic.Add(elastic);
       }
-    }
+    });
     for (auto& [qid, a] : attrs_) {
       Resources real = total_;
       real.Sub(total_guarantee);
