@@ -18,9 +18,13 @@
 // nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
 // the simulator's own disciplines use), so the seed orders ties the same way in both.
 //
-// Jobs that a cycle tried and could not place are held back (SessionOptions::hold_back, the live
-// scheduler's backoff) until something leaves the cluster: with nothing freed, a job that did not
-// fit does not fit now. Only newly arrived jobs are tried then.
+// Jobs that a cycle tried and could not place or admit are settled (SessionOptions::settled: out
+// of the session's job set, still counted by the plugins) until something leaves the cluster:
+// with nothing freed, a job that did not fit does not fit now, and one that enqueue did not
+// admit is not admitted now (what it is compared with, the queue's allocated and admitted
+// requests and the cluster's used resources, only grows until something leaves). Only newly
+// arrived jobs are tried then, and a session costs what they cost, not what the thousands
+// waiting would.
 
 #include "sim/replay_engine.h"
 
@@ -216,8 +220,10 @@ class EngineReplayer {
     core::SessionOptions so;
     so.session_id = fmt::format("t{:.0f}", t);
     so.now_unix = kEpochDays * 86400 + static_cast<int64_t>(t);
+    // The replay applies binds and evictions only: no events or condition texts to build.
+    so.diagnostics = false;
     const bool freed = freed_;
-    so.hold_back = [this, freed](const core::JobInfo& j) {
+    so.settled = [this, freed](const core::JobInfo& j) {
       return !freed && jobs_[JobIndex(j.name)].tried;
     };
     core::CycleResult r;
