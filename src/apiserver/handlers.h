@@ -102,6 +102,14 @@ class Handlers {
   // concurrently is re-read and the whole set retried.
   std::vector<std::optional<ApiError>> BindAll(const std::vector<PodBinding>& bindings);
 
+  // Creates several objects of one resource, each (namespace, object) checked as POST checks it,
+  // with one store commit for all that pass (Events recorded in bursts). Unlike BindAll the
+  // objects are independent: one that is refused does not stop the others. Returns one entry per
+  // object: nullopt when it was stored, else its error.
+  std::vector<std::optional<ApiError>> CreateAll(
+      const ResourceInfo& resource,
+      std::vector<std::pair<std::string, boost::json::object>> objects);
+
   // Creates what a fresh cluster has, where missing: the namespaces default, kube-system,
   // kube-public and kube-node-lease, and the Volcano queues default and root (weight 1, Open).
   // Idempotent.
@@ -127,6 +135,15 @@ class Handlers {
   // typemeta and metadata.name or generateName set. Returns the stored object's JSON.
   ApiResult<std::string> CreateObject(const ResourceInfo& resource, const std::string& ns,
                                       boost::json::object obj, bool dry_run);
+  // CreateObject in two steps: everything but the store commit, then the commit (retried under
+  // a fresh generated name when the first is taken).
+  struct PreparedCreate {
+    store::Op op;
+    std::string generate_name;  // metadata.generateName, when the name was generated from it
+  };
+  ApiResult<PreparedCreate> PrepareCreate(const ResourceInfo& resource, const std::string& ns,
+                                          boost::json::object obj);
+  ApiResult<std::string> CommitCreate(const ResourceInfo& resource, PreparedCreate prepared);
   // Admission, generation, the no-op check and the Commit of `next` replacing `live`. On a
   // revision conflict returns nullopt so that the caller can retry on a fresh read.
   std::optional<ApiResult<std::string>> CommitUpdate(const Target& t, const store::Object& live,

@@ -5,10 +5,15 @@
 // the handlers keeps their compile time small and lets tests call them without sockets.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace boost::json {
+class value;
+}  // namespace boost::json
 
 namespace muster::apiserver {
 
@@ -45,6 +50,18 @@ class StreamSink {
   // True when the client has closed its end or the server is stopping. Cheap and non-blocking,
   // meant to be polled between waits (every few hundred milliseconds).
   virtual bool Cancelled() = 0;
+
+  // A sink inside the server's process (apiserver::LocalTransport) may take a watch's events as
+  // the store's parsed, immutable objects instead of text: a watch then calls WriteEvent for
+  // each ADDED/MODIFIED/DELETED event (in order with what it writes as text: bookmarks, errors)
+  // and nobody serialises or parses the object. False from WriteEvent ends the stream, as from
+  // Write.
+  [[nodiscard]] virtual bool TakesEvents() const { return false; }
+  virtual bool WriteEvent(std::string_view type, std::shared_ptr<const boost::json::value> object) {
+    (void)type;
+    (void)object;
+    return false;
+  }
 };
 
 struct HttpResponse {

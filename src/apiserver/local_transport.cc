@@ -5,10 +5,14 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/handlers.h"
+#include "apiserver/resources.h"
 #include "apiserver/status.h"
+#include "boost/json/parse.hpp"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
+
+namespace json = boost::json;
 
 namespace {
 
@@ -62,6 +66,69 @@ class LineSink : public StreamSink {
   bool ended_ = false;
 };
 
+// Each outcome as the Status an HTTP client maps the same answer to.
+std::vector<absl::Status> ToStatuses(const std::vector<std::optional<ApiError>>& errors) {
+  std::vector<absl::Status> out;
+  out.reserve(errors.size());
+  for (const auto& e : errors) {
+    out.push_back(e ? client::StatusFromResponse({e->code, StatusJson(*e)}) : absl::OkStatus());
+  }
+  return out;
+}
+
+// Takes a watch's events as objects (StreamSink::TakesEvents); what the watch writes as text
+// (bookmarks, an ERROR) is parsed into events too.
+class EventSink : public StreamSink {
+ public:
+  EventSink(const client::Transport::EventCallback& on_event, const std::atomic<bool>& stop)
+      : on_event_(on_event), stop_(stop) {}
+
+  bool TakesEvents() const override { return true; }
+
+  bool WriteEvent(std::string_view type, std::shared_ptr<const json::value> object) override {
+    if (Cancelled()) return false;
+    if (!on_event_(type, std::move(object))) ended_ = true;
+    return !Cancelled();
+  }
+
+  bool Write(std::string_view data) override {
+    if (Cancelled()) return false;
+    pending_.append(data);
+    size_t start = 0;
+    for (size_t nl = pending_.find('\n'); nl != std::string::npos && !ended_;
+         nl = pending_.find('\n', start)) {
+      Line(std::string_view(pending_).substr(start, nl - start));
+      start = nl + 1;
+    }
+    pending_.erase(0, start);
+    return !Cancelled();
+  }
+
+  bool Cancelled() override { return ended_ || stop_.load(); }
+
+ private:
+  void Line(std::string_view line) {
+    if (line.empty()) return;
+    json::error_code ec;
+    json::value v = json::parse(line, ec);
+    json::object* o = ec ? nullptr : v.if_object();
+    const json::value* type = o == nullptr ? nullptr : o->if_contains("type");
+    json::value* object = o == nullptr ? nullptr : o->if_contains("object");
+    if (type == nullptr || !type->is_string() || object == nullptr) {
+      ended_ = true;  // the server wrote something that is not a watch event; it is a bug
+      return;
+    }
+    if (!on_event_(type->get_string(), std::make_shared<const json::value>(std::move(*object)))) {
+      ended_ = true;
+    }
+  }
+
+  const client::Transport::EventCallback& on_event_;
+  const std::atomic<bool>& stop_;
+  std::string pending_;
+  bool ended_ = false;
+};
+
 }  // namespace
 
 LocalTransport::LocalTransport(Handlers& handlers) : handlers_(handlers) {}
@@ -91,6 +158,30 @@ absl::StatusOr<client::Response> LocalTransport::Stream(
   return client::Response{200, ""};
 }
 
+std::optional<absl::StatusOr<std::vector<absl::Status>>> LocalTransport::CreateAll(
+    const client::Resource& resource, std::vector<std::pair<std::string, json::object>> objects) {
+  const ResourceInfo* res = FindResource(resource.group, resource.version, resource.plural);
+  if (res == nullptr) return std::nullopt;  // the Client posts them, and gets the 404
+  return absl::StatusOr<std::vector<absl::Status>>(
+      ToStatuses(handlers_.CreateAll(*res, std::move(objects))));
+}
+
+std::optional<absl::StatusOr<client::Response>> LocalTransport::StreamEvents(
+    const client::Request& request, const EventCallback& on_event, const std::atomic<bool>& stop) {
+  HttpResponse r = handlers_.Handle(ToHttp(request));
+  if (r.status < 200 || r.status >= 300) {
+    return absl::StatusOr<client::Response>(client::Response{r.status, std::move(r.body)});
+  }
+  EventSink sink(on_event, stop);
+  if (r.stream) {
+    r.stream(sink);
+  } else {
+    sink.Write(r.body);
+    sink.Write("\n");
+  }
+  return absl::StatusOr<client::Response>(client::Response{200, ""});
+}
+
 std::optional<absl::StatusOr<std::vector<absl::Status>>> LocalTransport::BindAll(
     const std::vector<client::Binding>& bindings) {
   std::vector<PodBinding> pods;
@@ -103,14 +194,7 @@ std::optional<absl::StatusOr<std::vector<absl::Status>>> LocalTransport::BindAll
     p.pod_uid = b.pod_uid;
     for (const auto& [k, v] : b.annotations) p.annotations[k] = v;
   }
-  std::vector<std::optional<ApiError>> errors = handlers_.BindAll(pods);
-  std::vector<absl::Status> out;
-  out.reserve(errors.size());
-  for (const auto& e : errors) {
-    // The same mapping an HTTP client applies to the same Status.
-    out.push_back(e ? client::StatusFromResponse({e->code, StatusJson(*e)}) : absl::OkStatus());
-  }
-  return absl::StatusOr<std::vector<absl::Status>>(std::move(out));
+  return absl::StatusOr<std::vector<absl::Status>>(ToStatuses(handlers_.BindAll(pods)));
 }
 
 }  // namespace muster::apiserver

@@ -6,7 +6,9 @@
 // validation, Status errors) without sockets or serialization of the HTTP framing.
 //
 // Streams (watches, log follow) run the handler's stream function on the calling thread; `stop`
-// is polled by it at least every 250 ms. BindAll stores a gang's bindings in one store commit
+// is polled by it at least every 250 ms. StreamEvents hands a watch's objects over as the store
+// holds them, parsed and immutable, so that N in-process watchers of a change cost no
+// serialisation and no parse. BindAll stores a gang's bindings in one store commit
 // (Handlers::BindAll).
 //
 // Lifetime: the transport and every stream through it must end before the ApiServer (or the
@@ -38,6 +40,14 @@ class LocalTransport : public client::Transport {
                                           const std::atomic<bool>& stop) override;
   std::optional<absl::StatusOr<std::vector<absl::Status>>> BindAll(
       const std::vector<client::Binding>& bindings) override;
+  // Objects created with one store commit (Handlers::CreateAll).
+  std::optional<absl::StatusOr<std::vector<absl::Status>>> CreateAll(
+      const client::Resource& resource,
+      std::vector<std::pair<std::string, boost::json::object>> objects) override;
+  // A watch's events are the store's parsed states, handed over without text.
+  std::optional<absl::StatusOr<client::Response>> StreamEvents(
+      const client::Request& request, const EventCallback& on_event,
+      const std::atomic<bool>& stop) override;
 
  private:
   Handlers& handlers_;

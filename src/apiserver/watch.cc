@@ -57,6 +57,7 @@ class WatchStream {
 
   void Run(StreamSink& sink) {
     sink_ = &sink;
+    events_ = sink.TakesEvents() && !p_.table;
     const auto deadline = Clock::now() + p_.timeout;
     std::unique_ptr<store::Watch> watch;
     int64_t last_rv = 0;
@@ -67,12 +68,16 @@ class WatchStream {
       if (!w.ok()) return SendExpired(w.status());
       watch = std::move(*w);
       for (const auto& item : list.items) {
-        if (p_.filtered) {
-          auto obj = Parse(*item.json);
-          if (!obj || !FilterMatches(*p_.filter, *p_.resource, *obj)) continue;
+        std::shared_ptr<const json::value> parsed = item.parsed;
+        if (p_.filtered || events_) {
+          if (!parsed) parsed = Parse(*item.json);
+          if (p_.filtered &&
+              (!parsed || !FilterMatches(*p_.filter, *p_.resource, parsed->get_object()))) {
+            continue;
+          }
         }
-        Append("ADDED", *item.json);
-        if (buffer_.size() >= kFlushBytes && !Flush()) return Close(watch);
+        Append("ADDED", *item.json, parsed);
+        if ((ended_ || buffer_.size() >= kFlushBytes) && !Flush()) return Close(watch);
       }
       if (p_.initial_events_end) AppendBookmark(last_rv, /*initial_events_end=*/true);
       if (!Flush()) return Close(watch);
@@ -95,7 +100,7 @@ class WatchStream {
       while (event.ok() && event->has_value()) {
         last_rv = (*event)->revision;
         Deliver(**event);
-        if (buffer_.size() >= kFlushBytes) break;
+        if (ended_ || buffer_.size() >= kFlushBytes) break;
         event = watch->Next(std::chrono::milliseconds(0));
       }
       if (!event.ok()) {
@@ -113,11 +118,16 @@ class WatchStream {
   }
 
  private:
-  static std::optional<json::object> Parse(const std::string& text) {
+  // A stored state the store no longer holds parsed; null if it is not a JSON object.
+  static std::shared_ptr<const json::value> Parse(const std::string& text) {
     json::error_code ec;
     json::value v = json::parse(text, ec);
-    if (ec || !v.is_object()) return std::nullopt;
-    return std::move(v.get_object());
+    if (ec || !v.is_object()) return nullptr;
+    return std::make_shared<const json::value>(std::move(v));
+  }
+
+  bool Matches(const std::shared_ptr<const json::value>& object) const {
+    return object && FilterMatches(*p_.filter, *p_.resource, object->get_object());
   }
 
   static std::string ResourceVersionOf(const json::value& obj) {
@@ -136,13 +146,13 @@ class WatchStream {
     const char* type = e.type == store::EventType::kAdded      ? "ADDED"
                        : e.type == store::EventType::kModified ? "MODIFIED"
                                                                : "DELETED";
+    std::shared_ptr<const json::value> parsed = e.parsed;
     if (p_.filtered) {
-      auto now = Parse(*e.object);
-      bool now_matches = now && FilterMatches(*p_.filter, *p_.resource, *now);
+      if (!parsed) parsed = Parse(*e.object);
+      bool now_matches = Matches(parsed);
       bool before_matches = false;
       if (e.previous) {
-        auto before = Parse(*e.previous);
-        before_matches = before && FilterMatches(*p_.filter, *p_.resource, *before);
+        before_matches = Matches(e.previous_parsed ? e.previous_parsed : Parse(*e.previous));
       }
       switch (e.type) {
         case store::EventType::kAdded:
@@ -162,10 +172,18 @@ class WatchStream {
           break;
       }
     }
-    Append(type, *e.object);
+    Append(type, *e.object, std::move(parsed));
   }
 
-  void Append(std::string_view type, const std::string& object) {
+  // One event: as text, or handed over parsed to a sink that takes events.
+  void Append(std::string_view type, const std::string& object,
+              std::shared_ptr<const json::value> parsed) {
+    if (events_) {
+      if (!Flush()) return;
+      if (!parsed) parsed = Parse(object);
+      if (parsed && !sink_->WriteEvent(type, std::move(parsed))) ended_ = true;
+      return;
+    }
     buffer_ += R"({"type":")";
     buffer_ += type;
     buffer_ += R"(","object":)";
@@ -193,6 +211,7 @@ class WatchStream {
   }
 
   bool Flush() {
+    if (ended_) return false;
     if (buffer_.empty()) return true;
     bool ok = sink_->Write(buffer_);
     buffer_.clear();
@@ -211,6 +230,8 @@ class WatchStream {
   store::Store& store_;
   WatchParams p_;
   StreamSink* sink_ = nullptr;
+  bool events_ = false;  // the sink takes events parsed (StreamSink::TakesEvents)
+  bool ended_ = false;   // the sink refused an event
   std::string buffer_;
 };
 

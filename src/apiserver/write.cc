@@ -309,9 +309,12 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
   }
 }
 
-std::optional<json::object> ParseObject(const std::string& text) {
+// A stored state as an object to change: a copy of the store's parsed state where it has one
+// (cheaper than parsing the text), else the text parsed.
+std::optional<json::object> LiveObject(const store::Object& live) {
+  if (live.parsed != nullptr && live.parsed->is_object()) return live.parsed->get_object();
   json::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = json::parse(*live.json, ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.get_object());
 }
@@ -320,8 +323,9 @@ std::optional<json::object> ParseObject(const std::string& text) {
 
 // --- Create --------------------------------------------------------------------------------------
 
-ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std::string& ns,
-                                              json::object obj, bool dry_run) {
+ApiResult<Handlers::PreparedCreate> Handlers::PrepareCreate(const ResourceInfo& res,
+                                                            const std::string& ns,
+                                                            json::object obj) {
   json::object& meta = Meta(obj);
   std::string name = Str(&meta, "name");
   if (res.namespaced) {
@@ -331,7 +335,7 @@ ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std
       if (absl::IsNotFound(ns_obj.status())) return NotFound("namespaces", ns);
       return Internal(std::string(ns_obj.status().message()));
     }
-    if (auto parsed = ParseObject(*ns_obj->json); parsed && IsTerminating(*parsed)) {
+    if (auto parsed = LiveObject(*ns_obj); parsed && IsTerminating(*parsed)) {
       return Forbidden(res.StoreResource(), name,
                        fmt::format("unable to create new content in namespace {} because it is "
                                    "being terminated",
@@ -363,22 +367,83 @@ ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std
   admission.store = &store_;
   admission.now_unix = Now();
   if (auto refused = Admit(admission, obj)) return FromAdmission(*refused, res, name);
-  if (dry_run) return json::serialize(obj);
+  PreparedCreate prepared;
+  prepared.op.kind = store::OpKind::kCreate;
+  prepared.op.key = {res.StoreResource(), res.namespaced ? ns : "", name};
+  prepared.op.object = std::move(obj);
+  if (generated) prepared.generate_name = generate;
+  return prepared;
+}
 
+ApiResult<std::string> Handlers::CommitCreate(const ResourceInfo& res, PreparedCreate prepared) {
   for (int attempt = 0;; ++attempt) {
     std::vector<store::Op> ops(1);
     ops[0].kind = store::OpKind::kCreate;
-    ops[0].key = {res.StoreResource(), res.namespaced ? ns : "", name};
-    ops[0].object = obj;
+    ops[0].key = prepared.op.key;
+    // Kept for a retry under another generated name; moved when there is none.
+    ops[0].object =
+        prepared.generate_name.empty() ? std::move(prepared.op.object) : prepared.op.object;
     auto stored = store_.Commit(std::move(ops));
     if (stored.ok()) return *(*stored)[0].json;
-    if (absl::IsAlreadyExists(stored.status()) && generated && attempt < 8) {
-      name = generate + RandomNameSuffix();
-      Meta(obj)["name"] = name;
+    if (absl::IsAlreadyExists(stored.status()) && !prepared.generate_name.empty() && attempt < 8) {
+      prepared.op.key.name = prepared.generate_name + RandomNameSuffix();
+      Meta(prepared.op.object.get_object())["name"] = prepared.op.key.name;
       continue;
     }
-    return FromStatus(stored.status(), res, name);
+    return FromStatus(stored.status(), res, prepared.op.key.name);
   }
+}
+
+ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std::string& ns,
+                                              json::object obj, bool dry_run) {
+  ApiResult<PreparedCreate> prepared = PrepareCreate(res, ns, std::move(obj));
+  if (!prepared.ok()) return prepared.error();
+  if (dry_run) return json::serialize(prepared->op.object);
+  return CommitCreate(res, std::move(*prepared));
+}
+
+std::vector<std::optional<ApiError>> Handlers::CreateAll(
+    const ResourceInfo& res, std::vector<std::pair<std::string, json::object>> objects) {
+  std::vector<std::optional<ApiError>> out(objects.size());
+  std::vector<std::pair<size_t, PreparedCreate>> valid;
+  valid.reserve(objects.size());
+  HttpRequest post;
+  post.method = "POST";
+  for (size_t i = 0; i < objects.size(); ++i) {
+    auto& [ns, obj] = objects[i];
+    Target t{.resource = &res, .ns = res.namespaced ? ns : "", .name = "", .subresource = ""};
+    if (auto e = CheckTypeMeta(obj, res)) {
+      out[i] = std::move(*e);
+      continue;
+    }
+    if (auto e = CheckNameAndNamespace(obj, res, t)) {
+      out[i] = std::move(*e);
+      continue;
+    }
+    FieldCheck fields = CheckFields(post, res, obj, Str(MetaOf(obj), "name"));
+    if (fields.error) {
+      out[i] = std::move(*fields.error);
+      continue;
+    }
+    ApiResult<PreparedCreate> prepared = PrepareCreate(res, t.ns, std::move(obj));
+    if (!prepared.ok()) {
+      out[i] = prepared.error();
+      continue;
+    }
+    valid.emplace_back(i, std::move(*prepared));
+  }
+  if (valid.empty()) return out;
+  std::vector<store::Op> ops;
+  ops.reserve(valid.size());
+  for (const auto& [i, prepared] : valid) ops.push_back(prepared.op);
+  if (store_.Commit(std::move(ops)).ok()) return out;
+  // One of them could not be stored (a name taken meanwhile): store them one by one, so that
+  // only that one fails.
+  for (auto& [i, prepared] : valid) {
+    ApiResult<std::string> stored = CommitCreate(res, std::move(prepared));
+    if (!stored.ok()) out[i] = stored.error();
+  }
+  return out;
 }
 
 HttpResponse Handlers::Create(const HttpRequest& req, const Target& t) {
@@ -456,7 +521,7 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
     if (!rv.empty() && rv != std::to_string(live->revision)) {
       return ErrorResponse(ModifiedConflict(res.StoreResource(), t.name));
     }
-    auto live_obj = ParseObject(*live->json);
+    auto live_obj = LiveObject(*live);
     if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
     json::object next = MergeForWrite(res, t.subresource, *live_obj, *body, live->revision);
     auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty());
@@ -566,7 +631,7 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       }
       return ErrorResponse(FromStatus(live.status(), res, t.name));
     }
-    auto live_obj = ParseObject(*live->json);
+    auto live_obj = LiveObject(*live);
     if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
 
     absl::StatusOr<json::value> patched;
@@ -676,7 +741,7 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
     auto live = store_.Get({res.StoreResource(), t.ns, t.name});
     if (!live.ok()) return ErrorResponse(FromStatus(live.status(), res, t.name));
     if (!uid_precondition.empty()) {
-      auto live_obj = ParseObject(*live->json);
+      auto live_obj = LiveObject(*live);
       std::string uid = live_obj ? Str(MetaOf(*live_obj), "uid") : "";
       if (uid != uid_precondition) {
         return ErrorResponse(Conflict(
@@ -732,7 +797,7 @@ std::optional<ApiError> ValidateBinding(const PodBinding& b) {
 }  // namespace
 
 ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodBinding& b) {
-  auto pod = ParseObject(*live.json);
+  auto pod = LiveObject(live);
   if (!pod) return Internal("stored object is not a JSON object");
   const json::object* meta = MetaOf(*pod);
   if (!b.pod_uid.empty() && b.pod_uid != Str(meta, "uid")) {

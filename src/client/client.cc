@@ -47,6 +47,13 @@ absl::StatusOr<json::object> ObjectFrom(const absl::StatusOr<Response>& response
   return ParseObject(response->body);
 }
 
+bool HasTypeMeta(const json::object& obj) {
+  const json::value* api_version = obj.if_contains("apiVersion");
+  const json::value* kind = obj.if_contains("kind");
+  return api_version != nullptr && api_version->is_string() && !api_version->get_string().empty() &&
+         kind != nullptr && kind->is_string() && !kind->get_string().empty();
+}
+
 void FillTypeMeta(json::object& obj, const Resource& resource) {
   const json::value* api_version = obj.if_contains("apiVersion");
   if (api_version == nullptr || !api_version->is_string() || api_version->get_string().empty()) {
@@ -333,9 +340,15 @@ absl::StatusOr<std::vector<absl::Status>> Client::BindAll(const std::vector<Bind
   return out;
 }
 
-absl::Status Client::RecordEvent(const EventRecord& event) {
-  // Events about cluster-scoped objects (nodes, queues) live in "default", as kube's do.
-  const std::string ns = event.involved_namespace.empty() ? "default" : event.involved_namespace;
+namespace {
+
+// Events about cluster-scoped objects (nodes, queues) live in "default", as kube's do.
+std::string EventNamespace(const EventRecord& event) {
+  return event.involved_namespace.empty() ? "default" : event.involved_namespace;
+}
+
+// The core/v1 Event for `event`, first seen `now`, under a fresh unique name.
+json::object EventObject(const EventRecord& event, const std::string& now) {
   json::object involved{{"apiVersion", event.involved_api_version},
                         {"kind", event.involved_kind},
                         {"name", event.involved_name}};
@@ -343,26 +356,33 @@ absl::Status Client::RecordEvent(const EventRecord& event) {
   if (!event.involved_uid.empty()) involved["uid"] = event.involved_uid;
   json::object source{{"component", event.source_component}};
   if (!event.source_host.empty()) source["host"] = event.source_host;
+  json::object obj{{"apiVersion", "v1"}, {"kind", "Event"}};
+  obj["metadata"] = json::object{{"name", fmt::format("{}.{}", event.involved_name, EventSuffix())},
+                                 {"namespace", EventNamespace(event)}};
+  obj["involvedObject"] = std::move(involved);
+  obj["reason"] = event.reason;
+  obj["message"] = event.message;
+  obj["type"] = event.type;
+  obj["source"] = std::move(source);
+  obj["firstTimestamp"] = now;
+  obj["lastTimestamp"] = now;
+  obj["count"] = 1;
+  obj["reportingComponent"] = event.source_component;
+  obj["reportingInstance"] = event.source_host;
+  return obj;
+}
+
+}  // namespace
+
+absl::Status Client::RecordEvent(const EventRecord& event) {
+  const std::string ns = EventNamespace(event);
   const std::string now = api::FormatTime(std::chrono::system_clock::now());
   absl::Status last;
   // A name collision (another process recording in the same nanosecond) gets a fresh suffix.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    json::object obj{{"apiVersion", "v1"}, {"kind", "Event"}};
-    obj["metadata"] = json::object{{"name", fmt::format("{}.{}", event.involved_name, EventSuffix())},
-                                   {"namespace", ns}};
-    obj["involvedObject"] = involved;
-    obj["reason"] = event.reason;
-    obj["message"] = event.message;
-    obj["type"] = event.type;
-    obj["source"] = source;
-    obj["firstTimestamp"] = now;
-    obj["lastTimestamp"] = now;
-    obj["count"] = 1;
-    obj["reportingComponent"] = event.source_component;
-    obj["reportingInstance"] = event.source_host;
     // As Create, without parsing the stored Event that comes back (nobody reads it).
     Request r = MakeRequest("POST", Events().Path(ns));
-    r.body = json::serialize(obj);
+    r.body = json::serialize(EventObject(event, now));
     absl::StatusOr<Response> response = transport_->Do(r);
     if (!response.ok()) return response.status();
     if (Is2xx(response->status)) return absl::OkStatus();
@@ -370,6 +390,29 @@ absl::Status Client::RecordEvent(const EventRecord& event) {
     if (!absl::IsAlreadyExists(last)) return last;
   }
   return last;
+}
+
+absl::StatusOr<std::vector<absl::Status>> Client::RecordEvents(
+    const std::vector<EventRecord>& events) {
+  const std::string now = api::FormatTime(std::chrono::system_clock::now());
+  std::vector<std::pair<std::string, json::object>> objects;
+  objects.reserve(events.size());
+  for (const EventRecord& event : events) {
+    objects.emplace_back(EventNamespace(event), EventObject(event, now));
+  }
+  if (auto together = transport_->CreateAll(Events(), std::move(objects))) {
+    if (!together->ok()) return together->status();
+    std::vector<absl::Status> out = **std::move(together);
+    // A name collision is retried alone, under a fresh name.
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (absl::IsAlreadyExists(out[i])) out[i] = RecordEvent(events[i]);
+    }
+    return out;
+  }
+  std::vector<absl::Status> out;
+  out.reserve(events.size());
+  for (const EventRecord& event : events) out.push_back(RecordEvent(event));
+  return out;
 }
 
 absl::Status Client::Watch(const Resource& resource, std::string_view ns,
@@ -382,19 +425,8 @@ absl::Status Client::Watch(const Resource& resource, std::string_view ns,
   r.query.emplace_back("allowWatchBookmarks", "true");
   AddSelectors(r, options);
 
-  absl::Status stream_error;  // an ERROR event or a line that does not parse
-  auto on_line = [&](std::string_view line) {
-    if (line.empty() || line == "\r") return true;
-    json::error_code ec;
-    json::value v = json::parse(line, ec);
-    if (ec || !v.is_object()) {
-      stream_error = absl::InternalError(
-          fmt::format("watch: a line that is not a JSON object: \"{}\"", line.substr(0, 200)));
-      return false;
-    }
-    json::object& o = v.get_object();
-    std::string type = Str(&o, "type");
-    json::value* object = o.if_contains("object");
+  absl::Status stream_error;  // an ERROR event, or a line that does not parse
+  auto on_object = [&](std::string_view type, std::shared_ptr<const json::value> object) {
     if (object == nullptr || !object->is_object()) {
       stream_error = absl::InternalError(fmt::format("watch: a {} event without an object", type));
       return false;
@@ -413,11 +445,36 @@ absl::Status Client::Watch(const Resource& resource, std::string_view ns,
       stream_error = absl::InternalError(fmt::format("watch: unknown event type \"{}\"", type));
       return false;
     }
+    if (*event_type != WatchEventType::kBookmark && !HasTypeMeta(object->get_object())) {
+      auto filled = std::make_shared<json::value>(*object);
+      FillTypeMeta(filled->get_object(), resource);
+      object = std::move(filled);
+    }
     WatchEvent event;
     event.type = *event_type;
-    event.object = std::move(object->get_object());
-    if (event.type != WatchEventType::kBookmark) FillTypeMeta(event.object, resource);
+    event.object = std::shared_ptr<const json::object>(object, &object->get_object());
     return on_event(event);
+  };
+  if (auto streamed = transport_->StreamEvents(r, on_object, stop)) {
+    if (!streamed->ok()) return streamed->status();
+    if (!Is2xx((*streamed)->status)) return StatusFromResponse(**streamed);
+    return stream_error;
+  }
+  auto on_line = [&](std::string_view line) {
+    if (line.empty() || line == "\r") return true;
+    json::error_code ec;
+    json::value v = json::parse(line, ec);
+    if (ec || !v.is_object()) {
+      stream_error = absl::InternalError(
+          fmt::format("watch: a line that is not a JSON object: \"{}\"", line.substr(0, 200)));
+      return false;
+    }
+    json::object& o = v.get_object();
+    std::string type = Str(&o, "type");
+    json::value* object = o.if_contains("object");
+    return on_object(type, object == nullptr
+                               ? nullptr
+                               : std::make_shared<const json::value>(std::move(*object)));
   };
   auto response = transport_->Stream(r, on_line, stop);
   if (!response.ok()) return response.status();

@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "boost/json/object.hpp"
+#include "boost/json/value.hpp"
 
 namespace muster::client {
 
@@ -109,6 +110,31 @@ class Transport {
     (void)bindings;
     return std::nullopt;
   }
+  // Several objects of one resource created with one store commit, where the transport can (in
+  // process); each (namespace, object) is checked as a POST is and is independent of the others.
+  // nullopt when it cannot (the Client then posts them one by one). Each element of the result
+  // is that object's outcome.
+  virtual std::optional<absl::StatusOr<std::vector<absl::Status>>> CreateAll(
+      const Resource& resource, std::vector<std::pair<std::string, boost::json::object>> objects) {
+    (void)resource;
+    (void)objects;
+    return std::nullopt;
+  }
+  // A watch whose events arrive as objects rather than lines, where the transport can (in
+  // process, the store's own parsed states, shared by every watcher and never changed):
+  // `on_event` gets each event's type ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR") and
+  // object. nullopt when the transport cannot (the Client then reads lines from Stream);
+  // otherwise as Stream.
+  using EventCallback =
+      std::function<bool(std::string_view type, std::shared_ptr<const boost::json::value> object)>;
+  virtual std::optional<absl::StatusOr<Response>> StreamEvents(const Request& request,
+                                                               const EventCallback& on_event,
+                                                               const std::atomic<bool>& stop) {
+    (void)request;
+    (void)on_event;
+    (void)stop;
+    return std::nullopt;
+  }
 };
 
 // --- Client ------------------------------------------------------------------------------------
@@ -135,7 +161,8 @@ enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kAdded;
-  boost::json::object object;
+  // Immutable: in process it is the API server's own stored state, shared with other watchers.
+  std::shared_ptr<const boost::json::object> object;
 };
 
 // A Kubernetes Event (core/v1) to record; the Client fills in names, counts and timestamps.
@@ -187,11 +214,15 @@ class Client {
   // Creates a core/v1 Event (name "<involved>.<unique suffix>", firstTimestamp/lastTimestamp
   // now, count 1, source set).
   absl::Status RecordEvent(const EventRecord& event);
+  // Records several Events, in one store commit where the transport allows (in process), else
+  // one by one. Returns each Event's outcome in order; the outer status is a transport failure
+  // of the one commit.
+  absl::StatusOr<std::vector<absl::Status>> RecordEvents(const std::vector<EventRecord>& events);
 
   // Watches from `resource_version` until `stop` becomes true or `on_event` returns false.
   // Returns OutOfRange when the server says the version is too old (the caller relists), OK
   // when stopped or when the server ended the watch (the caller re-watches from the last
-  // version it saw). `on_event` may move the object out of the event.
+  // version it saw). `on_event` may keep the event's object (it is never changed).
   absl::Status Watch(const Resource& resource, std::string_view ns,
                      std::string_view resource_version, const ListOptions& options,
                      const std::function<bool(WatchEvent&)>& on_event,

@@ -406,6 +406,38 @@ TEST_P(ClientTest, RecordEventIsListedLikeKubectlGetEvents) {
   EXPECT_EQ(node_events->items[0].at("source").at("host").as_string(), "node-1");
 }
 
+TEST_P(ClientTest, RecordEventsWritesEachAndOneRefusedEventDoesNotStopTheOthers) {
+  std::vector<EventRecord> records;
+  for (int i = 0; i < 5; ++i) {
+    records.push_back({.involved_api_version = "v1",
+                       .involved_kind = "Pod",
+                       .involved_namespace = i == 2 ? "no-such-namespace" : "default",
+                       .involved_name = fmt::format("worker-{}", i),
+                       .reason = "Scheduled",
+                       .message = fmt::format("Successfully assigned default/worker-{} to n", i),
+                       .source_component = "volcano"});
+  }
+  auto written = client_->RecordEvents(records);
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    if (i == 2) {
+      EXPECT_TRUE(absl::IsNotFound((*written)[i])) << (*written)[i];
+      EXPECT_NE((*written)[i].message().find("no-such-namespace"), std::string::npos);
+    } else {
+      EXPECT_TRUE((*written)[i].ok()) << i << ": " << (*written)[i];
+    }
+  }
+  auto events = client_->List(Events(), "default", {.field_selector = "reason=Scheduled"});
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::set<std::string> about;
+  for (const json::object& e : events->items) {
+    about.insert(std::string(e.at("involvedObject").at("name").as_string()));
+    EXPECT_EQ(e.at("count").as_int64(), 1);
+  }
+  EXPECT_EQ(about, (std::set<std::string>{"worker-0", "worker-1", "worker-3", "worker-4"}));
+}
+
 TEST_P(ClientTest, WatchDeliversEventsInOrder) {
   auto list = client_->List(Pods(), "default");
   ASSERT_TRUE(list.ok());
@@ -417,7 +449,7 @@ TEST_P(ClientTest, WatchDeliversEventsInOrder) {
         Pods(), "default", list->resource_version, {.label_selector = "app=w"},
         [&](const WatchEvent& e) {
           if (e.type == WatchEventType::kBookmark) return true;
-          seen.emplace_back(e.type, Name(e.object) + ":" + Label(e.object, "step"));
+          seen.emplace_back(e.type, Name(*e.object) + ":" + Label(*e.object, "step"));
           return seen.size() < 4;
         },
         stop));
@@ -734,7 +766,7 @@ TEST(HttpsTest, TokenAndTlsFromTheServersKubeconfig) {
         Pods(), "default", namespaces->resource_version, {},
         [&](const WatchEvent& e) {
           if (e.type != WatchEventType::kAdded) return true;
-          added = Name(e.object);
+          added = Name(*e.object);
           return false;
         },
         stop);

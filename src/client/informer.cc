@@ -78,7 +78,7 @@ std::optional<json::object> Informer::Get(std::string_view ns, std::string_view 
   std::lock_guard lock(mu_);
   auto it = cache_.find(CacheKey(resource_.namespaced ? ns : std::string_view(), name));
   if (it == cache_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
 }
 
 std::vector<json::object> Informer::List(std::string_view ns) const {
@@ -87,9 +87,9 @@ std::vector<json::object> Informer::List(std::string_view ns) const {
   std::lock_guard lock(mu_);
   sorted.reserve(cache_.size());
   for (const auto& [key, obj] : cache_) {
-    std::string obj_ns = MetaStr(obj, "namespace");
+    std::string obj_ns = MetaStr(*obj, "namespace");
     if (!ns.empty() && obj_ns != ns) continue;
-    sorted.push_back({{std::move(obj_ns), MetaStr(obj, "name")}, &obj});
+    sorted.push_back({{std::move(obj_ns), MetaStr(*obj, "name")}, obj.get()});
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -111,23 +111,25 @@ bool Informer::SleepUnlessStopped(std::chrono::milliseconds duration) {
 void Informer::Replace(std::vector<json::object> items, const std::string& resource_version) {
   // The difference between the cache and the fresh list, computed and applied under the lock,
   // delivered after it.
-  std::vector<json::object> added;
-  std::vector<std::pair<json::object, json::object>> updated;  // old, new
-  std::vector<json::object> deleted;
+  using Shared = std::shared_ptr<const json::object>;
+  std::vector<Shared> added;
+  std::vector<std::pair<Shared, Shared>> updated;  // old, new
+  std::vector<Shared> deleted;
   bool first;
   {
     std::lock_guard lock(mu_);
     first = !synced_;
-    std::map<std::string, json::object> next;
+    std::map<std::string, Shared> next;
     for (json::object& item : items) {
-      std::string key = KeyOf(item);
+      auto shared = std::make_shared<const json::object>(std::move(item));
+      std::string key = KeyOf(*shared);
       auto old = cache_.find(key);
       if (old == cache_.end()) {
-        added.push_back(item);
-      } else if (MetaStr(old->second, "resourceVersion") != MetaStr(item, "resourceVersion")) {
-        updated.emplace_back(old->second, item);
+        added.push_back(shared);
+      } else if (MetaStr(*old->second, "resourceVersion") != MetaStr(*shared, "resourceVersion")) {
+        updated.emplace_back(old->second, shared);
       }
-      next[std::move(key)] = std::move(item);
+      next[std::move(key)] = std::move(shared);
     }
     for (auto& [key, obj] : cache_) {
       if (!next.contains(key)) deleted.push_back(std::move(obj));
@@ -135,19 +137,19 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
     cache_ = std::move(next);
     last_resource_version_ = resource_version;
   }
-  for (const json::object& obj : added) {
+  for (const Shared& obj : added) {
     for (const auto& h : handlers_) {
-      if (h.on_add) h.on_add(obj);
+      if (h.on_add) h.on_add(*obj);
     }
   }
   for (const auto& [old_obj, obj] : updated) {
     for (const auto& h : handlers_) {
-      if (h.on_update) h.on_update(old_obj, obj);
+      if (h.on_update) h.on_update(*old_obj, *obj);
     }
   }
-  for (const json::object& obj : deleted) {
+  for (const Shared& obj : deleted) {
     for (const auto& h : handlers_) {
-      if (h.on_delete) h.on_delete(obj);
+      if (h.on_delete) h.on_delete(*obj);
     }
   }
   if (first) {
@@ -160,28 +162,25 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
 }
 
 void Informer::Apply(WatchEvent& event) {
-  std::string rv = MetaStr(event.object, "resourceVersion");
+  std::string rv = MetaStr(*event.object, "resourceVersion");
   if (event.type == WatchEventType::kBookmark) {
     std::lock_guard lock(mu_);
     if (!rv.empty()) last_resource_version_ = rv;
     return;
   }
-  std::string key = KeyOf(event.object);
-  std::optional<json::object> old;
-  // What the handlers see: the cached state itself (no copy). Only this thread changes the
-  // cache, and Get and List only read it, so it stays valid and unchanged while they run.
-  const json::object* current = &event.object;
+  std::string key = KeyOf(*event.object);
+  // What the handlers see: the cached state itself, immutable and shared (no copy).
+  std::shared_ptr<const json::object> old;
+  const std::shared_ptr<const json::object> current = std::move(event.object);
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(key);
     if (event.type == WatchEventType::kDeleted) {
       if (it != cache_.end()) cache_.erase(it);
     } else if (it != cache_.end()) {
-      old = std::move(it->second);  // the handlers' "before"
-      it->second = std::move(event.object);
-      current = &it->second;
+      old = std::exchange(it->second, current);  // the handlers' "before"
     } else {
-      current = &cache_.emplace(std::move(key), std::move(event.object)).first->second;
+      cache_.emplace(std::move(key), current);
     }
     if (!rv.empty()) last_resource_version_ = rv;
   }

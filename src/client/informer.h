@@ -83,7 +83,8 @@ class Informer {
 
   mutable std::mutex mu_;
   mutable std::condition_variable synced_cv_;
-  std::map<std::string, boost::json::object> cache_;  // "ns/name" -> object
+  // "ns/name" -> object; immutable, shared with the watch (and, in process, the API server).
+  std::map<std::string, std::shared_ptr<const boost::json::object>> cache_;
   std::string last_resource_version_;
   bool synced_ = false;
 

@@ -8,6 +8,7 @@
 
 #include "api/time.h"
 #include "boost/json/serialize.hpp"
+#include "client/event_recorder.h"
 #include "fmt/format.h"
 #include "node/json_access.h"
 
@@ -100,7 +101,10 @@ json::object Condition(const std::string& type, const std::string& status,
 // Reports of the pod manager, as API writes.
 class NodeAgent::Sink : public PodSink {
  public:
-  Sink(client::Client& client, bool record_events) : client_(client), events_(record_events) {}
+  Sink(client::Client& client, bool record_events)
+      : client_(client), events_(record_events), recorder_(client, kEventQueueLimit) {
+    if (events_) recorder_.Start();
+  }
 
   absl::Status WriteStatus(const PodRef& pod, const json::object& status) override {
     // A JSON patch whose first operation tests the uid: a new pod of the same name is left alone.
@@ -140,8 +144,15 @@ class NodeAgent::Sink : public PodSink {
     record.message = event.message;
     record.source_component = kComponent;
     record.source_host = node;
-    (void)client_.RecordEvent(record);  // events are best effort, as client-go's recorder's
+    Record(std::move(record));
   }
+
+  // Queued and written in batches by the recorder's thread; best effort, as client-go's are.
+  void Record(client::EventRecord record) {
+    if (events_) recorder_.Record(std::move(record));
+  }
+  // Writes what is queued, then stops.
+  void StopEvents() { recorder_.Stop(); }
 
   absl::StatusOr<json::object> GetConfigMap(const std::string& ns,
                                             const std::string& name) override {
@@ -149,8 +160,12 @@ class NodeAgent::Sink : public PodSink {
   }
 
  private:
+  // Events waiting to be written beyond this are dropped (and counted by the recorder).
+  static constexpr size_t kEventQueueLimit = 100000;
+
   client::Client& client_;
   const bool events_;
+  client::EventRecorder recorder_;
 };
 
 NodeAgent::NodeAgent(client::Client& client, std::vector<NodeConfig> nodes,
@@ -208,6 +223,7 @@ void NodeAgent::Stop() {
   pods_->Stop();
   process_.Shutdown(options_.shutdown_grace);
   simulated_.Shutdown(std::chrono::milliseconds(0));
+  sink_->StopEvents();
 }
 
 NodeAgentStats NodeAgent::Stats() const {
@@ -236,7 +252,7 @@ void NodeAgent::NodeEvent(const NodeConfig& node, const std::string& reason,
   record.message = message;
   record.source_component = kComponent;
   record.source_host = node.name;
-  (void)client_.RecordEvent(record);
+  sink_->Record(std::move(record));
 }
 
 absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {

@@ -11,6 +11,7 @@
 #include "api/time.h"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "core/framework/session.h"
 #include "fmt/format.h"
@@ -19,7 +20,6 @@
 #include "scheduler/cluster_mirror.h"
 #include "scheduler/conf_watcher.h"
 #include "scheduler/cycle.h"
-#include "scheduler/event_recorder.h"
 #include "scheduler/write_plan.h"
 
 namespace muster::scheduler {
@@ -165,7 +165,7 @@ struct Scheduler::State {
   ClusterMirror mirror;
   GangBackoff backoff;
   WriteMemo memo;
-  EventRecorder events;
+  client::EventRecorder events;
   std::vector<std::unique_ptr<client::Informer>> informers;
 
   // Changes waiting for the loop.

@@ -32,6 +32,9 @@ absl::Status TooOld(int64_t after, int64_t oldest_after) {
       fmt::format("too old resource version: {} ({})", after, oldest_after));
 }
 
+// How many of the newest events keep their parsed states.
+constexpr int64_t kParsedWindow = 2048;
+
 }  // namespace
 
 EventRing::EventRing(size_t capacity, int64_t start_revision)
@@ -49,6 +52,15 @@ void EventRing::Append(std::vector<Event> events) {
         }
       }
       head_ = event.revision;
+      // Parsed states are kept for the newest events only (watchers that keep up read those);
+      // older slots keep their text, so a long history does not hold every state parsed.
+      // (The slots hold revisions head_ - size .. head_ - 1 until this event is stored.)
+      const int64_t stale = event.revision - kParsedWindow;
+      if (stale >= base_ && stale >= head_ - static_cast<int64_t>(slots_.size())) {
+        Event& old = slots_[static_cast<size_t>(stale - base_) % capacity_];
+        old.parsed.reset();
+        old.previous_parsed.reset();
+      }
       if (slots_.size() < capacity_) {
         slots_.push_back(std::move(event));
         continue;

@@ -1,4 +1,5 @@
-// Store backed by one SQLite file (WAL; synchronous FULL or NORMAL per StoreOptions) with every object also held in memory.
+// Store backed by one SQLite file (WAL; synchronous FULL or NORMAL per StoreOptions) with every
+// object also held in memory.
 //
 // Write path, serialised by write_mu_: (1) plan the commit against the in-memory state plus the
 // effects of the commit's earlier ops, stamping and serialising each new state once; (2) write
@@ -59,6 +60,14 @@ CREATE TABLE IF NOT EXISTS meta(
 struct Entry {
   int64_t revision = 0;
   std::shared_ptr<const std::string> json;
+  // The parsed state, while a reader (a recent event, an in-process informer's cache) holds it.
+  std::weak_ptr<const boost::json::value> parsed;
+};
+
+// A state as text and parsed.
+struct Stamped {
+  std::shared_ptr<const std::string> json;
+  std::shared_ptr<const boost::json::value> parsed;
 };
 
 // Objects of one resource by (namespace, name), in List order. Transparent so that lookups by
@@ -81,9 +90,8 @@ std::string KeyText(const Key& key) {
                         : fmt::format("{} {}/{}", key.resource, key.ns, key.name);
 }
 
-// Sets metadata.resourceVersion on `object` and serialises it.
-absl::StatusOr<std::shared_ptr<const std::string>> Stamp(const Key& key, boost::json::value& object,
-                                                         int64_t revision) {
+// Sets metadata.resourceVersion on `object` and serialises it; `object` moves into the result.
+absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_t revision) {
   boost::json::object* fields = object.if_object();
   if (fields == nullptr) {
     return absl::InvalidArgumentError(
@@ -97,14 +105,20 @@ absl::StatusOr<std::shared_ptr<const std::string>> Stamp(const Key& key, boost::
         fmt::format("{}: metadata must be a JSON object", KeyText(key)));
   }
   (*meta)["resourceVersion"] = std::to_string(revision);
-  return std::make_shared<const std::string>(boost::json::serialize(object));
+  Stamped out;
+  out.json = std::make_shared<const std::string>(boost::json::serialize(object));
+  out.parsed = std::make_shared<const boost::json::value>(std::move(object));
+  return out;
 }
 
 // A stored state re-stamped with a later revision (the final state of a delete).
-absl::StatusOr<std::shared_ptr<const std::string>> Restamp(const Key& key, const std::string& json,
-                                                           int64_t revision) {
+absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, int64_t revision) {
+  if (std::shared_ptr<const boost::json::value> parsed = entry.parsed.lock()) {
+    boost::json::value object = *parsed;
+    return Stamp(key, object, revision);
+  }
   boost::system::error_code error;
-  boost::json::value object = boost::json::parse(json, error);
+  boost::json::value object = boost::json::parse(*entry.json, error);
   if (error) {
     return absl::InternalError(
         fmt::format("{}: stored object is not valid JSON: {}", KeyText(key), error.message()));
@@ -137,7 +151,9 @@ class SqliteStore final : public Store {
     EventType type = EventType::kAdded;
     Key key;
     Entry state;  // the new state; for a delete, the final state stamped with its revision
+    std::shared_ptr<const boost::json::value> parsed;  // `state` parsed
     std::shared_ptr<const std::string> previous;
+    std::shared_ptr<const boost::json::value> previous_parsed;  // when still in memory
   };
 
   // States written by planned, not yet applied ops (of this commit, or of earlier calls in the
@@ -205,7 +221,8 @@ absl::Status SqliteStore::Init() {
       if (!row.ok()) return row.status();
       if (!*row) break;
       Entry entry{.revision = load->ColumnInt64(3),
-                  .json = std::make_shared<const std::string>(load->ColumnText(4))};
+                  .json = std::make_shared<const std::string>(load->ColumnText(4)),
+                  .parsed = {}};
       revision = std::max(revision, entry.revision);
       objects_[std::string(load->ColumnText(0))].emplace(
           NsName(load->ColumnText(1), load->ColumnText(2)), std::move(entry));
@@ -291,13 +308,14 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
       }
       planned.type = op.kind == OpKind::kUpdate ? EventType::kModified : EventType::kDeleted;
       planned.previous = current->json;
+      planned.previous_parsed = current->parsed.lock();
     }
 
-    absl::StatusOr<std::shared_ptr<const std::string>> json =
-        op.kind == OpKind::kDelete ? Restamp(key, *current->json, revision)
-                                   : Stamp(key, op.object, revision);
-    if (!json.ok()) return json.status();
-    planned.state = Entry{.revision = revision, .json = *std::move(json)};
+    absl::StatusOr<Stamped> stamped = op.kind == OpKind::kDelete ? Restamp(key, *current, revision)
+                                                                 : Stamp(key, op.object, revision);
+    if (!stamped.ok()) return stamped.status();
+    planned.state = Entry{.revision = revision, .json = stamped->json, .parsed = stamped->parsed};
+    planned.parsed = std::move(stamped->parsed);
     pending[{key.resource, key.ns, key.name}] =
         op.kind == OpKind::kDelete ? std::nullopt : std::optional<Entry>(planned.state);
     plan.push_back(std::move(planned));
@@ -350,7 +368,9 @@ void SqliteStore::Apply(std::vector<Planned>& plan, int64_t revision) {
                            .revision = p.state.revision,
                            .key = std::move(p.key),
                            .object = std::move(p.state.json),
-                           .previous = std::move(p.previous)});
+                           .previous = std::move(p.previous),
+                           .parsed = std::move(p.parsed),
+                           .previous_parsed = std::move(p.previous_parsed)});
   }
   revision_.store(revision, std::memory_order_release);
   ring_->Append(std::move(events));
@@ -394,7 +414,8 @@ void SqliteStore::CommitBatch(const std::vector<Waiting*>& batch) {
     std::vector<Object> result;
     result.reserve(plan->size());
     for (Planned& p : *plan) {
-      result.push_back(Object{.key = p.key, .revision = p.state.revision, .json = p.state.json});
+      result.push_back(Object{
+          .key = p.key, .revision = p.state.revision, .json = p.state.json, .parsed = p.parsed});
       all.push_back(std::move(p));
     }
     w->result = std::move(result);
@@ -412,7 +433,8 @@ absl::StatusOr<Object> SqliteStore::Get(const Key& key) const {
   std::shared_lock lock(state_mu_);
   const Entry* entry = FindCommitted(key);
   if (entry == nullptr) return absl::NotFoundError(fmt::format("{} not found", KeyText(key)));
-  return Object{.key = key, .revision = entry->revision, .json = entry->json};
+  return Object{
+      .key = key, .revision = entry->revision, .json = entry->json, .parsed = entry->parsed.lock()};
 }
 
 ListResult SqliteStore::List(const std::string& resource, const std::string& ns) const {
@@ -427,7 +449,8 @@ ListResult SqliteStore::List(const std::string& resource, const std::string& ns)
     result.items.push_back(
         Object{.key = Key{.resource = resource, .ns = it->first.first, .name = it->first.second},
                .revision = it->second.revision,
-               .json = it->second.json});
+               .json = it->second.json,
+               .parsed = it->second.parsed.lock()});
   }
   return result;
 }

@@ -32,6 +32,10 @@ struct Object {
   Key key;
   int64_t revision = 0;  // the revision of the write that produced this state
   std::shared_ptr<const std::string> json;  // serialized object, resourceVersion stamped
+  // The same state parsed, when the store still has it in memory (it keeps it only while some
+  // reader holds it, or for recent events); null otherwise. Immutable and shared by every reader,
+  // so that in-process watchers and filters need not parse `json` again.
+  std::shared_ptr<const boost::json::value> parsed;
 };
 
 enum class OpKind { kCreate, kUpdate, kDelete };
@@ -54,6 +58,10 @@ struct Event {
   std::shared_ptr<const std::string> object;
   // MODIFIED/DELETED: the state before (for selector transitions); null for ADDED.
   std::shared_ptr<const std::string> previous;
+  // `object` and `previous` parsed, where the store still has them (see Object::parsed): set
+  // for the newest events, null for older ones (parse the text then).
+  std::shared_ptr<const boost::json::value> parsed;
+  std::shared_ptr<const boost::json::value> previous_parsed;
 };
 
 struct ListResult {

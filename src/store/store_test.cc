@@ -644,6 +644,49 @@ TEST(StoreWatchTest, FromZeroSeesLaterChangesOfItsResourceAndNamespace) {
   ExpectNoEvent(**all);
 }
 
+TEST(StoreWatchTest, RecentEventsCarryTheirStatesParsedAndOlderOnesOnlyText) {
+  TempDir dir;
+  auto store = MustOpen(dir.File("db"));
+  ASSERT_NE(store, nullptr);
+  auto watch = store->WatchFrom("pods", "", 0);
+  ASSERT_TRUE(watch.ok());
+  MustCommitOne(*store, CreatePod("p"));
+  // Enough later writes that the first ones fall out of the parsed window (but not the history).
+  for (int i = 0; i < 3000; ++i) {
+    MustCommitOne(*store, Update(PodKey("p"), MakePod("p").Label("v", std::to_string(i)).Obj()));
+  }
+  std::optional<Event> first = MustNext(**watch);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->revision, 1);
+  EXPECT_EQ(first->parsed, nullptr);
+  EXPECT_EQ(Parse(first->object).at("metadata").at("resourceVersion").as_string(), "1");
+
+  std::optional<Event> e;
+  for (int revision = 2; revision <= 3001; ++revision) {
+    e = MustNext(**watch);
+    ASSERT_TRUE(e.has_value());
+  }
+  // The newest: parsed, the same state as its text, resourceVersion stamped, and the state
+  // before it too.
+  ASSERT_NE(e->parsed, nullptr);
+  EXPECT_EQ(*e->parsed, Parse(e->object));
+  EXPECT_EQ(e->parsed->at("metadata").at("resourceVersion").as_string(), "3001");
+  ASSERT_NE(e->previous_parsed, nullptr);
+  EXPECT_EQ(*e->previous_parsed, Parse(e->previous));
+
+  // Get hands out the parsed state while a reader holds it, and never a stale one.
+  auto got = store->Get(PodKey("p"));
+  ASSERT_TRUE(got.ok());
+  ASSERT_NE(got->parsed, nullptr);
+  EXPECT_EQ(got->parsed, e->parsed);
+  MustCommitOne(*store, Update(PodKey("p"), MakePod("p").Label("v", "last").Obj()));
+  auto after = store->Get(PodKey("p"));
+  ASSERT_TRUE(after.ok());
+  ASSERT_NE(after->parsed, nullptr);
+  EXPECT_EQ(*after->parsed, Parse(after->json));
+  EXPECT_EQ(Label(after->json, "v"), "last");
+}
+
 TEST(StoreWatchTest, FromRevisionIsExclusive) {
   TempDir dir;
   auto store = MustOpen(dir.File("db"));

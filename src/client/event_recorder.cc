@@ -1,8 +1,19 @@
-#include "scheduler/event_recorder.h"
+#include "client/event_recorder.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <utility>
+#include <vector>
 
-namespace muster::scheduler {
+namespace muster::client {
+
+namespace {
+
+// The most Events written in one call.
+constexpr size_t kMaxBatch = 256;
+
+}  // namespace
 
 void EventRecorder::Start() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -11,7 +22,7 @@ void EventRecorder::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void EventRecorder::Record(client::EventRecord event) {
+void EventRecorder::Record(EventRecord event) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || queue_.size() >= limit_) {
@@ -47,16 +58,21 @@ void EventRecorder::Run() {
       if (stopping_) return;
       continue;
     }
-    client::EventRecord event = std::move(queue_.front());
-    queue_.pop_front();
+    // Bounded, so that one commit does not hold up other writers (a gang's binds) for long.
+    const auto end =
+        queue_.begin() + static_cast<std::ptrdiff_t>(std::min(queue_.size(), kMaxBatch));
+    std::vector<EventRecord> batch(std::make_move_iterator(queue_.begin()),
+                                   std::make_move_iterator(end));
+    queue_.erase(queue_.begin(), end);
     lock.unlock();
-    absl::Status st = client_.RecordEvent(event);
-    if (st.ok())
-      ++written_;
-    else
-      ++failed_;
+    absl::StatusOr<std::vector<absl::Status>> written = client_.RecordEvents(batch);
+    if (!written.ok()) {
+      failed_ += batch.size();
+    } else {
+      for (const absl::Status& st : *written) ++(st.ok() ? written_ : failed_);
+    }
     lock.lock();
   }
 }
 
-}  // namespace muster::scheduler
+}  // namespace muster::client

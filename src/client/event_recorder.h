@@ -1,8 +1,10 @@
 #pragma once
 
-// Records Kubernetes Events off the scheduling path, as client-go's event broadcaster does: a
+// Records Kubernetes Events off the caller's path, as client-go's event broadcaster does: a
 // bounded queue drained by one thread; when the queue is full, new events are dropped and
-// counted rather than slowing the scheduler (client-go drops them too).
+// counted rather than slowing the caller (client-go drops them too). What has queued up while
+// the previous write ran is written together (Client::RecordEvents: one store commit in
+// process), so a burst of Events costs a few commits, not one each.
 //
 // Thread-safety: Record and the counters may be called from any thread.
 
@@ -17,18 +19,18 @@
 
 #include "client/client.h"
 
-namespace muster::scheduler {
+namespace muster::client {
 
 class EventRecorder {
  public:
-  EventRecorder(client::Client& client, size_t limit) : client_(client), limit_(limit) {}
+  EventRecorder(Client& client, size_t limit) : client_(client), limit_(limit) {}
   ~EventRecorder() { Stop(); }
   EventRecorder(const EventRecorder&) = delete;
   EventRecorder& operator=(const EventRecorder&) = delete;
 
   void Start();
   // Queues the event; drops it when `limit` events are already waiting.
-  void Record(client::EventRecord event);
+  void Record(EventRecord event);
   // Writes what is queued (for at most `drain`), then stops the thread. Idempotent.
   void Stop(std::chrono::milliseconds drain = std::chrono::milliseconds(5000));
 
@@ -39,15 +41,15 @@ class EventRecorder {
  private:
   void Run();
 
-  client::Client& client_;
+  Client& client_;
   const size_t limit_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<client::EventRecord> queue_;
+  std::deque<EventRecord> queue_;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::thread thread_;
   std::atomic<uint64_t> written_{0}, dropped_{0}, failed_{0};
 };
 
-}  // namespace muster::scheduler
+}  // namespace muster::client
