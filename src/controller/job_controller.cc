@@ -13,6 +13,7 @@
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
 #include "client/informer.h"
+#include "common/parallel.h"
 #include "controller/job_plugins.h"
 #include "controller/job_pods.h"
 #include "controller/job_state.h"
@@ -24,6 +25,9 @@ namespace muster::controller {
 namespace json = boost::json;
 
 namespace {
+
+// A Job's pods are created on up to this many threads at once (the worker's own included).
+constexpr size_t kCreateWorkers = 8;
 
 const client::Resource& ConfigMaps() {
   static const auto* const resource =
@@ -132,6 +136,8 @@ struct JobController::State {
 
   client::Client& client;
   JobControllerOptions options;
+  // Creates a Job's pods side by side (shared by the workers; outlives them).
+  common::WorkerPool creators{kCreateWorkers - 1};
   client::Informer jobs;
   client::Informer pods;
   client::Informer pod_groups;
@@ -552,12 +558,22 @@ struct JobController::State {
     }
 
     std::vector<std::string> errors;
+    std::vector<json::object> pods;
+    pods.reserve(plan.create_pods.size());
     for (const PodToCreate& p : plan.create_pods) {
-      json::object pod = MakePod(job, static_cast<size_t>(p.task), p.index);
+      json::object& pod = pods.emplace_back(MakePod(job, static_cast<size_t>(p.task), p.index));
       for (const auto& plugin : plugins) {
         plugin->OnPodCreate(job, static_cast<size_t>(p.task), p.index, pod);
       }
-      absl::StatusOr<json::object> created = client.Create(client::Pods(), job.ns, pod);
+    }
+    // Side by side, as Volcano's syncJob creates them from goroutines.
+    std::vector<absl::StatusOr<json::object>> results(pods.size());
+    creators.ParallelFor(pods.size(), [&](size_t i) {
+      results[i] = client.Create(client::Pods(), job.ns, std::move(pods[i]));
+    });
+    for (size_t i = 0; i < plan.create_pods.size(); ++i) {
+      const PodToCreate& p = plan.create_pods[i];
+      const absl::StatusOr<json::object>& created = results[i];
       if (created.ok()) {
         if (std::optional<JobPodRef> ref = RefOf(*created)) UpsertPod(*ref, *created);
       } else if (!absl::IsAlreadyExists(created.status())) {
