@@ -36,6 +36,20 @@ using Clock = std::chrono::steady_clock;
 // store commits. Each call keeps its own atomicity (a gang is one call).
 constexpr size_t kWriteWorkers = 8;
 
+// Patches the status of every object of `writes` (each with .ns, .name, .patch) side by side,
+// then hands each outcome to `done`, in order, on the calling thread.
+template <typename Write, typename Done>
+void PatchStatuses(common::WorkerPool& pool, client::Client& client,
+                   const client::Resource& resource, client::PatchType type,
+                   const std::vector<Write>& writes, Done done) {
+  std::vector<absl::StatusOr<json::object>> results(writes.size());
+  pool.ParallelFor(writes.size(), [&](size_t i) {
+    results[i] = client.Patch(resource, writes[i].ns, writes[i].name, type, writes[i].patch,
+                              "status");
+  });
+  for (size_t i = 0; i < writes.size(); ++i) done(writes[i], results[i]);
+}
+
 enum class Kind { kPod, kNode, kPodGroup, kQueue, kPriorityClass };
 
 const char* KindName(Kind k) {
@@ -434,38 +448,24 @@ void Scheduler::State::Write(const CycleWrites& writes) {
       if (!absl::IsNotFound(st)) mirror.Reapply(key);
     }
   }
-  std::vector<absl::StatusOr<json::object>> condition_results(writes.pod_conditions.size());
-  writers.ParallelFor(writes.pod_conditions.size(), [&](size_t i) {
-    const PodConditionWrite& w = writes.pod_conditions[i];
-    condition_results[i] = client.Patch(client::Pods(), w.ns, w.name, client::PatchType::kStrategic,
-                                        w.patch, "status");
-  });
-  for (size_t i = 0; i < writes.pod_conditions.size(); ++i) {
-    const PodConditionWrite& w = writes.pod_conditions[i];
-    const std::string key = w.ns + "/" + w.name;
-    const absl::StatusOr<json::object>& r = condition_results[i];
-    if (r.ok()) {
-      memo.pods[key] = {w.view, ResourceVersionOf(r)};
-    } else {
-      refused(r.status(), "updating the condition of pod " + key);
-    }
-  }
-  std::vector<absl::StatusOr<json::object>> group_results(writes.pod_groups.size());
-  writers.ParallelFor(writes.pod_groups.size(), [&](size_t i) {
-    const PodGroupStatusWrite& w = writes.pod_groups[i];
-    group_results[i] = client.Patch(client::PodGroups(), w.ns, w.name, client::PatchType::kMerge,
-                                    w.patch, "status");
-  });
-  for (size_t i = 0; i < writes.pod_groups.size(); ++i) {
-    const PodGroupStatusWrite& w = writes.pod_groups[i];
-    const std::string key = w.ns + "/" + w.name;
-    const absl::StatusOr<json::object>& r = group_results[i];
-    if (r.ok()) {
-      memo.pod_groups[key] = {w.view, ResourceVersionOf(r)};
-    } else {
-      refused(r.status(), "updating the status of PodGroup " + key);
-    }
-  }
+  PatchStatuses(writers, client, client::Pods(), client::PatchType::kStrategic,
+                writes.pod_conditions, [&](const PodConditionWrite& w, const auto& r) {
+                  const std::string key = w.ns + "/" + w.name;
+                  if (r.ok()) {
+                    memo.pods[key] = {w.view, ResourceVersionOf(r)};
+                  } else {
+                    refused(r.status(), "updating the condition of pod " + key);
+                  }
+                });
+  PatchStatuses(writers, client, client::PodGroups(), client::PatchType::kMerge, writes.pod_groups,
+                [&](const PodGroupStatusWrite& w, const auto& r) {
+                  const std::string key = w.ns + "/" + w.name;
+                  if (r.ok()) {
+                    memo.pod_groups[key] = {w.view, ResourceVersionOf(r)};
+                  } else {
+                    refused(r.status(), "updating the status of PodGroup " + key);
+                  }
+                });
   for (const QueueStatusWrite& w : PlanQueueStatus(mirror.cluster(), memo)) {
     auto r =
         client.Patch(client::Queues(), "", w.name, client::PatchType::kMerge, w.patch, "status");
