@@ -355,6 +355,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   auto it = task_index_.find(key);
   TaskInfo* t;
   std::vector<int> kept_gpus;
+  int old_job = -1;
   if (it == task_index_.end()) {
     int id;
     if (!free_tasks_.empty()) {
@@ -375,6 +376,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
     // on its node keeps the devices it was given.
     if (t->node >= 0 && nodes_[t->node]->name == pod.spec.node_name) kept_gpus = t->gpus;
     if (t->node >= 0) UnplaceTask(*t, TaskStatus::kPending);
+    old_job = t->job;
     DetachTask(*t);
     auto w = waiting_for_node_.find(t->pod->spec.node_name);
     if (w != waiting_for_node_.end()) {
@@ -412,6 +414,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   t->status = TaskStatus::kPending;
   t->node = -1;
   AttachTask(*t);
+  if (old_job >= 0 && old_job != t->job) ForgetJobIfUnused(old_job);
   TaskStatus s = StatusFromPod(pod);
   if (OccupiesNode(s)) {
     NodeInfo* n = FindNode(pod.spec.node_name);
@@ -435,11 +438,13 @@ void Cluster::RemovePod(const std::string& ns, const std::string& name) {
     auto w = waiting_for_node_.find(t.pod->spec.node_name);
     if (w != waiting_for_node_.end()) std::erase(w->second, t.id);
   }
+  int job = t.job;
   DetachTask(t);
   anti_affinity_tasks_.erase(t.id);
   free_tasks_.push_back(t.id);
   task_index_.erase(it);
   tasks_[t.id].reset();
+  if (job >= 0) ForgetJobIfUnused(job);
 }
 
 void Cluster::AttachTask(TaskInfo& t) {
@@ -519,6 +524,17 @@ void Cluster::RemovePodGroup(const std::string& ns, const std::string& name) {
   if (!j) return;
   j->pg.reset();
   j->phase.clear();
+  ForgetJobIfUnused(j->id);
+}
+
+void Cluster::ForgetJobIfUnused(int id) {
+  JobInfo& j = *jobs_[id];
+  if (j.pg || !j.tasks.empty()) return;
+  auto pos = std::lower_bound(job_order_.begin(), job_order_.end(), j.key,
+                              [&](int other, const std::string& v) { return jobs_[other]->key < v; });
+  if (pos != job_order_.end() && *pos == id) job_order_.erase(pos);
+  job_index_.erase(j.key);
+  jobs_[id].reset();
 }
 
 void Cluster::UpsertQueue(const api::Queue& api_queue) {

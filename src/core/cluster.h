@@ -239,6 +239,9 @@ class Cluster {
   void AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign);
   void IndexStatus(TaskInfo& t, TaskStatus status, int sign);
   JobInfo& EnsureJob(const std::string& ns, const std::string& name);
+  // A job with neither a PodGroup nor pods is forgotten (its id is not reused), so that what
+  // iterates the jobs (every session) costs what the live ones cost, not every job ever seen.
+  void ForgetJobIfUnused(int id);
   void AttachTask(TaskInfo& t);
   void DetachTask(TaskInfo& t);
   void RefreshJobPriority(JobInfo& j);

@@ -338,12 +338,32 @@ TEST(ClusterJobTest, PodChangingGroupMovesBetweenJobs) {
   c.UpsertPod(MakePod("ns", "p").Group("a").Obj());
   EXPECT_EQ(c.FindJob("ns/a")->Count(TaskStatus::kPending), 1);
   c.UpsertPod(MakePod("ns", "p").Group("b").Obj());
-  EXPECT_EQ(c.FindJob("ns/a")->Count(TaskStatus::kPending), 0);
-  EXPECT_THAT(c.FindJob("ns/a")->tasks, IsEmpty());
+  // a has neither a PodGroup nor pods left: forgotten.
+  EXPECT_EQ(c.FindJob("ns/a"), nullptr);
   EXPECT_EQ(c.FindJob("ns/b")->Count(TaskStatus::kPending), 1);
+  c.UpsertPodGroup(MakePodGroup("ns", "b").Obj());
   c.UpsertPod(MakePod("ns", "p").Obj());  // no group
   EXPECT_EQ(c.FindTask("ns/p")->job, -1);
+  ASSERT_NE(c.FindJob("ns/b"), nullptr);  // its PodGroup keeps it
   EXPECT_THAT(c.FindJob("ns/b")->tasks, IsEmpty());
+}
+
+TEST(ClusterJobTest, AJobIsForgottenOnceItsPodGroupAndPodsAreGone) {
+  // Every session walks the cluster's jobs: finished ones must not pile up.
+  Cluster c;
+  c.UpsertPodGroup(MakePodGroup("ns", "done").Obj());
+  c.UpsertPod(MakePod("ns", "done-1").Group("done").Obj());
+  c.UpsertPodGroup(MakePodGroup("ns", "live").Obj());
+  c.RemovePodGroup("ns", "done");
+  ASSERT_NE(c.FindJob("ns/done"), nullptr);  // its pod is still there
+  c.RemovePod("ns", "done-1");
+  EXPECT_EQ(c.FindJob("ns/done"), nullptr);
+  ASSERT_EQ(c.JobIds().size(), 1u);
+  EXPECT_EQ(c.job(c.JobIds()[0]).key, "ns/live");
+  // The same name again is a new job.
+  c.UpsertPodGroup(MakePodGroup("ns", "done").MinMember(3).Obj());
+  EXPECT_EQ(c.FindJob("ns/done")->min_available, 3);
+  EXPECT_EQ(c.JobIds().size(), 2u);
 }
 
 TEST(ClusterJobTest, PodGroupFieldsAndDefaults) {

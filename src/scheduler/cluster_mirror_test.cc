@@ -141,7 +141,7 @@ TEST(ClusterMirrorTest, DefaultSchedulerPodsArePlacedOneByOne) {
 
   // Deleting a pod removes its core-only group with it.
   m.RemovePod("ns", "c");
-  EXPECT_EQ(m.cluster().FindJob("ns/default-scheduler:c")->pg, nullptr);
+  EXPECT_EQ(m.cluster().FindJob("ns/default-scheduler:c"), nullptr);
 }
 
 TEST(ClusterMirrorTest, AssumedBindSurvivesAStaleVersion) {
