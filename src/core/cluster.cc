@@ -247,6 +247,7 @@ void Cluster::IndexStatus(TaskInfo& t, TaskStatus status, int sign) {
   if (t.job < 0) return;
   JobInfo& j = *jobs_[t.job];
   j.count[static_cast<int>(status)] += sign;
+  if (status == TaskStatus::kPending && t.best_effort) j.pending_best_effort += sign;
   if (IsAllocatedStatus(status)) {
     if (sign > 0) j.allocated.Add(t.resreq); else j.allocated.Sub(t.resreq);
   }

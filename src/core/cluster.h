@@ -145,6 +145,7 @@ struct JobInfo {
   int64_t seq = 0;
   std::vector<int> tasks;
   std::array<int, kNumTaskStatus> count{};
+  int pending_best_effort = 0;  // Pending tasks that request nothing (kept by Cluster)
   Resources allocated;  // sum of requests of tasks in allocated statuses (kept by Cluster)
 
   int Count(TaskStatus s) const { return count[static_cast<int>(s)]; }

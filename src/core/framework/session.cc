@@ -21,7 +21,7 @@ std::string Histogram(const std::map<std::string, int>& counts) {
 // Creation time, then UID: Volcano's fallback when every plugin ties.
 template <typename T>
 bool FallbackLess(const T& l, const T& r) {
-  if (l.creation != r.creation) return l.creation < r.creation;
+  if (int c = l.creation.compare(r.creation); c != 0) return c < 0;
   return l.uid < r.uid;
 }
 
@@ -315,6 +315,7 @@ void Session::Close() {
   // Committed pipelines hold nodes only within the session; the preemptor's victims are leaving
   // and the next cycle places it for real.
   for (JobInfo* j : jobs_) {
+    if (j->Count(TaskStatus::kPipelined) == 0 && j->Count(TaskStatus::kAllocated) == 0) continue;
     for (int tid : j->tasks) {
       TaskInfo& t = cluster_.task(tid);
       if (t.status == TaskStatus::kPipelined || t.status == TaskStatus::kAllocated) {

@@ -161,8 +161,8 @@ struct SessionOptions {
   // minResources, allocations), so that every other job meets the same decisions as with them
   // in. Unlike hold_back, enqueue does not see them either. Empty: none.
   std::function<bool(const JobInfo&)> settled;
-  // Events, pod conditions and the texts of PodGroup conditions: what a live scheduler writes
-  // back for people to read. No decision reads them; an adapter that applies only binds and
+  // Events, pod conditions, and all of a PodGroup condition but its type and status: what a
+  // live scheduler writes back for people to read. No decision reads them; an adapter that applies only binds and
   // evictions (sim replay) turns them off, which saves most of a cycle's cost while thousands
   // of pods wait (each would get its fit errors written out every cycle).
   bool diagnostics = true;
@@ -251,13 +251,18 @@ class Session {
                   std::vector<double>& scores) const;
   // Jobs with something to do this session: pending work at open, or an eviction. Close reports
   // status only for these and for jobs whose phase changed.
-  void Touch(const JobInfo& j) { touched_.insert(j.id); }
+  void Touch(const JobInfo& j) {
+    if (j.id >= static_cast<int>(touched_.size())) touched_.resize(j.id + 1, 0);
+    touched_[j.id] = 1;
+  }
   // Jobs the actions leave alone this session: backed off by the adapter, or failing JobValid
   // while still Pending (kept in the session for enqueue alone).
   bool HeldBack(const JobInfo& j) const {
     return invalid_.count(j.id) > 0 || (options_.hold_back && options_.hold_back(j));
   }
-  bool Touched(const JobInfo& j) const { return touched_.count(j.id) > 0; }
+  bool Touched(const JobInfo& j) const {
+    return j.id < static_cast<int>(touched_.size()) && touched_[j.id] != 0;
+  }
   bool JobReady(const JobInfo& j) const;
   bool JobPipelined(const JobInfo& j) const;
   bool JobStarving(const JobInfo& j) const;
@@ -298,7 +303,9 @@ class Session {
   // Job summary in Volcano's FitError() form.
   std::string JobFitError(const JobInfo& j) const;
   void SetPodGroupCondition(const JobInfo& j, api::Condition c) { pg_conditions_[j.id] = std::move(c); }
-  const std::map<int, api::Condition>& pod_group_conditions() const { return pg_conditions_; }
+  const std::unordered_map<int, api::Condition>& pod_group_conditions() const {
+    return pg_conditions_;
+  }
   // Dropped when the options turn diagnostics off.
   void RecordEvent(CycleResult::Event e) {
     if (options_.diagnostics) result_.events.push_back(std::move(e));
@@ -319,7 +326,7 @@ class Session {
   std::vector<JobInfo*> jobs_;
   std::vector<JobInfo*> settled_;
   int next_start_node_ = 0;
-  std::set<int> touched_;
+  std::vector<char> touched_;  // by job id: asked every job at close, so no tree
   std::unordered_set<int> invalid_;  // Pending jobs failing JobValid
   Resources total_resource_;
   CycleResult result_;
@@ -328,7 +335,7 @@ class Session {
   std::map<int, FitErrors> task_fit_errors_;
   std::map<int, std::string> job_fit_errors_;
   std::map<int, std::string> enqueue_rejections_;
-  std::map<int, api::Condition> pg_conditions_;
+  std::unordered_map<int, api::Condition> pg_conditions_;  // by job id, looked up per job
   std::map<int, std::pair<TaskStatus, int>> last_tx_;  // task -> (status, node) of last op
 
   mutable Hook<JobOrderFn> job_order_{"enableJobOrder", {}, {}, false};

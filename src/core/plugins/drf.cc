@@ -16,39 +16,42 @@ class DrfPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& ssn) override {
     total_ = ssn.total_resource();
-    Cluster& c = ssn.cluster();
     // A job that holds nothing needs no entry: a missing one reads as an empty allocation.
     ssn.ForEachCountedJob([this](const JobInfo& j) {
-      if (!j.allocated.IsEmpty()) allocated_[j.id] = j.allocated;
+      if (!j.allocated.IsEmpty()) Set(j.id, j.allocated);
     });
-    (void)c;
     ssn.AddJobOrderFn("drf", [this](const JobInfo& l, const JobInfo& r) {
-      double ls = Share(allocated_[l.id]), rs = Share(allocated_[r.id]);
+      double ls = ShareOf(l.id), rs = ShareOf(r.id);
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
-    Session* s = &ssn;
-    ssn.AddPreemptableFn("drf", [this, s](const TaskInfo& preemptor,
-                                          const std::vector<const TaskInfo*>& preemptees) {
-      Resources lalloc = allocated_[preemptor.job];
+    ssn.AddPreemptableFn("drf", [this](const TaskInfo& preemptor,
+                                       const std::vector<const TaskInfo*>& preemptees) {
+      Resources lalloc = AllocatedOf(preemptor.job);
       lalloc.Add(preemptor.resreq);
       double ls = Share(lalloc);
       std::unordered_map<int, Resources> allocations;
       std::vector<const TaskInfo*> out;
       for (const TaskInfo* t : preemptees) {
-        auto [it, inserted] = allocations.try_emplace(t->job, allocated_[t->job]);
+        auto [it, inserted] = allocations.try_emplace(t->job, AllocatedOf(t->job));
         it->second.Sub(t->resreq);
         double rs = Share(it->second);
         if (ls < rs || std::abs(ls - rs) <= kShareDelta) out.push_back(t);
       }
-      (void)s;
       return std::make_pair(out, kPermit);
     });
-    ssn.AddEventHandler({[this](const TaskInfo& t) { allocated_[t.job].Add(t.resreq); },
-                         [this](const TaskInfo& t) { allocated_[t.job].Sub(t.resreq); }});
+    ssn.AddEventHandler({[this](const TaskInfo& t) { Change(t.job, t.resreq, +1); },
+                         [this](const TaskInfo& t) { Change(t.job, t.resreq, -1); }});
   }
 
  private:
+  // A job's allocation and its share of the cluster, kept together: job order compares shares
+  // many times per allocation change.
+  struct Held {
+    Resources allocated;
+    double share = 0;
+  };
+
   double Share(const Resources& alloc) const {
     double share = 0;
     for (ResourceId r = 0; r < total_.Size(); ++r) {
@@ -59,9 +62,27 @@ class DrfPlugin : public Plugin {
     }
     return share;
   }
+  double ShareOf(int job) const {
+    auto it = held_.find(job);
+    return it == held_.end() ? 0 : it->second.share;
+  }
+  Resources AllocatedOf(int job) const {
+    auto it = held_.find(job);
+    return it == held_.end() ? Resources() : it->second.allocated;
+  }
+  void Set(int job, const Resources& allocated) {
+    Held& h = held_[job];
+    h.allocated = allocated;
+    h.share = Share(h.allocated);
+  }
+  void Change(int job, const Resources& r, int sign) {
+    Held& h = held_[job];
+    if (sign > 0) h.allocated.Add(r); else h.allocated.Sub(r);
+    h.share = Share(h.allocated);
+  }
 
   Resources total_;
-  std::unordered_map<int, Resources> allocated_;
+  std::unordered_map<int, Held> held_;
 };
 
 }  // namespace

@@ -30,11 +30,19 @@ class OvercommitPlugin : public Plugin {
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn("overcommit", [this, s](const JobInfo& j) {
       if (!j.min_resources) return kPermit;
-      Resources want = inqueue_;
-      want.Add(*j.min_resources);
-      if (want.LessEqualIn(idle_, *j.min_resources)) return kPermit;
-      s->enqueue_rejections()[j.id] = "resource in cluster is overused";
-      return kReject;
+      // inqueue + minResources within the idle, in the dimensions the job asks for (per
+      // dimension: every Pending job is checked every cycle).
+      const Resources& need = *j.min_resources;
+      for (ResourceId r = 0; r < need.Size(); ++r) {
+        if (need.Get(r) <= 0) continue;
+        if (inqueue_.Get(r) + need.Get(r) > idle_.Get(r)) {
+          if (s->options().diagnostics) {
+            s->enqueue_rejections()[j.id] = "resource in cluster is overused";
+          }
+          return kReject;
+        }
+      }
+      return kPermit;
     });
     ssn.AddJobEnqueuedFn("overcommit", [this](const JobInfo& j) {
       if (j.min_resources) inqueue_.Add(*j.min_resources);

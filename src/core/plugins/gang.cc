@@ -29,15 +29,6 @@ bool RolesMeetMinimum(const Cluster& c, const JobInfo& j, Pred pred, bool count_
   return true;
 }
 
-int PendingBestEffort(const Cluster& c, const JobInfo& j) {
-  int n = 0;
-  for (int tid : j.tasks) {
-    const TaskInfo& t = c.task(tid);
-    if (t.status == TaskStatus::kPending && t.best_effort) ++n;
-  }
-  return n;
-}
-
 bool ReadyOrSucceeded(TaskStatus s) { return IsAllocatedStatus(s) || s == TaskStatus::kSucceeded; }
 
 class GangPlugin : public Plugin {
@@ -104,23 +95,29 @@ class GangPlugin : public Plugin {
       if (!ssn.Touched(*j)) continue;
       api::Condition cond;
       cond.status = "True";
-      cond.transition_id = ssn.options().session_id;
       if (!IsReady(c, *j)) {
-        int schedulable = j->ReadyTaskNum();
-        for (int tid : j->tasks) {
-          const TaskInfo& t = c.task(tid);
-          if (t.status == TaskStatus::kPending && IsAllocatedStatus(ssn.LastStatus(t))) ++schedulable;
-        }
         cond.type = "Unschedulable";
-        cond.reason = "NotEnoughResources";
+        // Without diagnostics the condition carries what close's phase reads: its type.
         if (ssn.options().diagnostics) {
+          cond.transition_id = ssn.options().session_id;
+          cond.reason = "NotEnoughResources";
+          int schedulable = j->ReadyTaskNum();
+          for (int tid : j->tasks) {
+            const TaskInfo& t = c.task(tid);
+            if (t.status == TaskStatus::kPending && IsAllocatedStatus(ssn.LastStatus(t))) {
+              ++schedulable;
+            }
+          }
           cond.message = fmt::format("{}/{} tasks in gang unschedulable: {}",
                                      j->min_available - schedulable, j->tasks.size(),
                                      ssn.JobFitError(*j));
         }
       } else {
         cond.type = "Scheduled";
-        cond.reason = "tasks in gang are ready to be scheduled";
+        if (ssn.options().diagnostics) {
+          cond.transition_id = ssn.options().session_id;
+          cond.reason = "tasks in gang are ready to be scheduled";
+        }
       }
       ssn.SetPodGroupCondition(*j, std::move(cond));
     }
@@ -128,7 +125,7 @@ class GangPlugin : public Plugin {
 
   static bool IsReady(const Cluster& c, const JobInfo& j) {
     int ready = j.ReadyTaskNum();
-    if (ready < j.min_available && ready + PendingBestEffort(c, j) < j.min_available) return false;
+    if (ready < j.min_available && ready + j.pending_best_effort < j.min_available) return false;
     return RolesMeetMinimum(c, j, ReadyOrSucceeded, true);
   }
 };

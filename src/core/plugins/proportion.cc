@@ -63,7 +63,7 @@ class ProportionPlugin : public Plugin {
       if (j->phase == "Inqueue" && j->min_resources) a.inqueue.Add(*j->min_resources);
       // Elastic: what a job holds beyond its minResources, which admission does not count
       // against the queue twice (Volcano's JobInfo.GetElasticResources).
-      if (j->min_resources) {
+      if (j->min_resources && !job_allocated.IsEmpty()) {
         Resources elastic = job_allocated;
         elastic.Sub(*j->min_resources);
         for (ResourceId r = 0; r < elastic.Size(); ++r) {
@@ -138,11 +138,20 @@ class ProportionPlugin : public Plugin {
       if (!q || !q->open) return kReject;
       QueueAttr& a = attrs_[j.queue];
       if (!j.min_resources) return kPermit;
-      Resources r = *j.min_resources;
-      r.Add(a.allocated).Add(a.inqueue).Sub(a.elastic);
-      if (r.LessEqualIn(a.real_capability, *j.min_resources)) return kPermit;
-      s->enqueue_rejections()[j.id] = "queue resource quota insufficient";
-      return kReject;
+      // minResources + allocated + inqueue - elastic within the capability, in the dimensions
+      // the job asks for; summed per dimension, as every Pending job is checked every cycle.
+      const Resources& want = *j.min_resources;
+      for (ResourceId r = 0; r < want.Size(); ++r) {
+        if (want.Get(r) <= 0) continue;
+        int64_t total = want.Get(r) + a.allocated.Get(r) + a.inqueue.Get(r) - a.elastic.Get(r);
+        if (total > a.real_capability.Get(r)) {
+          if (s->options().diagnostics) {
+            s->enqueue_rejections()[j.id] = "queue resource quota insufficient";
+          }
+          return kReject;
+        }
+      }
+      return kPermit;
     });
     ssn.AddJobEnqueuedFn("proportion", [this](const JobInfo& j) {
       if (j.min_resources) attrs_[j.queue].inqueue.Add(*j.min_resources);
