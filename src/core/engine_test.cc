@@ -1155,8 +1155,8 @@ TEST(ReclaimTest, NonReclaimableQueueKeepsItsPods) {
 
 // --- PodGroup phases at close ------------------------------------------------------------------
 
-TEST(PodGroupPhaseTest, PhasesAtClose) {
-  Harness h;
+// One group in each phase close can give: the cluster PhasesAtClose runs a cycle over.
+void AddOneGroupOfEachPhase(Harness& h) {
   h.Add(N("n1").Cpu("4").Obj());
   // Running: enough placed this cycle.
   AddGang(h, "fits", 2, 2, 0);
@@ -1178,6 +1178,11 @@ TEST(PodGroupPhaseTest, PhasesAtClose) {
   h.Add(MakePodGroup("ns", "broken").MinMember(2).Phase("Running").Obj());
   h.Add(MakePod("ns", "broken-1").Group("broken").Req("cpu", "1").RunningOn("n1").Obj());
   h.Add(MakePod("ns", "broken-2").Group("broken").Req("cpu", "64").Obj());
+}
+
+TEST(PodGroupPhaseTest, PhasesAtClose) {
+  Harness h;
+  AddOneGroupOfEachPhase(h);
   CycleResult r = h.Run();
   EXPECT_EQ(Phase(r, "ns/fits"), "Running");
   EXPECT_EQ(Phase(r, "ns/toobig"), "Inqueue");
@@ -1191,26 +1196,15 @@ TEST(PodGroupPhaseTest, PhasesAtClose) {
   // The phase sticks in the cluster for the next cycle: admitted groups are not admitted again.
   EXPECT_EQ(h.cluster().FindJob("ns/toobig")->phase, "Inqueue");
   EXPECT_EQ(h.cluster().FindJob("ns/fits")->phase, "Running");
+}
 
-  // Without diagnostics the same cycle decides the same (binds, phases, condition types) and
-  // writes no events, pod conditions or condition texts.
-  Harness quiet;
-  quiet.Add(N("n1").Cpu("4").Obj());
-  AddGang(quiet, "fits", 2, 2, 0);
-  quiet.Add(MakePodGroup("ns", "toobig").Obj());
-  quiet.Add(MakePod("ns", "toobig-1").Group("toobig").Req("cpu", "64").Obj());
-  quiet.Add(MakePodGroup("ns", "notadmitted").MinResources("cpu", "100").Obj());
-  quiet.Add(MakePod("ns", "notadmitted-1").Group("notadmitted").Req("cpu", "1").Obj());
-  quiet.Add(MakePodGroup("ns", "done").Phase("Running").Obj());
-  quiet.Add(MakePod("ns", "done-1")
-                .Group("done")
-                .Req("cpu", "1")
-                .NodeName("n1")
-                .Phase("Succeeded")
-                .Obj());
-  quiet.Add(MakePodGroup("ns", "broken").MinMember(2).Phase("Running").Obj());
-  quiet.Add(MakePod("ns", "broken-1").Group("broken").Req("cpu", "1").RunningOn("n1").Obj());
-  quiet.Add(MakePod("ns", "broken-2").Group("broken").Req("cpu", "64").Obj());
+TEST(PodGroupPhaseTest, WithoutDiagnosticsTheSameCycleDecidesTheSame) {
+  // Binds, phases and condition types as with diagnostics; no events, pod conditions or
+  // condition texts.
+  Harness loud, quiet;
+  AddOneGroupOfEachPhase(loud);
+  AddOneGroupOfEachPhase(quiet);
+  CycleResult r = loud.Run();
   SessionOptions options;
   options.diagnostics = false;
   CycleResult q = quiet.Run(DefaultSchedulerConf(), options);
