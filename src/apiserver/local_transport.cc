@@ -37,32 +37,19 @@ class LineSink : public StreamSink {
 
   bool Write(std::string_view data) override {
     if (Cancelled()) return false;
-    pending_.append(data);
-    size_t start = 0;
-    for (size_t nl = pending_.find('\n'); nl != std::string::npos;
-         nl = pending_.find('\n', start)) {
-      if (!on_line_(std::string_view(pending_).substr(start, nl - start))) {
-        ended_ = true;
-        break;
-      }
-      start = nl + 1;
-    }
-    pending_.erase(0, start);
+    if (!lines_.Feed(data, on_line_)) ended_ = true;
     return !Cancelled();
   }
 
   bool Cancelled() override { return ended_ || stop_.load(); }
 
   // The last line, when the stream ended without a newline.
-  void Finish() {
-    if (!ended_ && !pending_.empty()) on_line_(pending_);
-    pending_.clear();
-  }
+  void Finish() { lines_.Finish(on_line_); }
 
  private:
   const std::function<bool(std::string_view)>& on_line_;
   const std::atomic<bool>& stop_;
-  std::string pending_;
+  client::LineSplitter lines_;
   bool ended_ = false;
 };
 
@@ -93,14 +80,10 @@ class EventSink : public StreamSink {
 
   bool Write(std::string_view data) override {
     if (Cancelled()) return false;
-    pending_.append(data);
-    size_t start = 0;
-    for (size_t nl = pending_.find('\n'); nl != std::string::npos && !ended_;
-         nl = pending_.find('\n', start)) {
-      Line(std::string_view(pending_).substr(start, nl - start));
-      start = nl + 1;
-    }
-    pending_.erase(0, start);
+    lines_.Feed(data, [this](std::string_view line) {
+      Line(line);
+      return !ended_;
+    });
     return !Cancelled();
   }
 
@@ -125,7 +108,7 @@ class EventSink : public StreamSink {
 
   const client::Transport::EventCallback& on_event_;
   const std::atomic<bool>& stop_;
-  std::string pending_;
+  client::LineSplitter lines_;
   bool ended_ = false;
 };
 

@@ -230,6 +230,28 @@ absl::Status StatusFromResponse(const Response& response) {
   return absl::UnknownError(message);
 }
 
+bool LineSplitter::Feed(std::string_view data,
+                        const std::function<bool(std::string_view)>& on_line) {
+  if (ended_) return false;
+  pending_.append(data);
+  size_t start = 0;
+  for (size_t nl = pending_.find('\n'); nl != std::string::npos;
+       nl = pending_.find('\n', start)) {
+    if (!on_line(std::string_view(pending_).substr(start, nl - start))) {
+      ended_ = true;
+      break;
+    }
+    start = nl + 1;
+  }
+  pending_.erase(0, start);
+  return !ended_;
+}
+
+void LineSplitter::Finish(const std::function<bool(std::string_view)>& on_line) {
+  if (!ended_ && !pending_.empty()) on_line(pending_);
+  pending_.clear();
+}
+
 Client::Client(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {}
 
 absl::StatusOr<json::object> Client::Get(const Resource& resource, std::string_view ns,

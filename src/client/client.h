@@ -88,6 +88,21 @@ struct Binding {
   std::map<std::string, std::string> annotations;  // copied onto the pod (muster.dev/gpu-indices)
 };
 
+// Cuts a stream's bytes into the newline-terminated lines Transport::Stream hands out, as they
+// arrive. Not thread-safe (one stream's reader).
+class LineSplitter {
+ public:
+  // Appends `data` and calls `on_line` with each complete line (without its newline) until it
+  // returns false; returns false from then on.
+  bool Feed(std::string_view data, const std::function<bool(std::string_view)>& on_line);
+  // The last line, when the stream ended without a newline.
+  void Finish(const std::function<bool(std::string_view)>& on_line);
+
+ private:
+  std::string pending_;
+  bool ended_ = false;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;

@@ -385,7 +385,7 @@ class HttpTransport : public Transport {
     const int status = static_cast<int>(parser->get().result_int());
     const bool success = status >= 200 && status < 300;
     std::string body;     // a refusal's Status
-    std::string pending;  // a partial line
+    LineSplitter lines;
     bool ended_by_caller = false;
     char buf[16 * 1024];
     beast::error_code ec;
@@ -401,17 +401,7 @@ class HttpTransport : public Transport {
         body.append(buf, n);
         continue;
       }
-      pending.append(buf, n);
-      size_t start = 0;
-      for (size_t nl = pending.find('\n'); nl != std::string::npos;
-           nl = pending.find('\n', start)) {
-        if (!on_line(std::string_view(pending).substr(start, nl - start))) {
-          ended_by_caller = true;
-          break;
-        }
-        start = nl + 1;
-      }
-      pending.erase(0, start);
+      if (!lines.Feed(std::string_view(buf, n), on_line)) ended_by_caller = true;
       if (ended_by_caller || stop.load()) break;
     }
     if (ec && ec != net::error::operation_aborted) {
@@ -428,7 +418,7 @@ class HttpTransport : public Transport {
       if (parser->keep_alive() && parser->is_done()) Release(std::move(*conn));
       return Response{status, std::move(body)};
     }
-    if (!pending.empty()) on_line(pending);
+    lines.Finish(on_line);
     if (parser->keep_alive()) Release(std::move(*conn));
     return Response{200, ""};
   }
