@@ -71,10 +71,7 @@ class WatchStream {
         std::shared_ptr<const json::value> parsed = item.parsed;
         if (p_.filtered || events_) {
           if (!parsed) parsed = Parse(*item.json);
-          if (p_.filtered &&
-              (!parsed || !FilterMatches(*p_.filter, *p_.resource, parsed->get_object()))) {
-            continue;
-          }
+          if (p_.filtered && !Matches(parsed)) continue;
         }
         Append("ADDED", *item.json, parsed);
         if ((ended_ || buffer_.size() >= kFlushBytes) && !Flush()) return Close(watch);
