@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "api/time.h"
+#include "core/framework/conf.h"
+
 namespace muster::core {
 namespace {
 
@@ -404,6 +407,16 @@ void Cluster::UpsertPod(const api::Pod& pod) {
                 pod.spec.priority_class_name == "system-cluster-critical" ||
                 pod.spec.priority_class_name == "system-node-critical";
   t->name_index = TrailingNumber(pod.meta.name);
+  t->expected_runtime = -1;
+  if (auto a = pod.meta.annotations.find(kExpectedRuntimeAnnotation);
+      a != pod.meta.annotations.end()) {
+    absl::StatusOr<double> d = ParseGoDurationSeconds(a->second);
+    if (d.ok() && *d >= 0) t->expected_runtime = *d;
+  }
+  t->start_unix = 0;
+  if (!pod.status.start_time.empty()) {
+    t->start_unix = api::ParseUnixTime(pod.status.start_time).value_or(0);
+  }
   if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity &&
       !pod.spec.affinity->pod_anti_affinity->required.empty()) {
     anti_affinity_tasks_.insert(t->id);

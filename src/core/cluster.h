@@ -44,6 +44,10 @@ bool OccupiesNode(TaskStatus s);
 // Where the scheduler records the GPU devices it gave a pod, so that the engine's view survives
 // restarts and pod updates: "0,3".
 inline constexpr char kGpuIndicesAnnotation[] = "muster.dev/gpu-indices";
+// A Go duration ("90m", "3600s") a user sets on a pod: how long it runs once started. allocate's
+// reservations (reserve.h) count on the pod's resources coming free that long after its
+// status.startTime; a running pod without it is expected to run for ever.
+inline constexpr char kExpectedRuntimeAnnotation[] = "muster.dev/expected-runtime";
 
 struct GpuDevice {
   int index = 0;
@@ -73,6 +77,10 @@ struct TaskInfo {
   std::vector<int> gpus;  // device indices on `node`
   int64_t name_index = -1;  // trailing number in the pod name
   int64_t seq = 0;          // arrival order
+  // How long the pod is expected to run once started (kExpectedRuntimeAnnotation), seconds; -1
+  // when not given. With start_unix, what reservations (allocate's reserveGpus) plan with.
+  double expected_runtime = -1;
+  int64_t start_unix = 0;  // status.startTime in Unix seconds, 0 when unset
 };
 
 struct NodeInfo {

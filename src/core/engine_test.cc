@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "api/time.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
 #include "core/testing/builders.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,6 +26,7 @@ using test::MakePod;
 using test::MakePodGroup;
 using test::MakePriorityClass;
 using test::MakeQueue;
+using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Pair;
@@ -1041,6 +1044,183 @@ TEST(BinpackTest, PrefersTheFullerNode) {
   EXPECT_THAT(run(kBinpackConf, true), ElementsAre(Pair("ns/p", "n2")));
   // The default nodeorder spreads instead.
   EXPECT_THAT(run(kNoBackfillConf, false), ElementsAre(Pair("ns/p", "n1")));
+}
+
+// --- allocate: strictOrder and reservations ---------------------------------------------------
+
+// allocate and backfill without queue shares, with `arguments` as allocate's configuration.
+SchedulerConf AllocateConf(std::string_view arguments) {
+  return MustParse(fmt::format(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins: [{{name: predicates}}, {{name: nodeorder}}]
+configurations:
+- name: allocate
+  arguments: {}
+)",
+                               arguments));
+}
+
+// Times of the reservation cases: t0 and seconds after it.
+constexpr int64_t kT0 = 1767225600;  // 2026-01-01T00:00:00Z
+std::string At(int seconds) { return api::FormatUnixTime(kT0 + seconds); }
+SessionOptions Now(int seconds) {
+  SessionOptions o;
+  o.now_unix = kT0 + seconds;
+  return o;
+}
+
+// Two nodes of 8 GPUs. A runs on n1 from t0 and is expected to take 100 s; gang g (2 x 8 GPUs,
+// both nodes) arrives at 1; then single-pod jobs `small` (name, GPUs, expected runtime, or none
+// when empty), each a second after the last.
+void AddBlockedGang(Harness& h, const std::vector<std::tuple<std::string, int, std::string>>& small,
+                    const std::string& a_runtime = "100s") {
+  AddGpuNodes(h, 2, 8);
+  auto a = MakePod("ns", "a-1").Group("a").Req("cpu", "1").Gpus(8).RunningOn("n1").Started(At(0));
+  if (!a_runtime.empty()) a.ExpectedRuntime(a_runtime);
+  h.Add(MakePodGroup("ns", "a").Phase("Running").Created(At(0)).Obj()).Add(a.Obj());
+  h.Add(MakePodGroup("ns", "g").MinMember(2).Created(At(1)).Obj());
+  for (const char* p : {"g-1", "g-2"}) {
+    h.Add(MakePod("ns", p).Group("g").Req("cpu", "1").Gpus(8).ExpectedRuntime("50s").Obj());
+  }
+  int created = 2;
+  for (const auto& [name, gpus, runtime] : small) {
+    h.Add(MakePodGroup("ns", name).Created(At(created++)).Obj());
+    auto p = MakePod("ns", name + "-1").Group(name).Req("cpu", "1").Gpus(gpus);
+    if (!runtime.empty()) p.ExpectedRuntime(runtime);
+    h.Add(p.Obj());
+  }
+}
+
+TEST(AllocateStrictOrderTest, NothingGoesAheadOfAHeadThatDoesNotFit) {
+  auto run = [](std::string_view arguments) {
+    Harness h;
+    AddBlockedGang(h, {{"c", 1, ""}});
+    return Binds(h.Run(AllocateConf(arguments)));
+  };
+  EXPECT_THAT(run("{strictOrder: true}"), IsEmpty());
+  EXPECT_THAT(run("{strictOrder: false}"), ElementsAre(Pair("ns/c-1", "n2")));
+  EXPECT_THAT(run("{}"), ElementsAre(Pair("ns/c-1", "n2")));
+
+  // Once A is gone the head binds, and what follows it too while it fits.
+  Harness h;
+  AddBlockedGang(h, {{"c", 1, ""}});
+  h.Remove("ns/a-1");
+  EXPECT_THAT(Binds(h.Run(AllocateConf("{strictOrder: true}"))),
+              UnorderedElementsAre(Pair("ns/g-1", _), Pair("ns/g-2", _)));
+}
+
+TEST(AllocateStrictOrderTest, AJobEnqueueHasNotAdmittedHoldsItsPlace) {
+  // As EnqueueTest.MinResourcesAboveQueueCapabilityStaysPending, in strict order: big, first,
+  // stays Pending and small, which fits, waits behind it.
+  auto run = [](bool strict) {
+    Harness h;
+    h.Add(N("n1").Cpu("16").Obj());
+    h.Add(MakeQueue("q").Capability("cpu", "2").Obj());
+    h.Add(MakePodGroup("ns", "big").Queue("q").MinResources("cpu", "4").Created(At(0)).Obj());
+    h.Add(MakePod("ns", "big-1").Group("big").Req("cpu", "1").Obj());
+    h.Add(MakePodGroup("ns", "small").Queue("q").MinResources("cpu", "2").Created(At(1)).Obj());
+    h.Add(MakePod("ns", "small-1").Group("small").Req("cpu", "1").Obj());
+    SchedulerConf conf = DefaultSchedulerConf();
+    if (strict) conf.configurations["allocate"]["strictOrder"] = "true";
+    return Binds(h.Run(conf));
+  };
+  EXPECT_THAT(run(false), ElementsAre(Pair("ns/small-1", "n1")));
+  EXPECT_THAT(run(true), IsEmpty());
+}
+
+TEST(AllocateStrictOrderTest, BadArgumentsAreRejectedWhenTheConfIsRead) {
+  for (const char* arguments :
+       {"{strictOrder: maybe}", "{reserveGpus: -1}", "{reserveGpus: x}", "{reserveAfter: soon}"}) {
+    absl::StatusOr<SchedulerConf> conf = ParseSchedulerConf(fmt::format(R"(
+actions: "allocate"
+configurations:
+- name: allocate
+  arguments: {}
+)",
+                                                                        arguments));
+    EXPECT_FALSE(conf.ok()) << arguments;
+    EXPECT_THAT(std::string(conf.status().message()),
+                ::testing::HasSubstr("configuration \"allocate\": "))
+        << arguments;
+  }
+}
+
+TEST(ReserveTest, JobsThatEndBeforeTheGangCanStartGoAheadOthersWait) {
+  // At 10 g does not fit (A holds n1 until 100): it gets a reservation of both nodes from 100.
+  // c1 (1 GPU for 50 s, gone by 60) goes ahead; c2 (500 s) and c3 (no expected runtime: for
+  // ever) would keep g from starting at 100, and wait.
+  Harness h;
+  AddBlockedGang(h, {{"c1", 1, "50s"}, {"c2", 1, "500s"}, {"c3", 1, ""}});
+  CycleResult r = h.Run(AllocateConf("{reserveGpus: 16}"), Now(10));
+  EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/c1-1", "n2")));
+  const auto* c2 = Group(r, "ns/c2");
+  ASSERT_NE(c2, nullptr);
+  ASSERT_TRUE(c2->condition.has_value());
+  EXPECT_THAT(c2->condition->message,
+              ::testing::HasSubstr("waits for the reservation of ns/g (expected to fit in 90s)"));
+
+  // Without reservations (or for gangs of more GPUs than g's 16) everything that fits goes.
+  for (std::string_view arguments : {"{}", "{reserveGpus: 17}"}) {
+    Harness plain;
+    AddBlockedGang(plain, {{"c1", 1, "50s"}, {"c2", 1, "500s"}, {"c3", 1, ""}});
+    EXPECT_EQ(plain.Run(AllocateConf(arguments), Now(10)).binds.size(), 3u) << arguments;
+  }
+  // Not before g has waited reserveAfter.
+  Harness young;
+  AddBlockedGang(young, {{"c2", 1, "500s"}});
+  EXPECT_THAT(Binds(young.Run(AllocateConf("{reserveGpus: 16, reserveAfter: 1m}"), Now(10))),
+              ElementsAre(Pair("ns/c2-1", "n2")));
+  Harness old;
+  AddBlockedGang(old, {{"c2", 1, "500s"}});
+  EXPECT_THAT(old.Run(AllocateConf("{reserveGpus: 16, reserveAfter: 1m}"), Now(70)).binds,
+              IsEmpty());
+}
+
+TEST(ReserveTest, NoReservationWhileTheGangWaitsForAPodWithoutAnExpectedEnd) {
+  // A has no expected runtime: nothing tells when g could start, so nothing is held for it.
+  Harness h;
+  AddBlockedGang(h, {{"c2", 1, "500s"}}, /*a_runtime=*/"");
+  EXPECT_THAT(Binds(h.Run(AllocateConf("{reserveGpus: 16}"), Now(10))),
+              ElementsAre(Pair("ns/c2-1", "n2")));
+}
+
+TEST(ReserveTest, JobsOnNodesTheGangDoesNotNeedGoAhead) {
+  // Three nodes; A (n1) ends at 100, B (n2) at 200, D holds 4 GPUs of n3 for ever. g (2 x 8)
+  // fits at 200 on n1 and n2. c (4 GPUs for 500 s) can only go to n3's other 4 GPUs, which g
+  // does not need: it goes ahead although it runs past 200.
+  Harness h;
+  AddGpuNodes(h, 3, 8);
+  h.Add(MakePodGroup("other", "run").Phase("Running").Created(At(0)).Obj());
+  h.Add(MakePod("other", "a")
+            .Group("run")
+            .Req("cpu", "1")
+            .Gpus(8)
+            .RunningOn("n1")
+            .Started(At(0))
+            .ExpectedRuntime("100s")
+            .Obj());
+  h.Add(MakePod("other", "b")
+            .Group("run")
+            .Req("cpu", "1")
+            .Gpus(8)
+            .RunningOn("n2")
+            .Started(At(0))
+            .ExpectedRuntime("200s")
+            .Obj());
+  h.Add(MakePod("other", "d")
+            .Group("run")
+            .Req("cpu", "1")
+            .Gpus(4)
+            .RunningOn("n3")
+            .Started(At(0))
+            .Obj());
+  AddGang(h, "g", 2, 2, 8);
+  h.Add(MakePodGroup("ns", "c").Created(At(5)).Obj());
+  h.Add(MakePod("ns", "c-1").Group("c").Req("cpu", "1").Gpus(4).ExpectedRuntime("500s").Obj());
+  CycleResult r = h.Run(AllocateConf("{reserveGpus: 16}"), Now(10));
+  EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/c-1", "n3")));
 }
 
 // --- backfill ---------------------------------------------------------------------------------

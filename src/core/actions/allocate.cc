@@ -2,11 +2,21 @@
 // order), each job's placements a statement committed only when the gang is ready. Nodes where
 // the task fits in idle resources are preferred; nodes where it fits only once releasing pods
 // are gone get a pipelined (held) placement. Volcano's actions/allocate/allocate.go.
+//
+// Arguments of muster's own (configurations: [{name: allocate, arguments: {...}}]):
+//   strictOrder: true   strict FIFO per queue: the first job in job order that cannot be placed,
+//                       or that enqueue has not admitted, stops its queue; nothing behind it goes
+//                       first (jobs the adapter holds back are passed over, not waited for).
+//   reserveGpus: N      a reservation for the first gang of at least N GPUs that cannot be placed
+//   reserveAfter: 10m   (once its PodGroup is that old): the jobs after it keep their placements
+//                       only if they do not delay it (reserve.h).
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/actions/actions.h"
+#include "core/actions/reserve.h"
 
 namespace muster::core {
 namespace {
@@ -19,16 +29,23 @@ class AllocateAction : public Action {
   void Execute(Session& ssn) override {
     Cluster& c = ssn.cluster();
     bool has_enqueue = ssn.conf().HasAction("enqueue");
+    // ParseSchedulerConf rejects bad arguments; a conf built in code falls back to Volcano's.
+    AllocateOptions options = AllocateOptionsFromConf(ssn.conf()).value_or(AllocateOptions{});
+    std::optional<Reservation> reservation;
+    if (options.reserve_gpus > 0) reservation.emplace(ssn, options);
     OrderedQueue<QueueInfo*> queues(
         [&ssn](QueueInfo* const& l, QueueInfo* const& r) { return ssn.QueueOrderLess(*l, *r); });
     std::map<int, OrderedQueue<JobInfo*>> jobs;
     for (JobInfo* j : ssn.jobs()) {
       if (ssn.HeldBack(*j)) continue;
       if (j->IsPending()) {
-        if (has_enqueue) continue;
-        if (j->min_resources && !ssn.JobEnqueueable(*j)) continue;
-        ssn.JobEnqueued(*j);
-        j->phase = "Inqueue";
+        if (has_enqueue || (j->min_resources && !ssn.JobEnqueueable(*j))) {
+          // Not admitted: under strictOrder it still holds its place, and stops its queue.
+          if (!options.strict_order) continue;
+        } else {
+          ssn.JobEnqueued(*j);
+          j->phase = "Inqueue";
+        }
       }
       // A job with nothing pending has nothing to allocate; leaving it out changes no decision.
       if (j->Count(TaskStatus::kPending) == 0) continue;
@@ -47,6 +64,7 @@ class AllocateAction : public Action {
       auto& queue_jobs = jobs.at(q->id);
       if (queue_jobs.Empty()) continue;
       JobInfo* j = queue_jobs.Pop();
+      if (j->IsPending()) continue;  // strictOrder: the queue stops at a job not admitted
       auto [it, inserted] = pending_tasks.try_emplace(
           j->id, [&ssn](TaskInfo* const& l, TaskInfo* const& r) { return ssn.TaskOrderLess(*l, *r); });
       if (inserted) {
@@ -55,8 +73,14 @@ class AllocateAction : public Action {
           if (t.status == TaskStatus::kPending && !t.best_effort) it->second.Push(&t);
         }
       }
-      AllocateJob(ssn, *q, *j, it->second, queue_jobs, shapes);
-      queues.Push(q);
+      AllocateJob(ssn, *q, *j, it->second, queue_jobs, shapes,
+                  reservation ? &*reservation : nullptr);
+      if (ssn.JobReady(*j)) {
+        queues.Push(q);
+        continue;
+      }
+      if (reservation && reservation->Wants(*j) && !ssn.JobPipelined(*j)) reservation->Plan(*j);
+      if (!options.strict_order) queues.Push(q);
     }
   }
 
@@ -200,7 +224,8 @@ class AllocateAction : public Action {
   }
 
   static void AllocateJob(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
-                          OrderedQueue<JobInfo*>& queue_jobs, ShapeCache& shapes) {
+                          OrderedQueue<JobInfo*>& queue_jobs, ShapeCache& shapes,
+                          Reservation* reservation) {
     auto stmt = std::make_unique<Statement>(ssn);
     while (!tasks.Empty()) {
       TaskInfo* t = tasks.Pop();
@@ -260,7 +285,10 @@ class AllocateAction : public Action {
         break;
       }
     }
-    if (ssn.JobReady(j)) {
+    if (ssn.JobReady(j) && reservation && !reservation->Admit(j)) {
+      stmt->Discard();
+      ssn.job_fit_errors()[j.id] = reservation->TurnedAwayReason();
+    } else if (ssn.JobReady(j)) {
       stmt->Commit();
     } else if (!ssn.JobPipelined(j)) {
       stmt->Discard();

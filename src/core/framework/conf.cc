@@ -338,6 +338,9 @@ absl::StatusOr<SchedulerConf> ParseRoot(const YAML::Node& root, const ConfParseO
     return Invalid("actions is missing or empty; list at least one of: {}", KnownActions());
   }
   if (absl::Status status = CheckPluginCombinations(conf, options); !status.ok()) return status;
+  if (absl::StatusOr<AllocateOptions> allocate = AllocateOptionsFromConf(conf); !allocate.ok()) {
+    return allocate.status();
+  }
   return conf;
 }
 
@@ -516,6 +519,26 @@ const SchedulerConf& KubeSchedulerConf() {
     return c;
   }());
   return conf;
+}
+
+absl::StatusOr<AllocateOptions> AllocateOptionsFromConf(const SchedulerConf& conf) {
+  auto bad = [](std::string_view key, std::string_view value, std::string_view want) {
+    return Invalid("configuration \"allocate\": {}: \"{}\" is not {}", key, value, want);
+  };
+  AllocateOptions o;
+  std::string strict = conf.ActionArgument("allocate", "strictOrder", "false");
+  if (strict != "true" && strict != "false") return bad("strictOrder", strict, "true or false");
+  o.strict_order = strict == "true";
+  std::string gpus = conf.ActionArgument("allocate", "reserveGpus", "0");
+  if (!absl::SimpleAtod(gpus, &o.reserve_gpus) || !(o.reserve_gpus >= 0) ||
+      std::isinf(o.reserve_gpus)) {
+    return bad("reserveGpus", gpus, "a number of GPUs >= 0");
+  }
+  std::string after = conf.ActionArgument("allocate", "reserveAfter", "0s");
+  absl::StatusOr<double> seconds = ParseGoDurationSeconds(after);
+  if (!seconds.ok() || *seconds < 0) return bad("reserveAfter", after, "a duration >= 0");
+  o.reserve_after_seconds = *seconds;
+  return o;
 }
 
 }  // namespace muster::core

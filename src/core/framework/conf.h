@@ -56,6 +56,22 @@ struct SchedulerConf {
   friend bool operator==(const SchedulerConf&, const SchedulerConf&) = default;
 };
 
+// allocate's arguments of muster's own (configurations: [{name: allocate, arguments: {...}}]).
+struct AllocateOptions {
+  // strictOrder: stop allocating in a queue at the first job (in job order) that cannot be
+  // placed or is not admitted yet: strict FIFO, nothing behind the head goes first.
+  bool strict_order = false;
+  // reserveGpus: gangs asking at least this many GPUs get reservations
+  // (core/actions/reserve.h); 0: none.
+  double reserve_gpus = 0;
+  // reserveAfter: ... once their PodGroup is this old (a Go duration), in seconds.
+  double reserve_after_seconds = 0;
+};
+
+// The options the conf's allocate configuration gives. An argument that does not parse is an
+// InvalidArgument naming it; ParseSchedulerConf reports that when the file is loaded.
+absl::StatusOr<AllocateOptions> AllocateOptionsFromConf(const SchedulerConf& conf);
+
 inline constexpr std::string_view kKnownActions[] = {"enqueue", "allocate", "backfill", "preempt",
                                                      "reclaim"};
 inline constexpr std::string_view kKnownPlugins[] = {

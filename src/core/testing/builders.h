@@ -21,6 +21,7 @@
 
 #include "api/model.h"
 #include "common/quantity.h"
+#include "core/cluster.h"
 #include "core/resources.h"
 
 namespace muster::core::test {
@@ -167,6 +168,14 @@ class PodBuilder {
   }
   // Shorthand: placed on `node` and running.
   PodBuilder& RunningOn(std::string node) { return NodeName(std::move(node)).Phase("Running"); }
+  PodBuilder& Started(std::string rfc3339) {
+    pod_.status.start_time = std::move(rfc3339);
+    return *this;
+  }
+  // The muster.dev/expected-runtime annotation (a Go duration) that reservations plan with.
+  PodBuilder& ExpectedRuntime(std::string go_duration) {
+    return Annotation(kExpectedRuntimeAnnotation, std::move(go_duration));
+  }
   PodBuilder& Priority(int32_t p) {
     pod_.spec.priority = p;
     return *this;

@@ -1,0 +1,77 @@
+#pragma once
+
+// Reservations for large gangs (EASY backfilling), used by allocate when its configuration asks
+// for them:
+//
+//   configurations:
+//   - name: allocate
+//     arguments: {reserveGpus: 16, reserveAfter: 10m}
+//
+// Rationale. Volcano's allocate skips a gang that does not fit and places the jobs behind it, so
+// a stream of small jobs can keep a large gang from ever finding enough free GPUs at once. A
+// reservation goes to the first gang in job order, asking at least reserveGpus GPUs and created
+// at least reserveAfter ago, that allocate cannot place. Its shadow time is the earliest time at
+// which it fits, computed from the expected ends of the pods now on the nodes (start time plus
+// the muster.dev/expected-runtime annotation; a pod without one is expected to run for ever, and
+// a gang that only such pods' ends would make room for gets no reservation). From then on in the
+// cycle, every job allocate comes to keeps its placements only if it is expected to end by the
+// shadow time or if the gang still fits at the shadow time with it on its nodes. Jobs ordered
+// before the gang were placed before the reservation existed. The reservation lives for one
+// cycle and is planned afresh in the next, so it follows the cluster as pods start and end.
+//
+// At the shadow time the gang's pods are fitted first-fit in node order over the nodes whose
+// predicates they pass (or fail only for reasons that freeing resources cures), counting
+// resources only: which node each pod will get is left to allocate when the time comes.
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/framework/session.h"
+
+namespace muster::core {
+
+// One cycle's reservation. Not thread-safe; lives within one allocate.
+class Reservation {
+ public:
+  Reservation(Session& ssn, const AllocateOptions& options);
+
+  bool active() const { return gang_ != nullptr; }
+  // The reserved gang, or nullptr.
+  const JobInfo* gang() const { return gang_; }
+  // When the reserved gang is expected to fit, in Unix seconds.
+  double shadow() const { return shadow_; }
+
+  // Whether `j` would get a reservation if allocate cannot place it: no reservation yet, j asks
+  // for at least reserveGpus GPUs and its PodGroup is at least reserveAfter old.
+  bool Wants(const JobInfo& j) const;
+  // Plans the reservation for gang `j`, which allocate could not place. False (and none held)
+  // when no known end of a pod makes room for it.
+  bool Plan(const JobInfo& j);
+  // Whether `j`, whose pods the open statement has just placed, may keep them: no reservation, j
+  // is the gang, j is expected to end by the shadow time, or the gang still fits at the shadow
+  // time with j where it is. When it may, j's placements are counted at the shadow
+  // time from then on.
+  bool Admit(const JobInfo& j);
+  // "waits for the reservation of <gang> (expected to start in <duration>)", for a job Admit
+  // turned away.
+  std::string TurnedAwayReason() const;
+
+ private:
+  // When `t`, now on a node, is expected to leave it: Unix seconds, or infinity.
+  double ExpectedEnd(const TaskInfo& t) const;
+  // Whether the gang's pods fit into `free` (by index in ssn.nodes()).
+  bool GangFits(const std::vector<Resources>& free) const;
+
+  Session& ssn_;
+  AllocateOptions options_;
+  double now_ = 0;
+  std::vector<int> node_index_;  // cluster node id -> index in ssn.nodes(), -1 when not there
+  const JobInfo* gang_ = nullptr;
+  double shadow_ = std::numeric_limits<double>::infinity();
+  std::vector<const TaskInfo*> gang_tasks_;  // the pods the gang needs placed, in task order
+  std::vector<std::vector<char>> eligible_;  // per gang task, per node: predicates allow it
+  std::vector<Resources> free_at_shadow_;    // per node, once the pods ending by then are gone
+};
+
+}  // namespace muster::core
