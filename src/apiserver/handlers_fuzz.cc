@@ -167,6 +167,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& fixture = GetFixture();
   const HttpRequest req = MakeRequest(data, size);
   HttpResponse res = fixture.handlers->Handle(req);
+  // MUSTER_FUZZ_VERBOSE=1: each request and response, to read what a reproducer does.
+  static const bool verbose = std::getenv("MUSTER_FUZZ_VERBOSE") != nullptr;
+  if (verbose) {
+    std::fprintf(stderr, "%s %s (%s) -> %d %s\n", req.method.c_str(), req.path.c_str(),
+                 req.content_type.c_str(), res.status, res.body.substr(0, 300).c_str());
+  }
   if (res.status < 200 || res.status > 599) Fail("status out of range", req, res);
   if (res.status == 500) Fail("500 Internal Server Error", req, res);
   if (res.stream) {
