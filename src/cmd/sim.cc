@@ -236,6 +236,10 @@ int RunReplay(const ReplayFlags& f) {
     fmt::print(stderr, "muster sim replay: --scheduler: none given (kube, fifo, volcano, muster, all)\n");
     return 2;
   }
+  if (f.reserve_gpus < 1 || !(f.reserve_after >= 0)) {
+    fmt::print(stderr, "muster sim replay: --reserve-gpus must be >= 1 and --reserve-after >= 0\n");
+    return 2;
+  }
   if (!(f.price >= 0) || f.cluster_nodes <= 0 || f.cluster_nodes > 100000 || !(f.speedup > 0)) {
     fmt::print(stderr,
                "muster sim replay: --gpu-hour-price must be >= 0, --speedup > 0 and "
@@ -359,7 +363,7 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
   app->add_option("--gpu-hour-price", f->price, "price of a GPU-hour, for the cost of idle holds")
       ->capture_default_str();
   app->add_flag("--modelled", f->modelled,
-                "run kube and volcano as the simulator's modelled disciplines instead of through "
+                "run the schedulers as the simulator's modelled disciplines instead of through "
                 "the scheduling engine's sessions");
   app->add_flag("--json", f->json, "print one JSON object instead of the table");
   app->add_option("--csv-out", f->csv_out, "also write the results as CSV to this file");

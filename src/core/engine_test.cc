@@ -1223,6 +1223,27 @@ TEST(ReserveTest, JobsOnNodesTheGangDoesNotNeedGoAhead) {
   EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/c-1", "n3")));
 }
 
+TEST(ReserveTest, AGangThatHasWaitedIsTriedFirstAndTheJobsBeforeItLeaveItRoom) {
+  // Two free nodes of 8 GPUs; c (1 GPU, created at 0) and g (2 x 8 GPUs, created at 1) wait.
+  // In job order c goes first and g no longer fits. Once g has waited since an earlier cycle,
+  // it holds its reservation from the start of the cycle and is tried first.
+  auto run = [](std::string_view arguments, int now) {
+    Harness h;
+    AddGpuNodes(h, 2, 8);
+    h.Add(MakePodGroup("ns", "c").Created(At(0)).Obj());
+    h.Add(MakePod("ns", "c-1").Group("c").Req("cpu", "1").Gpus(1).ExpectedRuntime("50s").Obj());
+    h.Add(MakePodGroup("ns", "g").MinMember(2).Created(At(1)).Obj());
+    for (const char* p : {"g-1", "g-2"}) {
+      h.Add(MakePod("ns", p).Group("g").Req("cpu", "1").Gpus(8).ExpectedRuntime("50s").Obj());
+    }
+    return Binds(h.Run(AllocateConf(arguments), Now(now)));
+  };
+  EXPECT_THAT(run("{reserveGpus: 16}", 1), ElementsAre(Pair("ns/c-1", _)));
+  EXPECT_THAT(run("{reserveGpus: 16}", 5),
+              UnorderedElementsAre(Pair("ns/g-1", _), Pair("ns/g-2", _)));
+  EXPECT_THAT(run("{}", 5), ElementsAre(Pair("ns/c-1", _)));
+}
+
 // --- backfill ---------------------------------------------------------------------------------
 
 TEST(BackfillTest, BestEffortPodsArePlacedOnlyByBackfill) {

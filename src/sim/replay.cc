@@ -584,11 +584,9 @@ void CompressArrivals(ReplayWorkload& workload, double speedup) {
 
 absl::StatusOr<ReplayResult> RunReplay(const ReplayWorkload& workload, const ReplayOptions& options) {
   if (options.sample_seconds <= 0) return absl::InvalidArgumentError("sample step must be > 0");
-  std::string why;
-  if (options.discipline == Discipline::kKube || options.discipline == Discipline::kVolcano) {
-    why = options.engine ? EngineUnsupported(workload, options) : "the engine was turned off";
-    if (why.empty()) return RunEngineReplay(workload, options);
-  }
+  std::string why =
+      options.engine ? EngineUnsupported(workload, options) : "the engine was turned off";
+  if (why.empty()) return RunEngineReplay(workload, options);
   Replayer r(workload, options);
   auto result = r.Run();
   if (result.ok()) result->engine_note = why;

@@ -20,13 +20,13 @@
 // "spread" (the node with the most free GPU milli, kube-scheduler's and Volcano's default
 // least-allocated scoring). Ties go to the node's rank, a permutation drawn with the seed.
 //
-// kube and volcano run through the scheduling engine (replay_engine.cc): a core::Cluster kept up
-// to date in virtual time and a core::Session per virtual second at which something arrives or
-// leaves, with Volcano's default conf (volcano) or the live scheduler's session for
-// default-scheduler pods (kube). fifo and muster, which no engine action implements, and
-// workloads the engine cannot express (pods sharing a GPU, GPU model constraints: openb) run as
-// disciplines modelled here over the simulator's own compact cluster state (the same node and
-// pod model as packing mode).
+// All four run through the scheduling engine (replay_engine.cc): a core::Cluster kept up to date
+// in virtual time and a core::Session per virtual second at which something arrives or leaves,
+// with Volcano's default conf (volcano), the live scheduler's session for default-scheduler pods
+// (kube), or allocate with muster's strictOrder (fifo) or reserveGpus/reserveAfter (muster)
+// arguments. Workloads the engine cannot express (pods sharing a GPU, GPU model constraints:
+// openb), and every workload with ReplayOptions::engine off, run as disciplines modelled here
+// over the simulator's own compact cluster state (the same node and pod model as packing mode).
 
 #include <cstdint>
 #include <functional>
@@ -84,7 +84,7 @@ struct ReplayOptions {
   double reserve_after = 0;      // muster: ... once they have waited this long (seconds)
   double gpu_hour_price = 2.50;  // for the cost of GPUs held idle by partly placed gangs
   double sample_seconds = 3600;  // utilisation time series step
-  // kube and volcano through the engine where the workload allows; false: the modelled versions.
+  // Through the engine where the workload allows; false: the modelled disciplines.
   bool engine = true;
   // Called now and then on long runs: jobs arrived so far, jobs waiting, sessions run.
   std::function<void(size_t arrived, size_t waiting, int64_t sessions)> progress;

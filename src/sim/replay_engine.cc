@@ -13,6 +13,14 @@
 //   kube     the live scheduler's session for default-scheduler pods (scheduler/cluster_mirror's
 //            KubeSchedulerConf: allocate, backfill; priority | predicates, nodeorder), one
 //            one-member PodGroup per pod, admitted from the start: every pod on its own.
+//   fifo     allocate with strictOrder: true, then backfill; priority, gang, conformance |
+//            predicates, nodeorder (no queue admission: allocate admits every job). One PodGroup
+//            per job as for volcano; the first job that does not fit stops the queue.
+//   muster   the same conf with allocate's reserveGpus and reserveAfter from the options instead
+//            of strictOrder: a reservation for the first gang of that many GPUs that does not
+//            fit (core/actions/reserve.h). Every pod carries its job's trace duration as
+//            muster.dev/expected-runtime and gets status.startTime when bound, which is what
+//            the reservation plans with (the trace's durations as perfect estimates).
 //
 // With --placement other than spread, nodeorder gives way to the gpu-<policy> plugin. Ties between
 // nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
@@ -24,7 +32,10 @@
 // admit is not admitted now (what it is compared with, the queue's allocated and admitted
 // requests and the cluster's used resources, only grows until something leaves). Only newly
 // arrived jobs are tried then, and a session costs what they cost, not what the thousands
-// waiting would.
+// waiting would. Two exceptions keep the decisions those jobs take part in: under fifo the
+// oldest waiting job is never settled (it is the head that keeps every later arrival waiting),
+// and under muster no gang large enough for a reservation is (the first of them that does not
+// fit holds its reservation against the arrivals in every cycle).
 
 #include "sim/replay_engine.h"
 
@@ -74,7 +85,7 @@ class EngineReplayer {
   absl::StatusOr<ReplayResult> Run() {
     auto wall = std::chrono::steady_clock::now();
     kube_ = o_.discipline == Discipline::kKube;
-    conf_ = kube_ ? core::KubeSchedulerConf() : core::DefaultSchedulerConf();
+    conf_ = EngineConf(o_);
     if (o_.placement != "spread") {
       // The same check and error as the simulator's disciplines give.
       auto p = core::NewGpuPlacementPolicy(o_.placement, core::GpuPolicyContext{w_.typical});
@@ -145,6 +156,18 @@ class EngineReplayer {
     bool operator>(const Running& o) const { return std::tie(end, job) > std::tie(o.end, o.job); }
   };
 
+  // Whether job j is never settled (see the top of the file): fifo's head, muster's large gangs.
+  bool KeptInSessions(int j, int head) const {
+    switch (o_.discipline) {
+      case Discipline::kFifo:
+        return j == head;
+      case Discipline::kMuster:
+        return w_.jobs[j].Gpus() >= o_.reserve_gpus;
+      default:
+        return false;
+    }
+  }
+
   double PodGpus(int j) const { return static_cast<double>(w_.jobs[j].pod.GpuDemand()) / 1000.0; }
 
   std::string GroupName(int j, int pod) const {
@@ -181,6 +204,7 @@ class EngineReplayer {
       p.meta.uid = p.meta.name;
       p.meta.creation_timestamp = created;
       p.meta.annotations[api::kGroupNameAnnotation] = GroupName(j, k);
+      p.meta.annotations[core::kExpectedRuntimeAnnotation] = fmt::format("{}s", rj.duration);
       p.spec.scheduler_name = kube_ ? "default-scheduler" : "volcano";
       api::Container c;
       c.name = "main";
@@ -223,8 +247,10 @@ class EngineReplayer {
     // The replay applies binds and evictions only: no events or condition texts to build.
     so.diagnostics = false;
     const bool freed = freed_;
-    so.settled = [this, freed](const core::JobInfo& j) {
-      return !freed && jobs_[JobIndex(j.name)].tried;
+    const int head = waiting_.empty() ? -1 : waiting_.front();
+    so.settled = [this, freed, head](const core::JobInfo& j) {
+      int index = JobIndex(j.name);
+      return !freed && jobs_[index].tried && !KeptInSessions(index, head);
     };
     core::CycleResult r;
     {
@@ -245,6 +271,7 @@ class EngineReplayer {
       for (int g : b.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
       if (!gpus.empty()) p.meta.annotations[core::kGpuIndicesAnnotation] = gpus;
       p.status.phase = "Running";
+      p.status.start_time = Rfc3339(static_cast<int64_t>(t));
       cluster_.UpsertPod(p);
       ++job.bound;
       held_ += PodGpus(j);
@@ -269,6 +296,7 @@ class EngineReplayer {
       p.spec.node_name.clear();
       p.meta.annotations.erase(core::kGpuIndicesAnnotation);
       p.status.phase = "Pending";
+      p.status.start_time.clear();
       cluster_.UpsertPod(p);
       --job.bound;
       held_ -= PodGpus(j);
@@ -344,11 +372,34 @@ class EngineReplayer {
 
 }  // namespace
 
-std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options) {
-  if (options.discipline != Discipline::kVolcano && options.discipline != Discipline::kKube) {
-    return fmt::format("the engine has no action for the {} discipline",
-                       DisciplineName(options.discipline));
+core::SchedulerConf EngineConf(const ReplayOptions& options) {
+  switch (options.discipline) {
+    case Discipline::kKube:
+      return core::KubeSchedulerConf();
+    case Discipline::kVolcano:
+      return core::DefaultSchedulerConf();
+    case Discipline::kFifo:
+    case Discipline::kMuster:
+      break;
   }
+  core::SchedulerConf conf;
+  conf.actions = {"allocate", "backfill"};
+  for (const auto& names : {std::vector<std::string>{"priority", "gang", "conformance"},
+                            std::vector<std::string>{"predicates", "nodeorder"}}) {
+    core::Tier& tier = conf.tiers.emplace_back();
+    for (const std::string& name : names) tier.plugins.push_back(core::PluginOption{name, {}, {}});
+  }
+  auto& allocate = conf.configurations["allocate"];
+  if (options.discipline == Discipline::kFifo) {
+    allocate["strictOrder"] = "true";
+  } else {
+    allocate["reserveGpus"] = std::to_string(options.reserve_gpus);
+    allocate["reserveAfter"] = fmt::format("{}s", std::max(options.reserve_after, 0.0));
+  }
+  return conf;
+}
+
+std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options) {
   for (const ReplayJob& j : workload.jobs) {
     if (j.pod.SharesGpu()) {
       return fmt::format("{} shares a GPU ({}m); the engine hands out whole GPUs", j.name,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/framework/conf.h"
 #include "sim/replay.h"
 
 namespace muster::sim {
@@ -24,9 +25,12 @@ struct ReplayTally {
 ReplayResult SummariseReplay(const ReplayWorkload& workload, const ReplayOptions& options,
                              ReplayTally tally);
 
-// Empty when the engine can replay this workload under options.discipline; otherwise why not
-// (a discipline the engine has no action for, or pods that share a GPU: the engine hands out
-// whole devices only).
+// The volcano-scheduler.conf the replay runs options.discipline with (replay_engine.cc's top
+// comment says which and why).
+core::SchedulerConf EngineConf(const ReplayOptions& options);
+
+// Empty when the engine can replay this workload; otherwise why not (pods that share a GPU: the
+// engine hands out whole devices only; GPU model constraints).
 std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options);
 
 absl::StatusOr<ReplayResult> RunEngineReplay(const ReplayWorkload& workload,

@@ -81,6 +81,7 @@ TEST(ReplayTest, FifoBlocksBehindTheHeadVolcanoBackfillsMusterBackfillsWhatEndsI
   AddJob(w, "c", 2, 10, 1, 1);
   // FIFO: C waits behind G, which starts at 100 and ends at 150.
   ReplayResult fifo = Replay(w, Discipline::kFifo);
+  EXPECT_TRUE(fifo.engine);  // allocate with strictOrder
   EXPECT_DOUBLE_EQ(fifo.wait_max, 148);
   EXPECT_DOUBLE_EQ(fifo.makespan, 160);
   // Volcano: C goes ahead at once and is gone by 12; G starts at 100.
@@ -89,6 +90,7 @@ TEST(ReplayTest, FifoBlocksBehindTheHeadVolcanoBackfillsMusterBackfillsWhatEndsI
   EXPECT_DOUBLE_EQ(volcano.gang_wait_max, 99);
   // muster: G reserves both nodes from 100; C ends at 12, before that, so it may go ahead.
   ReplayResult muster = Replay(w, Discipline::kMuster);
+  EXPECT_TRUE(muster.engine);  // allocate with reserveGpus
   EXPECT_DOUBLE_EQ(muster.gang_wait_max, 99);
   EXPECT_DOUBLE_EQ(muster.makespan, 150);
   // A C that would run past 100 is held back: G still starts at 100.
@@ -110,6 +112,8 @@ TEST(ReplayTest, ReservationsEndStarvationOfALargeGang) {
   for (int t = 2; t < 2000; t += 20) AddJob(w, "s" + std::to_string(t), t, 50, 1, 1);
   ReplayResult volcano = Replay(w, Discipline::kVolcano);
   ReplayResult muster = Replay(w, Discipline::kMuster);
+  EXPECT_TRUE(volcano.engine);
+  EXPECT_TRUE(muster.engine);
   EXPECT_GT(volcano.gang_wait_max, 1900);
   EXPECT_LT(muster.gang_wait_max, 200);
   EXPECT_EQ(muster.finished, volcano.finished);
@@ -124,6 +128,34 @@ TEST(ReplayTest, DeterministicAndSeeded) {
     EXPECT_EQ(a.finished + a.unfinished, 200);
     EXPECT_GT(a.gpu_utilization, 0);
     EXPECT_LE(a.gpu_utilization, 1);
+  }
+}
+
+TEST(ReplayTest, FifoAndMusterThroughTheEngineDecideAsTheirModels) {
+  // Without queue admission (which fifo's and muster's confs leave out, see replay_engine.cc) the
+  // engine's strictOrder and reservations start every job when the modelled disciplines do, on a
+  // busy mix of single pods and gangs of up to 4 x 8 GPUs.
+  // Pods ask cpu and memory in proportion to their GPUs (as Philly's do), so that the engine's
+  // least-requested scoring prefers the node with the most free GPUs, as the models' spread does.
+  ReplayWorkload w = Cluster(4);
+  for (int i = 0; i < 300; ++i) {
+    AddJob(w, "j" + std::to_string(i), i * 5, 20 + (i * 37) % 400, 1 + (i % 7 == 0 ? i % 4 : 0),
+           i % 7 == 0 ? 8 : 1 + (i * 5) % 8);
+    ReplayJob& j = w.jobs.back();
+    j.pod.cpu_milli = 8000 * j.pod.gpus;
+    j.pod.memory = (1 << 17) * j.pod.gpus;
+  }
+  for (Discipline d : {Discipline::kFifo, Discipline::kMuster}) {
+    ReplayOptions o;
+    o.discipline = d;
+    auto engine = RunReplay(w, o);
+    o.engine = false;
+    auto modelled = RunReplay(w, o);
+    ASSERT_TRUE(engine.ok() && modelled.ok());
+    EXPECT_TRUE(engine->engine);
+    EXPECT_FALSE(modelled->engine);
+    EXPECT_EQ(engine->waits, modelled->waits) << DisciplineName(d);
+    EXPECT_GT(engine->wait_max, 0) << DisciplineName(d);
   }
 }
 
@@ -156,8 +188,7 @@ TEST(ReplayTest, VolcanoThroughTheEngineAdmitsOnlyWhatTheQueueCanHold) {
   ReplayResult kube = Replay(w, Discipline::kKube);
   EXPECT_TRUE(kube.engine);
   EXPECT_DOUBLE_EQ(kube.waits[3], 0);
-  // fifo and muster are the simulator's; a GPU share is beyond the engine's whole devices.
-  EXPECT_FALSE(Replay(w, Discipline::kMuster).engine);
+  // A GPU share is beyond the engine's whole devices.
   ReplayWorkload shared = Cluster(1);
   AddJob(shared, "half", 0, 10, 1, 1);
   shared.jobs[0].pod.gpu_milli = 500;

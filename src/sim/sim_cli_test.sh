@@ -55,8 +55,12 @@ fi
 philly=data/philly/philly_first3000.csv
 expect replay-kube 0 'kube      spread       3000      0' \
   "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler kube --quiet
-expect replay-engine 0 "through the engine's sessions: kube, volcano" \
+expect replay-engine 0 "through the engine's sessions: kube, fifo, volcano, muster" \
   "$muster" sim replay --trace $philly --cluster-nodes 16 --quiet
+expect replay-muster 0 'muster    spread       3000      0    30.3h    41.0h     6.0d' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler fifo,muster --quiet
+expect replay-bad-reserve 2 '--reserve-gpus must be >= 1' \
+  "$muster" sim replay --trace $philly --reserve-gpus 0
 expect replay-held 0 '299.0    $747.39' \
   "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler kube --quiet
 expect replay-json 0 '"scheduler":"volcano","placement":"spread","jobs":3000' \

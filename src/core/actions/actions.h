@@ -34,6 +34,13 @@ class OrderedQueue {
     return v;
   }
   bool Empty() const { return items_.empty(); }
+  // Every item, in no particular order.
+  std::vector<T> Items() const {
+    std::vector<T> out;
+    out.reserve(items_.size());
+    for (const Item& i : items_) out.push_back(i.value);
+    return out;
+  }
   size_t Size() const { return items_.size(); }
 
  private:

@@ -57,7 +57,46 @@ class AllocateAction : public Action {
     }
 
     std::map<int, OrderedQueue<TaskInfo*>> pending_tasks;
+    auto tasks_of = [&](JobInfo& j) -> OrderedQueue<TaskInfo*>& {
+      auto [it, inserted] = pending_tasks.try_emplace(
+          j.id,
+          [&ssn](TaskInfo* const& l, TaskInfo* const& r) { return ssn.TaskOrderLess(*l, *r); });
+      if (inserted) {
+        for (int tid : j.tasks) {
+          TaskInfo& t = c.task(tid);
+          if (t.status == TaskStatus::kPending && !t.best_effort) it->second.Push(&t);
+        }
+      }
+      return it->second;
+    };
     ShapeCache shapes;
+    Reservation* reserve = reservation ? &*reservation : nullptr;
+
+    // The first gang in job order that wants a reservation and has waited since an earlier cycle
+    // (which could not place it) holds it from the start and is tried first: the jobs before it
+    // in order must not take its room either. Once it is placed, the next such gang that cannot
+    // be placed gets one.
+    if (reservation) {
+      JobInfo* first = nullptr;
+      for (auto& [qid, queue_jobs] : jobs) {
+        for (JobInfo* j : queue_jobs.Items()) {
+          if (!j->IsPending() && reservation->Wants(*j) && reservation->Waited(*j) &&
+              (!first || ssn.JobOrderLess(*j, *first))) {
+            first = j;
+          }
+        }
+      }
+      QueueInfo* q = first ? ssn.QueueOf(*first) : nullptr;
+      if (first && reservation->Plan(*first) && !ssn.Overused(*q)) {
+        AllocateJob(ssn, *q, *first, tasks_of(*first), jobs.at(q->id), shapes, reserve);
+        // Planned to fit now and did not after all (a constraint between its own pods, which
+        // the plan does not model): holding room for it now would hold it for nothing.
+        if (!ssn.JobReady(*first) && reservation->shadow() <= ssn.options().now_unix) {
+          reservation->Release();
+        }
+      }
+    }
+
     while (!queues.Empty()) {
       QueueInfo* q = queues.Pop();
       if (ssn.Overused(*q)) continue;
@@ -65,16 +104,7 @@ class AllocateAction : public Action {
       if (queue_jobs.Empty()) continue;
       JobInfo* j = queue_jobs.Pop();
       if (j->IsPending()) continue;  // strictOrder: the queue stops at a job not admitted
-      auto [it, inserted] = pending_tasks.try_emplace(
-          j->id, [&ssn](TaskInfo* const& l, TaskInfo* const& r) { return ssn.TaskOrderLess(*l, *r); });
-      if (inserted) {
-        for (int tid : j->tasks) {
-          TaskInfo& t = c.task(tid);
-          if (t.status == TaskStatus::kPending && !t.best_effort) it->second.Push(&t);
-        }
-      }
-      AllocateJob(ssn, *q, *j, it->second, queue_jobs, shapes,
-                  reservation ? &*reservation : nullptr);
+      AllocateJob(ssn, *q, *j, tasks_of(*j), queue_jobs, shapes, reserve);
       if (ssn.JobReady(*j)) {
         queues.Push(q);
         continue;
@@ -290,6 +320,7 @@ class AllocateAction : public Action {
       ssn.job_fit_errors()[j.id] = reservation->TurnedAwayReason();
     } else if (ssn.JobReady(j)) {
       stmt->Commit();
+      if (reservation && reservation->gang() == &j) reservation->Release();
     } else if (!ssn.JobPipelined(j)) {
       stmt->Discard();
     } else if (!stmt->empty()) {

@@ -25,7 +25,7 @@ Reservation::Reservation(Session& ssn, const AllocateOptions& options)
 }
 
 bool Reservation::Wants(const JobInfo& j) const {
-  if (active() || options_.reserve_gpus <= 0) return false;
+  if (active() || options_.reserve_gpus <= 0 || &j == released_) return false;
   int64_t gpus = 0;
   for (int tid : j.tasks) gpus += ssn_.cluster().task(tid).resreq.Get(kGpu);
   if (static_cast<double>(gpus) < options_.reserve_gpus * 1000) return false;
@@ -36,6 +36,11 @@ bool Reservation::Wants(const JobInfo& j) const {
     }
   }
   return true;
+}
+
+bool Reservation::Waited(const JobInfo& j) const {
+  std::optional<int64_t> created = api::ParseUnixTime(j.creation);
+  return created && static_cast<double>(*created) < now_;
 }
 
 double Reservation::ExpectedEnd(const TaskInfo& t) const {
@@ -126,6 +131,15 @@ bool Reservation::Plan(const JobInfo& j) {
   shadow_ = shadow;
   free_at_shadow_ = std::move(free);
   return true;
+}
+
+void Reservation::Release() {
+  released_ = gang_;
+  gang_ = nullptr;
+  shadow_ = kNever;
+  gang_tasks_.clear();
+  eligible_.clear();
+  free_at_shadow_.clear();
 }
 
 bool Reservation::Admit(const JobInfo& j) {

@@ -45,9 +45,14 @@ class Reservation {
   // Whether `j` would get a reservation if allocate cannot place it: no reservation yet, j asks
   // for at least reserveGpus GPUs and its PodGroup is at least reserveAfter old.
   bool Wants(const JobInfo& j) const;
+  // Whether j's PodGroup was created before this cycle (so an earlier cycle has tried it).
+  bool Waited(const JobInfo& j) const;
   // Plans the reservation for gang `j`, which allocate could not place. False (and none held)
   // when no known end of a pod makes room for it.
   bool Plan(const JobInfo& j);
+  // Ends the reservation: its gang has been placed, or will not be placed now after all. The
+  // gang gets no second one in this cycle.
+  void Release();
   // Whether `j`, whose pods the open statement has just placed, may keep them: no reservation, j
   // is the gang, j is expected to end by the shadow time, or the gang still fits at the shadow
   // time with j where it is. When it may, j's placements are counted at the shadow
@@ -68,6 +73,7 @@ class Reservation {
   double now_ = 0;
   std::vector<int> node_index_;  // cluster node id -> index in ssn.nodes(), -1 when not there
   const JobInfo* gang_ = nullptr;
+  const JobInfo* released_ = nullptr;
   double shadow_ = std::numeric_limits<double>::infinity();
   std::vector<const TaskInfo*> gang_tasks_;  // the pods the gang needs placed, in task order
   std::vector<std::vector<char>> eligible_;  // per gang task, per node: predicates allow it
