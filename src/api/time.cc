@@ -123,6 +123,12 @@ std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
 std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view text) {
   const std::optional<Instant> instant = Parse(text);
   if (!instant) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits here (years 1678-2261): a time outside does not
+  // fit (converting it would overflow).
+  using Duration = std::chrono::system_clock::duration;
+  constexpr int64_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(Duration::max()).count() - 1;
+  if (instant->seconds > kLimit || instant->seconds < -kLimit) return std::nullopt;
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(instant->seconds) + std::chrono::nanoseconds(instant->nanos)));

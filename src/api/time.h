@@ -33,7 +33,8 @@ std::string FormatMicroTime(std::chrono::system_clock::time_point t);
 // is anything else: a missing zone, a space for the 'T', a '.' without digits, trailing text, or
 // a field out of range (month 13, day 32, hour 24, minute 60, second 61). A day past the end of
 // its month counts on into the next (February 30 reads as March 1 or 2), and a leap second :60
-// as the next minute's :00. Digits finer than a nanosecond are ignored.
+// as the next minute's :00. Digits finer than a nanosecond are ignored. A time that
+// system_clock cannot hold (before 1678 or after 2261 with this library) is nullopt here too.
 std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view text);
 // The same as whole seconds since the Unix epoch; a fraction is dropped (rounding toward the
 // past).

@@ -50,6 +50,15 @@ TEST(ParseTimeTest, CountsOverflowingDaysAndLeapSecondsOn) {
   EXPECT_EQ(ParseUnixTime("2026-12-01T10:20:60Z"), kDec1 + 30);
 }
 
+TEST(ParseTimeTest, TimesSystemClockCannotHoldAreNulloptNotWrapped) {
+  // Valid RFC 3339 far from now: whole seconds hold them, system_clock's nanoseconds do not.
+  EXPECT_EQ(ParseUnixTime("9999-12-31T23:59:59Z"), 253402300799);
+  EXPECT_EQ(ParseUnixTime("0001-01-01T00:00:00Z"), -62135596800);
+  EXPECT_EQ(ParseTime("9999-12-31T23:59:59Z"), std::nullopt);
+  EXPECT_EQ(ParseTime("0001-01-01T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(ParseTime("2261-12-31T00:00:00Z"), At(*ParseUnixTime("2261-12-31T00:00:00Z")));
+}
+
 TEST(ParseTimeTest, RejectsMalformedText) {
   for (std::string_view bad : {
            "",

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/time.h"
 #include "fmt/format.h"
 
 namespace muster::sim {
@@ -134,29 +135,13 @@ class CsvReader {
     lhs = *std::move(_v);               \
   } while (0)
 
-// Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-// "YYYY-MM-DD HH:MM:SS" as Unix seconds (UTC); nullopt when malformed.
+// "YYYY-MM-DD HH:MM:SS" (UTC, as openb writes it) as Unix seconds; nullopt when malformed.
 std::optional<int64_t> ParseTimestamp(const std::string& t) {
-  int y, mo, d, h, mi, s;
-  char tail;
-  if (std::sscanf(t.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6) {
-    return std::nullopt;
-  }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || h < 0 || mi < 0 ||
-      s < 0) {
-    return std::nullopt;
-  }
-  return DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
-         h * 3600 + mi * 60 + s;
+  if (t.size() != 19 || t[10] != ' ') return std::nullopt;
+  std::string rfc3339 = t;
+  rfc3339[10] = 'T';
+  rfc3339 += 'Z';
+  return api::ParseUnixTime(rfc3339);
 }
 
 }  // namespace
