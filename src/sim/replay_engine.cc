@@ -32,7 +32,8 @@
 // admit is not admitted now (what it is compared with, the queue's allocated and admitted
 // requests and the cluster's used resources, only grows until something leaves). Only newly
 // arrived jobs are tried then, and a session costs what they cost, not what the thousands
-// waiting would. Two exceptions keep the decisions those jobs take part in: under fifo the
+// waiting would (under fifo, only the oldest kFifoWindow of them are). Two exceptions keep the
+// decisions those jobs take part in: under fifo the
 // oldest waiting job is never settled (it is the head that keeps every later arrival waiting),
 // and under muster no gang large enough for a reservation is (the first of them that does not
 // fit holds its reservation against the arrivals in every cycle).
@@ -73,6 +74,13 @@ api::ResourceList PodResources(const core::GpuPodRequest& r) {
   if (r.UsesGpu()) l[api::kGpuResource] = api::Quantity::FromUnits(r.gpus);
   return l;
 }
+
+// Under fifo a session holds at most this many waiting jobs, the oldest: strict order starts a
+// job only once every job before it has started, so the jobs behind the window cannot start in
+// that session; when the whole window has started, another session at the same second takes the
+// next window. Without it, every departure would bring all waiting jobs (thousands, under strict
+// FIFO) into a session that stops at the first.
+constexpr size_t kFifoWindow = 32;
 
 // Job index from an engine name: "j0000012" (a PodGroup) or "j0000012-3" (a pod, or kube's
 // per-pod group).
@@ -240,7 +248,26 @@ class EngineReplayer {
     freed_ = true;
   }
 
+  // One virtual second's scheduling: one session, or under fifo as many as it takes to try every
+  // job that could start (see kFifoWindow).
   void Cycle(double t) {
+    while (true) {
+      int window_last = std::numeric_limits<int>::max();
+      if (o_.discipline == Discipline::kFifo && waiting_.size() > kFifoWindow) {
+        window_last = waiting_[kFifoWindow - 1];
+      }
+      RunSession(t, window_last);
+      // Every job of the window started: the jobs behind it may start too.
+      if (window_last == std::numeric_limits<int>::max() ||
+          (!waiting_.empty() && waiting_.front() <= window_last)) {
+        return;
+      }
+      freed_ = true;
+    }
+  }
+
+  // One session at t over the jobs up to `window_last` (by index).
+  void RunSession(double t, int window_last) {
     core::SessionOptions so;
     so.session_id = fmt::format("t{:.0f}", t);
     so.now_unix = kEpochDays * 86400 + static_cast<int64_t>(t);
@@ -248,9 +275,9 @@ class EngineReplayer {
     so.diagnostics = false;
     const bool freed = freed_;
     const int head = waiting_.empty() ? -1 : waiting_.front();
-    so.settled = [this, freed, head](const core::JobInfo& j) {
+    so.settled = [this, freed, head, window_last](const core::JobInfo& j) {
       int index = JobIndex(j.name);
-      return !freed && jobs_[index].tried && !KeptInSessions(index, head);
+      return index > window_last || (!freed && jobs_[index].tried && !KeptInSessions(index, head));
     };
     core::CycleResult r;
     {
