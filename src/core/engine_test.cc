@@ -1184,6 +1184,11 @@ TEST(ReserveTest, NoReservationWhileTheGangWaitsForAPodWithoutAnExpectedEnd) {
   AddBlockedGang(h, {{"c2", 1, "500s"}}, /*a_runtime=*/"");
   EXPECT_THAT(Binds(h.Run(AllocateConf("{reserveGpus: 16}"), Now(10))),
               ElementsAre(Pair("ns/c2-1", "n2")));
+  // Nor without the cycle's time to plan from.
+  Harness untimed;
+  AddBlockedGang(untimed, {{"c2", 1, "500s"}});
+  EXPECT_THAT(Binds(untimed.Run(AllocateConf("{reserveGpus: 16}"), SessionOptions{})),
+              ElementsAre(Pair("ns/c2-1", "n2")));
 }
 
 TEST(ReserveTest, JobsOnNodesTheGangDoesNotNeedGoAhead) {

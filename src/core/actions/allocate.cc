@@ -31,8 +31,10 @@ class AllocateAction : public Action {
     bool has_enqueue = ssn.conf().HasAction("enqueue");
     // ParseSchedulerConf rejects bad arguments; a conf built in code falls back to Volcano's.
     AllocateOptions options = AllocateOptionsFromConf(ssn.conf()).value_or(AllocateOptions{});
+    // Reservations plan in time: without the cycle's time (SessionOptions::now_unix) there are
+    // none.
     std::optional<Reservation> reservation;
-    if (options.reserve_gpus > 0) reservation.emplace(ssn, options);
+    if (options.reserve_gpus > 0 && ssn.options().now_unix > 0) reservation.emplace(ssn, options);
     OrderedQueue<QueueInfo*> queues(
         [&ssn](QueueInfo* const& l, QueueInfo* const& r) { return ssn.QueueOrderLess(*l, *r); });
     std::map<int, OrderedQueue<JobInfo*>> jobs;

@@ -10,14 +10,17 @@
 // Rationale. Volcano's allocate skips a gang that does not fit and places the jobs behind it, so
 // a stream of small jobs can keep a large gang from ever finding enough free GPUs at once. A
 // reservation goes to the first gang in job order, asking at least reserveGpus GPUs and created
-// at least reserveAfter ago, that allocate cannot place. Its shadow time is the earliest time at
-// which it fits, computed from the expected ends of the pods now on the nodes (start time plus
-// the muster.dev/expected-runtime annotation; a pod without one is expected to run for ever, and
-// a gang that only such pods' ends would make room for gets no reservation). From then on in the
-// cycle, every job allocate comes to keeps its placements only if it is expected to end by the
-// shadow time or if the gang still fits at the shadow time with it on its nodes. Jobs ordered
-// before the gang were placed before the reservation existed. The reservation lives for one
-// cycle and is planned afresh in the next, so it follows the cluster as pods start and end.
+// at least reserveAfter ago, that cannot be placed: at the start of allocate to the first such
+// gang created before this cycle (an earlier cycle could not place it), which allocate then tries
+// before any other job; else, or once that one is placed, to the first such gang allocate fails
+// to place. Its shadow time is the earliest time at which it fits, computed from the expected
+// ends of the pods now on the nodes (start time plus the muster.dev/expected-runtime annotation;
+// a pod without one is expected to run for ever, and a gang that only such pods' ends would make
+// room for gets no reservation). While it holds, every other job allocate comes to keeps its
+// placements only if it is expected to end by the shadow time or if the gang still fits at the
+// shadow time with it on its nodes. The reservation lives for one cycle and is planned afresh in
+// the next, so it follows the cluster as pods start and end. It needs the cycle's time
+// (SessionOptions::now_unix); without it allocate holds no reservations.
 //
 // At the shadow time the gang's pods are fitted first-fit in node order over the nodes whose
 // predicates they pass (or fail only for reasons that freeing resources cures), counting
