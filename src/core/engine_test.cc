@@ -1228,6 +1228,29 @@ TEST(ReserveTest, JobsOnNodesTheGangDoesNotNeedGoAhead) {
   EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/c-1", "n3")));
 }
 
+TEST(ReserveTest, AHigherPriorityJobIsNotHeldBackByALowerOnesReservation) {
+  // g has waited since 1 and holds its reservation from the start of the cycle at 10 (tried
+  // first, it does not fit). hi (priority 1000, 500 s) would keep g from starting at 100 on n2,
+  // but a lower-priority reservation does not hold it back; lo, the same at priority 0, waits.
+  auto run = [](int32_t priority) {
+    Harness h;
+    AddBlockedGang(h, {});
+    h.Add(MakePriorityClass("high", 1000)).Add(MakePriorityClass("low", 0));
+    const char* cls = priority > 0 ? "high" : "low";
+    h.Add(MakePodGroup("ns", "c").PriorityClass(cls).Created(At(5)).Obj());
+    h.Add(MakePod("ns", "c-1")
+              .Group("c")
+              .Priority(priority)
+              .Req("cpu", "1")
+              .Gpus(1)
+              .ExpectedRuntime("500s")
+              .Obj());
+    return Binds(h.Run(AllocateConf("{reserveGpus: 16}"), Now(10)));
+  };
+  EXPECT_THAT(run(1000), ElementsAre(Pair("ns/c-1", "n2")));
+  EXPECT_THAT(run(0), IsEmpty());
+}
+
 TEST(ReserveTest, AGangThatHasWaitedIsTriedFirstAndTheJobsBeforeItLeaveItRoom) {
   // Two free nodes of 8 GPUs; c (1 GPU, created at 0) and g (2 x 8 GPUs, created at 1) wait.
   // In job order c goes first and g no longer fits. Once g has waited since an earlier cycle,

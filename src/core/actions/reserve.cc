@@ -143,7 +143,7 @@ void Reservation::Release() {
 }
 
 bool Reservation::Admit(const JobInfo& j) {
-  if (!active() || &j == gang_) return true;
+  if (!active() || &j == gang_ || j.priority > gang_->priority) return true;
   Cluster& c = ssn_.cluster();
   thread_local std::vector<const TaskInfo*> placed;
   placed.clear();

@@ -16,9 +16,10 @@
 // to place. Its shadow time is the earliest time at which it fits, computed from the expected
 // ends of the pods now on the nodes (start time plus the muster.dev/expected-runtime annotation;
 // a pod without one is expected to run for ever, and a gang that only such pods' ends would make
-// room for gets no reservation). While it holds, every other job allocate comes to keeps its
-// placements only if it is expected to end by the shadow time or if the gang still fits at the
-// shadow time with it on its nodes. The reservation lives for one cycle and is planned afresh in
+// room for gets no reservation). While it holds, every other job of the gang's priority or lower
+// that allocate comes to keeps its placements only if it is expected to end by the shadow time
+// or if the gang still fits at the shadow time with it on its nodes; a job of higher priority is
+// not held back by a lower one's reservation. The reservation lives for one cycle and is planned afresh in
 // the next, so it follows the cluster as pods start and end. It needs the cycle's time
 // (SessionOptions::now_unix); without it allocate holds no reservations.
 //
@@ -57,8 +58,8 @@ class Reservation {
   // gang gets no second one in this cycle.
   void Release();
   // Whether `j`, whose pods the open statement has just placed, may keep them: no reservation, j
-  // is the gang, j is expected to end by the shadow time, or the gang still fits at the shadow
-  // time with j where it is. When it may, j's placements are counted at the shadow
+  // is the gang or of higher priority, j is expected to end by the shadow time, or the gang still
+  // fits at the shadow time with j where it is. When it may, j's placements are counted at the shadow
   // time from then on.
   bool Admit(const JobInfo& j);
   // "waits for the reservation of <gang> (expected to start in <duration>)", for a job Admit
