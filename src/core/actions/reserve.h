@@ -19,8 +19,8 @@
 // room for gets no reservation). While it holds, every other job of the gang's priority or lower
 // that allocate comes to keeps its placements only if it is expected to end by the shadow time
 // or if the gang still fits at the shadow time with it on its nodes; a job of higher priority is
-// not held back by a lower one's reservation. The reservation lives for one cycle and is planned afresh in
-// the next, so it follows the cluster as pods start and end. It needs the cycle's time
+// not held back by a lower one's reservation. The reservation lives for one cycle and is planned
+// afresh in the next, so it follows the cluster as pods start and end. It needs the cycle's time
 // (SessionOptions::now_unix); without it allocate holds no reservations.
 //
 // At the shadow time the gang's pods are fitted first-fit in node order over the nodes whose
@@ -59,10 +59,10 @@ class Reservation {
   void Release();
   // Whether `j`, whose pods the open statement has just placed, may keep them: no reservation, j
   // is the gang or of higher priority, j is expected to end by the shadow time, or the gang still
-  // fits at the shadow time with j where it is. When it may, j's placements are counted at the shadow
-  // time from then on.
+  // fits at the shadow time with j where it is. When it may, j's placements are counted at the
+  // shadow time from then on.
   bool Admit(const JobInfo& j);
-  // "waits for the reservation of <gang> (expected to start in <duration>)", for a job Admit
+  // "waits for the reservation of <gang> (expected to fit in <seconds>s)", for a job Admit
   // turned away.
   std::string TurnedAwayReason() const;
 
