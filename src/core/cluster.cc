@@ -64,15 +64,39 @@ std::vector<int> GpuIndicesFromAnnotation(const api::Pod& pod) {
   return out;
 }
 
-}  // namespace
-
-Resources PodRequests(const api::Pod& pod) {
+Resources RawPodRequests(const api::Pod& pod) {
   Resources sum;
   for (const auto& c : pod.spec.containers) sum.Add(ContainerRequests(c));
   for (const auto& c : pod.spec.init_containers) sum.Max(ContainerRequests(c));
   sum.Add(Resources::FromList(pod.spec.overhead));
   return sum;
 }
+
+ResourceId GpuShareId() {
+  static const ResourceId id = ResourceNames::Id(kGpuShareResource);
+  return id;
+}
+
+// The share in `r` (raw requests) in milli of one device, or 0 when it is not a share.
+int64_t ShareOf(const Resources& r) {
+  int64_t v = r.Get(GpuShareId());  // thousandths of the written value
+  if (v <= 0 || v % 1000 != 0 || r.Get(kGpu) > 0) return 0;
+  int64_t milli = v / 1000;
+  return milli < 1000 ? milli : 0;
+}
+
+}  // namespace
+
+Resources PodRequests(const api::Pod& pod) {
+  Resources sum = RawPodRequests(pod);
+  if (int64_t share = ShareOf(sum); share > 0) {
+    sum.Set(GpuShareId(), 0);
+    sum.Set(kGpu, share);
+  }
+  return sum;
+}
+
+int64_t PodGpuShare(const api::Pod& pod) { return ShareOf(RawPodRequests(pod)); }
 
 const char* TaskStatusName(TaskStatus s) {
   static constexpr const char* kNames[] = {"Pending", "Allocated", "Pipelined", "Binding",
@@ -92,8 +116,17 @@ bool OccupiesNode(TaskStatus s) {
 
 int NodeInfo::FreeGpus() const {
   int n = 0;
-  for (const auto& g : gpus) n += g.holder < 0 ? 1 : 0;
+  for (const auto& g : gpus) n += g.IsFree() ? 1 : 0;
   return n;
+}
+
+bool NodeInfo::GpuDevicesFit(const TaskInfo& t) const {
+  if (t.gpu_share > 0) {
+    return std::any_of(gpus.begin(), gpus.end(),
+                       [&](const GpuDevice& g) { return g.FreeMilli() >= t.gpu_share; });
+  }
+  if (shared_devices == 0) return true;
+  return FreeGpus() >= (t.resreq.Get(kGpu) + 999) / 1000;
 }
 
 int JobInfo::ReadyTaskNum() const {
@@ -183,8 +216,13 @@ void Cluster::UpsertNode(const api::Node& api_node) {
     memory = std::atoll(it->second.c_str());
   }
   std::vector<GpuDevice> gpus(gpu_count);
+  n->shared_devices = 0;
   for (int i = 0; i < gpu_count; ++i) {
-    gpus[i] = GpuDevice{i, model, memory, i < static_cast<int>(n->gpus.size()) ? n->gpus[i].holder : -1};
+    gpus[i] = i < static_cast<int>(n->gpus.size()) ? n->gpus[i] : GpuDevice{};
+    gpus[i].index = i;
+    gpus[i].model = model;
+    gpus[i].memory_mib = memory;
+    n->shared_devices += gpus[i].shared_milli > 0 ? 1 : 0;
   }
   n->gpus = std::move(gpus);
   if (is_new) {
@@ -295,15 +333,32 @@ void Cluster::PlaceTask(TaskInfo& t, int node_id, TaskStatus status) {
   n.tasks.push_back(t.id);
   n.pod_count++;
   AccountOnNode(t, n, status, +1);
-  if (status != TaskStatus::kPipelined) {
-    bool usable = !t.gpus.empty();
-    for (int g : t.gpus) {
-      usable = usable && g < static_cast<int>(n.gpus.size()) && n.gpus[g].holder < 0;
+  if (status != TaskStatus::kPipelined) TakeGpus(t, n);
+}
+
+void Cluster::TakeGpus(TaskInfo& t, NodeInfo& n) {
+  // Devices recorded on the pod (a reload from the API) are kept while they can take it.
+  bool usable = !t.gpus.empty() && (t.gpu_share == 0 || t.gpus.size() == 1);
+  for (int g : t.gpus) {
+    usable = usable && g >= 0 && g < static_cast<int>(n.gpus.size()) &&
+             (t.gpu_share > 0 ? n.gpus[g].FreeMilli() >= t.gpu_share : n.gpus[g].IsFree());
+  }
+  if (!usable) t.gpus = ChooseGpus(t, n);
+  HoldGpus(t, n, +1);
+}
+
+void Cluster::HoldGpus(TaskInfo& t, NodeInfo& n, int sign) {
+  for (int g : t.gpus) {
+    if (g < 0 || g >= static_cast<int>(n.gpus.size())) continue;
+    GpuDevice& d = n.gpus[g];
+    if (t.gpu_share == 0) {
+      if (sign > 0) d.holder = t.id;
+      else if (d.holder == t.id) d.holder = -1;
+      continue;
     }
-    if (!usable) t.gpus = ChooseGpus(t, n);
-    for (int g : t.gpus) {
-      if (g < static_cast<int>(n.gpus.size())) n.gpus[g].holder = t.id;
-    }
+    bool was_shared = d.shared_milli > 0;
+    d.shared_milli = std::max<int64_t>(d.shared_milli + sign * t.gpu_share, 0);
+    n.shared_devices += (d.shared_milli > 0 ? 1 : 0) - (was_shared ? 1 : 0);
   }
 }
 
@@ -314,9 +369,8 @@ void Cluster::UnplaceTask(TaskInfo& t, TaskStatus status) {
   }
   NodeInfo& n = *nodes_[t.node];
   AccountOnNode(t, n, t.status, -1);
-  for (int g : t.gpus) {
-    if (g < static_cast<int>(n.gpus.size()) && n.gpus[g].holder == t.id) n.gpus[g].holder = -1;
-  }
+  // A pipelined task holds no device yet.
+  if (t.status != TaskStatus::kPipelined) HoldGpus(t, n, -1);
   t.gpus.clear();
   auto it = std::find(n.tasks.begin(), n.tasks.end(), t.id);
   if (it != n.tasks.end()) n.tasks.erase(it);
@@ -332,10 +386,7 @@ void Cluster::SetStatus(TaskInfo& t, TaskStatus status) {
     NodeInfo& n = *nodes_[t.node];
     AccountOnNode(t, n, t.status, -1);
     AccountOnNode(t, n, status, +1);
-    if (t.status == TaskStatus::kPipelined && status != TaskStatus::kPipelined) {
-      if (t.gpus.empty()) t.gpus = ChooseGpus(t, n);
-      for (int g : t.gpus) n.gpus[g].holder = t.id;
-    }
+    if (t.status == TaskStatus::kPipelined && status != TaskStatus::kPipelined) TakeGpus(t, n);
   }
   IndexStatus(t, t.status, -1);
   t.status = status;
@@ -343,11 +394,19 @@ void Cluster::SetStatus(TaskInfo& t, TaskStatus status) {
 }
 
 std::vector<int> Cluster::ChooseGpus(const TaskInfo& t, const NodeInfo& n) const {
+  if (t.gpu_share > 0) {
+    const GpuDevice* best = nullptr;
+    for (const auto& g : n.gpus) {
+      if (g.FreeMilli() >= t.gpu_share && (!best || g.FreeMilli() < best->FreeMilli())) best = &g;
+    }
+    if (!best) return {};
+    return {best->index};
+  }
   int64_t want = (t.resreq.Get(kGpu) + 999) / 1000;
   std::vector<int> out;
   for (const auto& g : n.gpus) {
     if (static_cast<int64_t>(out.size()) >= want) break;
-    if (g.holder < 0) out.push_back(g.index);
+    if (g.IsFree()) out.push_back(g.index);
   }
   return out;
 }
@@ -400,6 +459,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   t->role = LabelOrAnnotation(pod.meta, api::kTaskSpecKey);
   t->preemptable = LabelOrAnnotation(pod.meta, api::kPreemptableKey) != "false";
   t->resreq = PodRequests(pod);
+  t->gpu_share = PodGpuShare(pod);
   t->best_effort = t->resreq.IsEmpty();
   t->priority = pod.spec.priority.value_or(1);
   t->preempt_never = pod.spec.preemption_policy == "Never";
@@ -509,7 +569,15 @@ void Cluster::UpsertPodGroup(const api::PodGroup& pg) {
   j.task_min_total = 0;
   for (const auto& [role, n] : j.min_task_member) j.task_min_total += n;
   j.min_resources.reset();
-  if (pg.spec.min_resources) j.min_resources = Resources::FromList(*pg.spec.min_resources);
+  if (pg.spec.min_resources) {
+    // The members' GPU shares, summed, count as milli of nvidia.com/gpu as each pod's do.
+    Resources min = Resources::FromList(*pg.spec.min_resources);
+    if (int64_t shares = min.Get(GpuShareId()); shares > 0) {
+      min.Set(GpuShareId(), 0);
+      min.Set(kGpu, min.Get(kGpu) + shares / 1000);
+    }
+    j.min_resources = std::move(min);
+  }
   j.phase = pg.status.phase.empty() ? "Pending" : pg.status.phase;
   j.creation = pg.meta.creation_timestamp;
   RefreshJobPriority(j);

@@ -48,12 +48,25 @@ inline constexpr char kGpuIndicesAnnotation[] = "muster.dev/gpu-indices";
 // reservations (reserve.h) count on the pod's resources coming free that long after its
 // status.startTime; a running pod without it is expected to run for ever.
 inline constexpr char kExpectedRuntimeAnnotation[] = "muster.dev/expected-runtime";
+// A share of ONE GPU device, in thousandths of the device (1-999), requested as an extended
+// resource next to cpu and memory: `muster.dev/gpu-milli: 500` is half a GPU. It is what the
+// Alibaba GPU-sharing traces (openb) call gpu_milli with num_gpu 1. The engine counts a share as
+// that many milli of nvidia.com/gpu (PodRequests folds it in), so queue and node totals see half
+// a GPU; where it fits and which device it takes is decided per device (GpuDevice). A value
+// outside 1-999, or next to an nvidia.com/gpu request, is not a share: it stays an extended
+// resource of its own, which no node offers.
+inline constexpr char kGpuShareResource[] = "muster.dev/gpu-milli";
 
 struct GpuDevice {
   int index = 0;
   std::string model;
   int64_t memory_mib = 0;
-  int holder = -1;  // task id, or -1 when free
+  int holder = -1;  // the task holding the whole device, or -1
+  int64_t shared_milli = 0;  // the sum of the shares placed on it (0 while a holder has it)
+
+  bool IsFree() const { return holder < 0 && shared_milli == 0; }
+  // What a share may still take: 0 when a task holds the whole device.
+  int64_t FreeMilli() const { return holder >= 0 ? 0 : 1000 - shared_milli; }
 };
 
 struct TaskInfo {
@@ -66,7 +79,8 @@ struct TaskInfo {
   std::string group;  // PodGroup name from the annotation; empty when none
   int job = -1;
   std::string role;  // volcano.sh/task-spec, "" when none
-  Resources resreq;
+  Resources resreq;  // a GPU share counts as its milli of nvidia.com/gpu (kGpuShareResource)
+  int64_t gpu_share = 0;  // milli of one device, 1-999, for a pod that shares a GPU; else 0
   bool best_effort = false;
   int32_t priority = 1;
   bool preemptable = true;
@@ -74,7 +88,7 @@ struct TaskInfo {
   bool critical = false;  // kube-system or system-*-critical: never a victim (conformance)
   TaskStatus status = TaskStatus::kPending;
   int node = -1;
-  std::vector<int> gpus;  // device indices on `node`
+  std::vector<int> gpus;  // device indices on `node` (one for a GPU share)
   int64_t name_index = -1;  // trailing number in the pod name
   int64_t seq = 0;          // arrival order
   // How long the pod is expected to run once started (kExpectedRuntimeAnnotation), seconds; -1
@@ -103,6 +117,9 @@ struct NodeInfo {
   // they computed about the node (a score) is still current.
   uint64_t version = 0;
   std::vector<GpuDevice> gpus;
+  // Devices partly taken by shares: while none is, free whole devices are what idle
+  // nvidia.com/gpu says and no device needs looking at (GpuDevicesFit).
+  int shared_devices = 0;
   std::vector<int> tasks;  // task ids on the node
 
   // The first resource (cpu, memory, then by id) of `req` above this node's future idle
@@ -119,7 +136,14 @@ struct NodeInfo {
     r.Add(releasing).Sub(pipelined);
     return r;
   }
+  // Devices free of any task (no holder, no share).
   int FreeGpus() const;
+  // Whether the node's devices, as taken now, can give `t` what it asks: a share needs one
+  // device with that much free milli (two devices with 600m free each do not take 700m); whole
+  // GPUs need that many free devices, which only shares can make fewer than idle nvidia.com/gpu
+  // says. Resource totals (FirstShortOfFutureIdle) are checked apart; devices held by releasing
+  // tasks are not counted as coming free.
+  bool GpuDevicesFit(const TaskInfo& t) const;
 };
 
 struct QueueInfo {
@@ -165,8 +189,12 @@ struct JobInfo {
 };
 
 // Kubernetes effective requests: containers summed, init containers maxed, overhead added;
-// a resource given only in limits counts at its limit.
+// a resource given only in limits counts at its limit. A GPU share (kGpuShareResource, 1-999
+// without nvidia.com/gpu) counts as that many milli of nvidia.com/gpu.
 Resources PodRequests(const api::Pod& pod);
+// The pod's GPU share in milli of one device (kGpuShareResource), 0 when it asks for none or
+// for a value that is not a share.
+int64_t PodGpuShare(const api::Pod& pod);
 
 // One node label key's values across nodes, interned, so that filters over many nodes read a
 // small array instead of every node object: by_node[node id] is the value's index in `values`,
@@ -240,13 +268,21 @@ class Cluster {
   void UnplaceTask(TaskInfo& t, TaskStatus status);          // back to off-node
   void SetStatus(TaskInfo& t, TaskStatus status);
 
-  // GPU choice for a task on a node: the lowest-indexed free devices. Empty when the task asks
-  // for no GPU; fewer than asked when the node lacks free devices.
+  // GPU choice for a task on a node: for whole GPUs, the lowest-indexed free devices; for a
+  // share, the best fit: the device with the least free milli that still takes it, the lowest
+  // index on ties (what packs shares together and keeps whole devices free). Empty when the task
+  // asks for no GPU or the share fits no device; fewer than asked when the node lacks free
+  // devices.
   std::vector<int> ChooseGpus(const TaskInfo& t, const NodeInfo& n) const;
 
  private:
   void AccountOnNode(TaskInfo& t, NodeInfo& n, TaskStatus status, int sign);
   void IndexStatus(TaskInfo& t, TaskStatus status, int sign);
+  // Devices for t on n as it starts holding them: those recorded on it when they can take it,
+  // else ChooseGpus'; then held.
+  void TakeGpus(TaskInfo& t, NodeInfo& n);
+  // Takes (sign +1) or gives back (-1) t.gpus on n: the whole devices, or t's share of one.
+  void HoldGpus(TaskInfo& t, NodeInfo& n, int sign);
   JobInfo& EnsureJob(const std::string& ns, const std::string& name);
   // A job with neither a PodGroup nor pods is forgotten (its id is not reused), so that what
   // iterates the jobs (every session) costs what the live ones cost, not every job ever seen.

@@ -20,12 +20,20 @@ int InsufficientReasonId(ResourceId r) {
 
 namespace {
 
-// Resources against future idle first (Volcano's allocate predicate), then every plugin
-// predicate; a failure is counted in `errors`.
+// Resources against future idle first (Volcano's allocate predicate), then the node's GPU
+// devices, then every plugin predicate; a failure is counted in `errors`.
 bool Fits(Session& ssn, const TaskInfo& t, const NodeInfo& node, FitErrors& errors) {
   ResourceId short_of = node.FirstShortOfFutureIdle(t.resreq);
   if (short_of >= 0) {
     errors.SetNodeError(node.id, InsufficientReasonId(short_of));
+    return false;
+  }
+  // GPU shares: the totals fit, but one device has to take the share (and whole GPUs need
+  // devices no share has started on).
+  if (!node.GpuDevicesFit(t)) {
+    errors.SetNodeError(node.id, InsufficientReasonId(t.gpu_share > 0
+                                                          ? ResourceNames::Id(kGpuShareResource)
+                                                          : kGpu));
     return false;
   }
   PredicateStatus st = ssn.Predicate(t, node);

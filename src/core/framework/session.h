@@ -112,6 +112,10 @@ using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
 // Adds each node's score to `scores` (same order as `nodes`).
 using BatchNodeOrderFn = std::function<void(const TaskInfo&, const std::vector<const NodeInfo*>&,
                                             std::vector<double>& scores)>;
+// The devices of `node` that a task allocated there takes (indices), or empty to leave the choice
+// to the engine (Cluster::ChooseGpus). Called only for a task that asks for GPUs and fits the
+// node's idle resources and devices.
+using GpuChoiceFn = std::function<std::vector<int>(const TaskInfo&, const NodeInfo&)>;
 using JobBoolFn = std::function<bool(const JobInfo&)>;
 using JobVoteFn = std::function<int(const JobInfo&)>;
 using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
@@ -236,6 +240,11 @@ class Session {
   void AddPreemptiveFn(const std::string& p, QueueTaskBoolFn f) { preemptive_.fns[p] = std::move(f); }
   void AddPreemptableFn(const std::string& p, VictimsFn f) { preemptable_.fns[p] = std::move(f); }
   void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_.fns[p] = std::move(f); }
+  // One plugin chooses GPU devices (the gpu-* placement plugins): the first to register. Devices
+  // it returns that cannot take the task are replaced by the engine's choice.
+  void SetGpuChoiceFn(GpuChoiceFn f) {
+    if (!gpu_choice_) gpu_choice_ = std::move(f);
+  }
   void AddEventHandler(EventHandler h) { handlers_.push_back(std::move(h)); }
 
   // Combined hooks (Volcano semantics).
@@ -331,6 +340,7 @@ class Session {
   Resources total_resource_;
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
+  GpuChoiceFn gpu_choice_;
   std::vector<std::unique_ptr<Statement>> open_statements_;
   std::map<int, FitErrors> task_fit_errors_;
   std::map<int, std::string> job_fit_errors_;

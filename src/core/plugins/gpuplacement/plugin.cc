@@ -7,9 +7,10 @@
 //       arguments:
 //         gpu-fgd.weight: 10
 //
-// Each adds weight x the policy's score to every feasible node. The live engine hands out whole
-// GPUs only (Cluster::ChooseGpus: the lowest-indexed free devices), which is what every policy
-// binds for whole-GPU pods, so the policies' GPU choice needs no hook here. FGD and muster learn
+// Each adds weight x the policy's score to every feasible node, with each device's free milli
+// (GPU shares, muster.dev/gpu-milli, included), and chooses the devices a pod allocated on a node
+// takes (Session::SetGpuChoiceFn): the policy's SelectGpus, which for a GPU share is FGD's and
+// muster's least-fragmenting device, Random's drawn one, else the best fit. FGD and muster learn
 // their typical pod distribution from the pods the cluster has seen so far (every pod the
 // engine knows, placed or not), recomputed when the session opens; the simulator instead gives
 // them the distribution of its trace file.
@@ -28,7 +29,10 @@ GpuPodRequest RequestOf(const TaskInfo& t) {
   r.cpu_milli = t.resreq.Get(kCpu);
   r.memory = t.resreq.Get(kMemory);
   int64_t gpu = t.resreq.Get(kGpu);
-  if (gpu > 0) {
+  if (t.gpu_share > 0) {
+    r.gpus = 1;
+    r.gpu_milli = t.gpu_share;
+  } else if (gpu > 0) {
     r.gpus = static_cast<int>((gpu + kMilliPerGpu - 1) / kMilliPerGpu);
     r.gpu_milli = kMilliPerGpu;
   }
@@ -69,6 +73,12 @@ class GpuPlacementPlugin : public Plugin {
     auto policy = NewGpuPlacementPolicy(name_, context);
     if (!policy.ok()) return;
     policy_ = *std::move(policy);
+    ssn.SetGpuChoiceFn([this, &cluster](const TaskInfo& t, const NodeInfo& n) {
+      GpuPodRequest pod = RequestOf(t);
+      Fill(cluster, n, state_);
+      if (!Fits(pod, state_)) return std::vector<int>{};
+      return policy_->SelectGpus(pod, state_, draws_);
+    });
     ssn.AddBatchNodeOrderFn(name_, [this, &cluster](const TaskInfo& t,
                                                    const std::vector<const NodeInfo*>& nodes,
                                                    std::vector<double>& scores) {
@@ -98,7 +108,7 @@ class GpuPlacementPlugin : public Plugin {
     s.model = n.gpus.empty() ? -1 : models_.Id(n.gpus.front().model);
     s.gpu_free.resize(n.gpus.size());
     for (size_t g = 0; g < n.gpus.size(); ++g) {
-      s.gpu_free[g] = n.gpus[g].holder < 0 ? static_cast<int32_t>(kMilliPerGpu) : 0;
+      s.gpu_free[g] = static_cast<int32_t>(n.gpus[g].FreeMilli());
     }
     s.pods_by_tag.clear();
     for (int id : n.tasks) {

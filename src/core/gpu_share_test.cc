@@ -1,0 +1,249 @@
+// GPU shares (muster.dev/gpu-milli: a share of one device): what the request counts as, how the
+// cluster accounts it per device, where a session places it and what a reload from the API
+// restores.
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
+#include "core/testing/builders.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace muster::core {
+namespace {
+
+using test::MakeNode;
+using test::MakePod;
+using test::MakePodGroup;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+Resources R(test::ResourcePairs pairs) { return Resources::FromList(test::List(pairs)); }
+
+test::PodBuilder SharePod(const std::string& name, const std::string& milli) {
+  return MakePod("ns", name).Req("cpu", "1").Req(kGpuShareResource, milli);
+}
+
+// The shared milli of each device of `node`.
+std::vector<int64_t> SharedMilli(Cluster& c, const std::string& node) {
+  std::vector<int64_t> out;
+  for (const GpuDevice& g : c.FindNode(node)->gpus) out.push_back(g.shared_milli);
+  return out;
+}
+
+// A cluster and the API objects behind its pods; binds are applied as the API server would,
+// devices recorded in muster.dev/gpu-indices as the scheduler writes them.
+class ShareHarness {
+ public:
+  void Add(const api::Node& n) { cluster_.UpsertNode(n); }
+  void Add(const api::Pod& p) {
+    cluster_.UpsertPod(p);
+    pods_[p.meta.namespace_ + "/" + p.meta.name] = p;
+  }
+  void Add(const api::PodGroup& pg) { cluster_.UpsertPodGroup(pg); }
+  // A pending pod in a one-member PodGroup of its own, as the live scheduler makes for a pod
+  // without one.
+  void AddAlone(test::PodBuilder pod) {
+    api::Pod p = pod.Obj();
+    Add(MakePodGroup("ns", p.meta.name).MinMember(1).Obj());
+    Add(pod.Group(p.meta.name).Obj());
+  }
+  CycleResult Run(const SchedulerConf& conf = DefaultSchedulerConf()) {
+    CycleResult r;
+    {
+      Session ssn(cluster_, conf, SessionOptions{});
+      r = ssn.Run();
+    }
+    for (const auto& b : r.binds) {
+      api::Pod& p = pods_.at(b.pod);
+      p.spec.node_name = b.node;
+      std::string indices;
+      for (int g : b.gpus) indices += (indices.empty() ? "" : ",") + std::to_string(g);
+      p.meta.annotations[kGpuIndicesAnnotation] = indices;
+      p.status.phase = "Running";
+      cluster_.UpsertPod(p);
+      devices_[b.pod] = b.gpus;
+    }
+    return r;
+  }
+  // Device indices of the binds so far, by pod key.
+  const std::map<std::string, std::vector<int>>& devices() const { return devices_; }
+  Cluster& cluster() { return cluster_; }
+
+ private:
+  Cluster cluster_;
+  std::map<std::string, api::Pod> pods_;
+  std::map<std::string, std::vector<int>> devices_;
+};
+
+std::vector<std::string> BoundPods(const CycleResult& r) {
+  std::vector<std::string> out;
+  for (const auto& b : r.binds) out.push_back(b.pod);
+  return out;
+}
+
+// --- the request --------------------------------------------------------------------------------
+
+TEST(GpuShareRequestTest, AShareCountsAsMilliOfOneGpu) {
+  api::Pod pod = SharePod("p", "500").Obj();
+  EXPECT_EQ(PodRequests(pod), R({{"cpu", "1"}, {"nvidia.com/gpu", "500m"}}));
+  EXPECT_EQ(PodGpuShare(pod), 500);
+}
+
+TEST(GpuShareRequestTest, ValuesThatAreNoShareStayAResourceOfTheirOwn) {
+  for (const char* milli : {"1000", "1500", "1500m"}) {
+    api::Pod pod = SharePod("p", milli).Obj();
+    EXPECT_EQ(PodGpuShare(pod), 0) << milli;
+    EXPECT_EQ(PodRequests(pod).Get(kGpu), 0) << milli;
+  }
+  api::Pod both = SharePod("p", "500").Gpus(1).Obj();
+  EXPECT_EQ(PodGpuShare(both), 0);
+  EXPECT_EQ(PodRequests(both).Get(kGpu), 1000);
+}
+
+// --- accounting ---------------------------------------------------------------------------------
+
+TEST(GpuShareClusterTest, SharesOfBoundPodsAreRestoredOnTheirRecordedDevices) {
+  Cluster c;
+  c.UpsertNode(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  c.UpsertPod(SharePod("a", "300").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  c.UpsertPod(SharePod("b", "500").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(0, 800));
+  EXPECT_EQ(c.FindNode("n1")->FreeGpus(), 1);
+  EXPECT_EQ(c.FindNode("n1")->used, R({{"cpu", "2"}, {"nvidia.com/gpu", "800m"}}));
+  EXPECT_THAT(c.FindTask("ns/b")->gpus, ElementsAre(1));
+
+  // A third share does not fit device 1 any more: it is put where it fits.
+  c.UpsertPod(SharePod("c", "300").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  EXPECT_THAT(c.FindTask("ns/c")->gpus, ElementsAre(0));
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(300, 800));
+
+  c.RemovePod("ns", "b");
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(300, 300));
+  c.RemovePod("ns", "a");
+  c.RemovePod("ns", "c");
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(0, 0));
+  EXPECT_EQ(c.FindNode("n1")->FreeGpus(), 2);
+}
+
+TEST(GpuShareClusterTest, ASharedDeviceIsNotFreeForWholeGpus) {
+  Cluster c;
+  c.UpsertNode(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  c.UpsertPod(SharePod("a", "200").RunningOn("n1").Obj());
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(200, 0));
+  c.UpsertPod(MakePod("ns", "w").Req("cpu", "1").Gpus(1).RunningOn("n1").Obj());
+  EXPECT_THAT(c.FindTask("ns/w")->gpus, ElementsAre(1));
+  EXPECT_EQ(c.FindNode("n1")->gpus[1].holder, c.FindTask("ns/w")->id);
+  EXPECT_EQ(c.FindNode("n1")->gpus[1].FreeMilli(), 0);
+}
+
+TEST(GpuShareClusterTest, ANodeUpdateKeepsTheShares) {
+  Cluster c;
+  c.UpsertNode(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  c.UpsertPod(SharePod("a", "200").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  c.UpsertNode(MakeNode("n1").Cpu("8").Gpus(2).Label("zone", "z1").Obj());
+  EXPECT_THAT(SharedMilli(c, "n1"), ElementsAre(0, 200));
+  EXPECT_EQ(c.FindNode("n1")->shared_devices, 1);
+}
+
+// --- sessions -----------------------------------------------------------------------------------
+
+TEST(GpuShareSessionTest, AShareNeedsOneDeviceWithRoomNotTheNodesTotal) {
+  ShareHarness h;
+  h.Add(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  h.Add(SharePod("a", "400").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "0").Obj());
+  h.Add(SharePod("b", "400").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  // 1200m free on the node, 600m on each device.
+  h.AddAlone(SharePod("big", "700"));
+  CycleResult r = h.Run();
+  EXPECT_THAT(BoundPods(r), IsEmpty());
+
+  h.AddAlone(SharePod("fits", "600"));
+  r = h.Run();
+  EXPECT_THAT(BoundPods(r), ElementsAre("ns/fits"));
+  EXPECT_THAT(h.devices().at("ns/fits"), ElementsAre(0));  // equal room: the lower index
+  EXPECT_THAT(SharedMilli(h.cluster(), "n1"), ElementsAre(1000, 400));
+}
+
+TEST(GpuShareSessionTest, AShareGoesToTheMostUsedDeviceThatTakesIt) {
+  ShareHarness h;
+  h.Add(MakeNode("n1").Cpu("8").Gpus(3).Obj());
+  h.Add(SharePod("a", "200").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "0").Obj());
+  h.Add(SharePod("b", "600").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "2").Obj());
+  h.AddAlone(SharePod("small", "300"));
+  h.Run();
+  h.AddAlone(SharePod("larger", "500"));
+  h.Run();
+  EXPECT_THAT(h.devices().at("ns/small"), ElementsAre(2));
+  EXPECT_THAT(h.devices().at("ns/larger"), ElementsAre(0));
+  EXPECT_THAT(SharedMilli(h.cluster(), "n1"), ElementsAre(700, 0, 900));
+}
+
+TEST(GpuShareSessionTest, WholeGpusNeedDevicesNoShareHasStartedOn) {
+  ShareHarness h;
+  h.Add(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  h.Add(MakeNode("n2").Cpu("8").Gpus(1).Obj());
+  h.Add(SharePod("a", "300").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "0").Obj());
+  h.Add(SharePod("b", "300").RunningOn("n1").Annotation(kGpuIndicesAnnotation, "1").Obj());
+  h.Add(SharePod("c", "100").RunningOn("n2").Obj());
+  // n1 has 1400m free in total but no free device; n2 neither.
+  h.AddAlone(MakePod("ns", "whole").Req("cpu", "1").Gpus(1));
+  CycleResult r = h.Run();
+  EXPECT_THAT(BoundPods(r), IsEmpty());
+}
+
+TEST(GpuShareSessionTest, AGangOfSharesIsAdmittedAndPackedOntoOneDevice) {
+  ShareHarness h;
+  h.Add(MakeNode("n1").Cpu("8").Gpus(1).Obj());
+  h.Add(MakePodGroup("ns", "g").MinMember(2).MinResources(kGpuShareResource, "1000").Obj());
+  h.Add(SharePod("g-0", "500").Group("g").Obj());
+  h.Add(SharePod("g-1", "500").Group("g").Obj());
+  h.Run();  // enqueue admits; the GPU the gang needs is one device's worth
+  h.Run();
+  EXPECT_THAT(h.devices().at("ns/g-0"), ElementsAre(0));
+  EXPECT_THAT(h.devices().at("ns/g-1"), ElementsAre(0));
+  EXPECT_THAT(SharedMilli(h.cluster(), "n1"), ElementsAre(1000));
+}
+
+TEST(GpuShareSessionTest, AGpuModelIsARequiredNodeAffinityOnTheProductLabel) {
+  ShareHarness h;
+  h.Add(MakeNode("a-t4").Cpu("8").Gpus(1).Label("nvidia.com/gpu.product", "T4").Obj());
+  h.Add(MakeNode("b-v100").Cpu("8").Gpus(1).Label("nvidia.com/gpu.product", "V100M32").Obj());
+  h.AddAlone(SharePod("p", "500").RequiredNodeAffinity("nvidia.com/gpu.product", "In",
+                                                       {"V100M16", "V100M32"}));
+  CycleResult r = h.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "b-v100");
+}
+
+// With a gpu-<policy> plugin the policy chooses the device: Random draws among those that take
+// the share, where the engine's own best fit packs every share onto device 0.
+TEST(GpuShareSessionTest, AGpuPlacementPluginChoosesTheDevice) {
+  auto devices_used = [](const SchedulerConf& conf) {
+    ShareHarness h;
+    h.Add(MakeNode("n1").Cpu("16").Gpus(4).Obj());
+    for (int i = 0; i < 8; ++i) h.AddAlone(SharePod("p" + std::to_string(i), "100"));
+    h.Run(conf);
+    std::set<int> used;
+    for (const auto& [pod, gpus] : h.devices()) used.insert(gpus.begin(), gpus.end());
+    EXPECT_EQ(h.devices().size(), 8u);
+    return used;
+  };
+  EXPECT_THAT(devices_used(DefaultSchedulerConf()), ElementsAre(0));
+  absl::StatusOr<SchedulerConf> random = ParseSchedulerConf(R"(
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: proportion}, {name: gpu-random}]
+)");
+  ASSERT_TRUE(random.ok()) << random.status();
+  EXPECT_GT(devices_used(*random).size(), 1u);
+}
+
+}  // namespace
+}  // namespace muster::core
