@@ -22,6 +22,10 @@
 //            muster.dev/expected-runtime and gets status.startTime when bound, which is what
 //            the reservation plans with (the trace's durations as perfect estimates).
 //
+// A pod that shares a GPU (openb's gpu_milli < 1000 on one GPU) asks muster.dev/gpu-milli, which
+// the engine places per device; one that names GPU models (openb's gpu_spec) has a required node
+// affinity on nvidia.com/gpu.product, which every node carries with its model.
+//
 // With --placement other than spread, nodeorder gives way to the gpu-<policy> plugin. Ties between
 // nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
 // the simulator's own disciplines use), so the seed orders ties the same way in both.
@@ -60,6 +64,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr char kNamespace[] = "sim";
+constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 // Virtual time 0 as a wall-clock instant, for creation timestamps (job order): 2017-10-01.
 constexpr int64_t kEpochDays = 17440;
 
@@ -67,12 +72,32 @@ constexpr int64_t kEpochDays = 17440;
 // order, which is how the engine compares creation timestamps).
 std::string Rfc3339(int64_t seconds) { return api::FormatUnixTime(kEpochDays * 86400 + seconds); }
 
+// A GPU share asks muster.dev/gpu-milli, as a live pod would; whole GPUs nvidia.com/gpu.
 api::ResourceList PodResources(const core::GpuPodRequest& r) {
   api::ResourceList l;
   l["cpu"] = api::Quantity::FromMilli(r.cpu_milli);
   l["memory"] = api::Quantity::FromUnits(r.memory * 1024 * 1024);  // MiB
-  if (r.UsesGpu()) l[api::kGpuResource] = api::Quantity::FromUnits(r.gpus);
+  if (r.SharesGpu()) {
+    l[core::kGpuShareResource] = api::Quantity::FromUnits(r.gpu_milli);
+  } else if (r.UsesGpu()) {
+    l[api::kGpuResource] = api::Quantity::FromUnits(r.gpus);
+  }
   return l;
+}
+
+// The GPU models a pod accepts (openb's gpu_spec) as a required node affinity on the label
+// NVIDIA's GPU feature discovery sets, nvidia.com/gpu.product, which the nodes carry.
+void RequireGpuModels(const core::GpuPodRequest& r, const core::GpuModels& models, api::Pod& p) {
+  if (r.models.empty()) return;
+  api::NodeSelectorRequirement req;
+  req.key = kGpuProductLabel;
+  req.op = "In";
+  for (int m : r.models) req.values.push_back(models.Name(m));
+  api::NodeSelectorTerm term;
+  term.match_expressions.push_back(std::move(req));
+  if (!p.spec.affinity) p.spec.affinity.emplace();
+  if (!p.spec.affinity->node_affinity) p.spec.affinity->node_affinity.emplace();
+  p.spec.affinity->node_affinity->required.emplace({std::move(term)});
 }
 
 // Under fifo a session holds at most this many waiting jobs, the oldest: strict order starts a
@@ -127,7 +152,7 @@ class EngineReplayer {
       alloc["pods"] = api::Quantity::FromUnits(110);
       if (t.gpus > 0) {
         alloc[api::kGpuResource] = api::Quantity::FromUnits(t.gpus);
-        n.meta.labels["nvidia.com/gpu.product"] = t.model;
+        n.meta.labels[kGpuProductLabel] = t.model;
       }
       n.status.capacity = alloc;
       n.status.allocatable = alloc;
@@ -218,6 +243,7 @@ class EngineReplayer {
       c.name = "main";
       c.resources.requests = each;
       p.spec.containers.push_back(std::move(c));
+      if (w_.models) RequireGpuModels(rj.pod, *w_.models, p);
       p.status.phase = "Pending";
       cluster_.UpsertPod(p);
     }
@@ -428,13 +454,13 @@ core::SchedulerConf EngineConf(const ReplayOptions& options) {
 
 std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options) {
   for (const ReplayJob& j : workload.jobs) {
-    if (j.pod.SharesGpu()) {
-      return fmt::format("{} shares a GPU ({}m); the engine hands out whole GPUs", j.name,
-                         j.pod.gpu_milli);
+    const core::GpuPodRequest& r = j.pod;
+    if (r.UsesGpu() && r.gpus > 1 && r.gpu_milli < core::kMilliPerGpu) {
+      return fmt::format("{} asks {}m of each of {} GPUs; the engine shares one GPU at most",
+                         j.name, r.gpu_milli, r.gpus);
     }
-    if (!j.pod.models.empty()) {
-      return fmt::format("{} asks for a GPU model; the replay gives the engine no model constraint",
-                         j.name);
+    if (!r.models.empty() && !workload.models) {
+      return fmt::format("{} asks for a GPU model the workload does not name", j.name);
     }
   }
   return "";

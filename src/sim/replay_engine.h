@@ -29,8 +29,8 @@ ReplayResult SummariseReplay(const ReplayWorkload& workload, const ReplayOptions
 // comment says which and why).
 core::SchedulerConf EngineConf(const ReplayOptions& options);
 
-// Empty when the engine can replay this workload; otherwise why not (pods that share a GPU: the
-// engine hands out whole devices only; GPU model constraints).
+// Empty when the engine can replay this workload; otherwise why not (a pod asking part of each of
+// several GPUs: the engine shares one device at most).
 std::string EngineUnsupported(const ReplayWorkload& workload, const ReplayOptions& options);
 
 absl::StatusOr<ReplayResult> RunEngineReplay(const ReplayWorkload& workload,

@@ -76,9 +76,11 @@ else
   echo "FAIL replay: not reproducible, or no JSON fields / HTML charts"
   fail=$((fail + 1))
 fi
-expect replay-openb-modelled 0 'modelled by the simulator: volcano (' \
-  "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
+expect replay-openb-modelled 0 'modelled by the simulator: volcano (the engine was turned off)' \
+  "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --modelled --quiet
 expect replay-openb 0 'volcano   fgd          8152      0' \
+  "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
+expect replay-openb-engine 0 "through the engine's sessions: volcano" \
   "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
 expect replay-bad-scheduler 2 'unknown scheduler "slurm"; known: kube, fifo, volcano, muster' \
   "$muster" sim replay --trace $philly --scheduler slurm
