@@ -201,7 +201,8 @@ class EngineReplayer {
     }
   }
 
-  double PodGpus(int j) const { return static_cast<double>(w_.jobs[j].pod.GpuDemand()) / 1000.0; }
+  // Milli-GPUs, so that the sums of GPU shares return to exactly 0.
+  int64_t PodGpus(int j) const { return w_.jobs[j].pod.GpuDemand(); }
 
   std::string GroupName(int j, int pod) const {
     return kube_ ? fmt::format("j{:07d}-{}", j, pod) : fmt::format("j{:07d}", j);
@@ -373,12 +374,12 @@ class EngineReplayer {
 
   void Advance(double t) {
     while (next_sample_ <= t) {
-      samples_.push_back({next_sample_, busy_, held_});
+      samples_.push_back({next_sample_, busy_ / 1000.0, held_ / 1000.0});
       next_sample_ += o_.sample_seconds;
     }
     if (t > now_) {
-      tally_.busy_seconds += busy_ * (t - now_);
-      tally_.held_seconds += held_ * (t - now_);
+      tally_.busy_seconds += static_cast<double>(busy_) / 1000.0 * (t - now_);
+      tally_.held_seconds += static_cast<double>(held_) / 1000.0 * (t - now_);
       now_ = t;
     }
   }
@@ -417,7 +418,7 @@ class EngineReplayer {
   std::priority_queue<Running, std::vector<Running>, std::greater<Running>> running_;
   bool freed_ = false;
   ReplayTally tally_;
-  double busy_ = 0, held_ = 0;
+  int64_t busy_ = 0, held_ = 0;  // milli-GPUs running jobs, and held by jobs not running
   double now_ = 0, next_sample_ = 0;
   int64_t sessions_ = 0;
   std::vector<ReplayResult::Sample> samples_;

@@ -219,6 +219,7 @@ TEST(ReplayTest, GpuSharesAndGpuModelsRunThroughTheEngine) {
     EXPECT_EQ(r.engine_note, "") << DisciplineName(d);
     EXPECT_EQ(r.finished, 5) << DisciplineName(d);
     EXPECT_EQ(r.waits, (std::vector<double>{0, 10, 0, 0, 10})) << DisciplineName(d);
+    EXPECT_EQ(r.idle_held_gpu_hours, 0) << DisciplineName(d);  // one-pod jobs hold nothing idle
   }
   // Strict order: b holds everything behind it until a leaves; then e waits for c and d.
   ReplayResult fifo = Replay(w, Discipline::kFifo);
