@@ -714,6 +714,33 @@ TEST(GangTest, PendingGroupWithoutPodsYetIsEnqueuedWithoutACondition) {
   }
 }
 
+// Without enqueue in the conf, allocate admits Pending groups itself (Volcano's allocate sets them
+// Inqueue when no enqueue action is configured). That must include a Volcano Job's group that has
+// no pods yet, or its controller never creates them and the job waits for ever.
+TEST(GangTest, WithoutEnqueueAllocateAdmitsAGroupThatHasNoPodsYet) {
+  Harness h;
+  AddGpuNodes(h, 2, 1);
+  h.Add(MakePodGroup("ns", "job").MinMember(2).MinTaskMember("trainer", 2).Obj());
+  CycleResult r = h.Run(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}, {name: nodeorder}]
+)");
+  EXPECT_EQ(Phase(r, "ns/job"), "Inqueue");
+  // Its pods, once created, are placed in the next cycle.
+  h.Add(MakePod("ns", "job-trainer-0").Group("job").Role("trainer").Req("cpu", "1").Gpus(1).Obj());
+  h.Add(MakePod("ns", "job-trainer-1").Group("job").Role("trainer").Req("cpu", "1").Gpus(1).Obj());
+  r = h.Run(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}, {name: nodeorder}]
+)");
+  EXPECT_EQ(Binds(r).size(), 2u);
+  EXPECT_EQ(Phase(r, "ns/job"), "Running");
+}
+
 TEST(GangTest, GpuDevicesInBindsAreDistinctPerNodeAndAvoidHeldDevices) {
   Harness h;
   AddGpuNodes(h, 2, 8);

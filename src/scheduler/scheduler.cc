@@ -16,6 +16,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "common/parallel.h"
+#include "core/actions/reserve.h"
 #include "core/framework/session.h"
 #include "fmt/format.h"
 #include "scheduler/backoff.h"
@@ -521,7 +522,14 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   cycle.session_id = fmt::format("{}-{}", session_prefix, ++session_seq);
   cycle.start_node_index = next_start_node;
   cycle.now_unix = static_cast<int64_t>(std::time(nullptr));
-  cycle.hold_back = [this, start](const core::JobInfo& j) {
+  // Strict FIFO waits for its head, and a reservation needs its gang in the session: under
+  // allocate's strictOrder no gang is backed off, and with reserveGpus none that would get one.
+  const core::AllocateOptions allocate =
+      core::AllocateOptionsFromConf(conf.conf()).value_or(core::AllocateOptions{});
+  cycle.hold_back = [this, start, allocate](const core::JobInfo& j) {
+    if (allocate.strict_order || core::AsksForReservation(mirror.cluster(), j, allocate)) {
+      return false;
+    }
     return backoff.HeldBack(j.key, start);
   };
   core::CycleResult result = scheduler::RunCycle(mirror, conf.conf(), cycle);

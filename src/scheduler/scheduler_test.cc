@@ -297,6 +297,26 @@ class SchedulerTest : public testing::Test {
               "2");
   }
 
+  // Starts the scheduler with `allocate, backfill`, allocate's `arguments` and backoffs so long
+  // that a gang backed off sits out the rest of the test; returns once GangOfTwo's group is
+  // admitted (and so tried).
+  void StartWithAllocateArguments(const std::string& arguments) {
+    std::string conf = dir_ + "/volcano-scheduler.conf";
+    std::ofstream(conf) << "actions: \"allocate, backfill\"\n"
+                           "tiers:\n- plugins: [{name: priority}, {name: gang}]\n"
+                           "- plugins: [{name: predicates}, {name: nodeorder}]\n"
+                           "configurations:\n- name: allocate\n  arguments: "
+                        << arguments << "\n";
+    SchedulerOptions o = FastOptions();
+    o.conf_path = conf;
+    o.backoff_initial = 10min;
+    o.backoff_max = 10min;
+    StartScheduler(o);
+    ASSERT_TRUE(WaitFor([&] {
+      return Str(At(GetPodGroup("pg"), {"status", "phase"})) == "Inqueue";
+    }));
+  }
+
   std::string dir_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> admin_;   // the test's own client (kubectl's role)
@@ -572,6 +592,66 @@ TEST_F(SchedulerTest, ConfigurationFileIsReloadedWhenItChanges) {
          "predicates\n";
   ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
   EXPECT_GE(scheduler_->Stats().conf_reloads, 1u);
+}
+
+// With allocate's reserveGpus a gang that would get a reservation is never backed off: held back
+// it would be out of the session, and the jobs behind it would take the room it waits for.
+TEST_F(SchedulerTest, AGangDueAReservationIsNotBackedOffAndKeepsItsRoom) {
+  TwoOneGpuNodes();
+  // n1's GPU is taken for another hour; n2's is free.
+  json::object holder = Pod("holder", "", "", 1, "n1");
+  holder["metadata"].as_object()["annotations"] =
+      json::object{{"muster.dev/expected-runtime", "1h"}};
+  Create(client::Pods(), "default", holder);
+  GangOfTwo();
+  StartWithAllocateArguments("{reserveGpus: 2}");
+  uint64_t cycles = scheduler_->Stats().cycles;
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->Stats().cycles >= cycles + 3; }));
+  // Creation times count whole seconds: a job created in the gang's second could sort ahead of it.
+  std::this_thread::sleep_for(1100ms);
+
+  // A one-GPU job of two hours: on n2 it would hold the gang back an hour longer.
+  Create(client::PodGroups(), "default", PodGroup("small", 1, "ml"));
+  json::object small = Pod("small-0", "volcano", "small", 1);
+  small["metadata"].as_object()["annotations"].as_object()["muster.dev/expected-runtime"] = "2h";
+  Create(client::Pods(), "default", small);
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(ConditionOf(GetPodGroup("small"), "Unschedulable").if_contains("message"))
+               .find("waits for the reservation of default/pg") != std::string::npos;
+  })) << boost::json::serialize(GetPodGroup("small"));
+  EXPECT_FALSE(Bound("small-0"));
+
+  // The holder leaves: the gang takes both GPUs.
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(admin_->Delete(client::Pods(), "default", "holder", now).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  EXPECT_FALSE(Bound("small-0"));
+}
+
+// Under allocate's strictOrder nothing is backed off: a head that waits its backoff out would let
+// the jobs behind it go first.
+TEST_F(SchedulerTest, UnderStrictOrderTheHeadIsNotBackedOffAndNothingPassesIt) {
+  TwoOneGpuNodes();
+  Create(client::Pods(), "default", Pod("holder", "", "", 1, "n1"));
+  GangOfTwo();
+  StartWithAllocateArguments("{strictOrder: true}");
+  std::this_thread::sleep_for(1100ms);  // the next job is created in a later second
+
+  Create(client::PodGroups(), "default", PodGroup("small", 1, "ml"));
+  Create(client::Pods(), "default", Pod("small-0", "volcano", "small", 1));
+  ASSERT_TRUE(WaitFor([&] {
+    return Str(At(GetPodGroup("small"), {"status", "phase"})) == "Inqueue";
+  }));
+  uint64_t cycles = scheduler_->Stats().cycles;
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->Stats().cycles >= cycles + 5; }));
+  EXPECT_FALSE(Bound("small-0")) << "n2 is free, but the gang ahead of it waits";
+
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(admin_->Delete(client::Pods(), "default", "holder", now).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
+  EXPECT_FALSE(Bound("small-0"));
 }
 
 TEST_F(SchedulerTest, ABadConfigurationFileAtStartIsAnError) {

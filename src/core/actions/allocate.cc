@@ -6,7 +6,8 @@
 // Arguments of muster's own (configurations: [{name: allocate, arguments: {...}}]):
 //   strictOrder: true   strict FIFO per queue: the first job in job order that cannot be placed,
 //                       or that enqueue has not admitted, stops its queue; nothing behind it goes
-//                       first (jobs the adapter holds back are passed over, not waited for).
+//                       first (a job the caller holds back, SessionOptions::hold_back, is
+//                       passed over: the live scheduler backs off no job under strictOrder).
 //   reserveGpus: N      a reservation for the first gang of at least N GPUs that cannot be placed
 //   reserveAfter: 10m   (once its PodGroup is that old): the jobs after it keep their placements
 //                       only if they do not delay it (reserve.h).
@@ -39,6 +40,17 @@ class AllocateAction : public Action {
         [&ssn](QueueInfo* const& l, QueueInfo* const& r) { return ssn.QueueOrderLess(*l, *r); });
     std::map<int, OrderedQueue<JobInfo*>> jobs;
     for (JobInfo* j : ssn.jobs()) {
+      if (j->IsPending() && j->tasks.empty()) {
+        // A Volcano Job's group without pods yet (held back from the actions): its controller
+        // creates them once the group is Inqueue. Without enqueue in the conf, allocate admits
+        // it as it admits any Pending job below, or the job would wait for ever.
+        const bool backing_off = ssn.options().hold_back && ssn.options().hold_back(*j);
+        if (!has_enqueue && !backing_off && (!j->min_resources || ssn.JobEnqueueable(*j))) {
+          ssn.JobEnqueued(*j);
+          j->phase = "Inqueue";
+        }
+        continue;
+      }
       if (ssn.HeldBack(*j)) continue;
       if (j->IsPending()) {
         if (has_enqueue || (j->min_resources && !ssn.JobEnqueueable(*j))) {

@@ -24,11 +24,17 @@ Reservation::Reservation(Session& ssn, const AllocateOptions& options)
   }
 }
 
-bool Reservation::Wants(const JobInfo& j) const {
-  if (active() || options_.reserve_gpus <= 0 || &j == released_) return false;
+bool AsksForReservation(const Cluster& cluster, const JobInfo& j, const AllocateOptions& options) {
+  if (options.reserve_gpus <= 0) return false;
   int64_t gpus = 0;
-  for (int tid : j.tasks) gpus += ssn_.cluster().task(tid).resreq.Get(kGpu);
-  if (static_cast<double>(gpus) < options_.reserve_gpus * 1000) return false;
+  for (int tid : j.tasks) gpus += cluster.task(tid).resreq.Get(kGpu);
+  return static_cast<double>(gpus) >= options.reserve_gpus * 1000;
+}
+
+bool Reservation::Wants(const JobInfo& j) const {
+  if (active() || &j == released_ || !AsksForReservation(ssn_.cluster(), j, options_)) {
+    return false;
+  }
   if (options_.reserve_after_seconds > 0) {
     std::optional<int64_t> created = api::ParseUnixTime(j.creation);
     if (!created || now_ - static_cast<double>(*created) < options_.reserve_after_seconds) {

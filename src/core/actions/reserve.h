@@ -35,6 +35,12 @@
 
 namespace muster::core {
 
+// Whether `j` asks for at least options.reserve_gpus GPUs over all its pods, so that it gets a
+// reservation when allocate cannot place it (reserveAfter aside). False when reservations are off.
+// The live scheduler keeps such gangs out of its backoff: a backed-off gang is not in the
+// session, and would lose its reservation for as long as it waits.
+bool AsksForReservation(const Cluster& cluster, const JobInfo& j, const AllocateOptions& options);
+
 // One cycle's reservation. Not thread-safe; lives within one allocate.
 class Reservation {
  public:
