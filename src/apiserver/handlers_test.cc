@@ -4,6 +4,7 @@
 
 #include "apiserver/handlers.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -19,6 +20,8 @@
 
 namespace muster::apiserver {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace json = boost::json;
 
@@ -216,6 +219,30 @@ TEST_F(HandlersTest, PatchTypes) {
   EXPECT_EQ(
       Call("PATCH", std::string(kPods) + "/missing", "{}", "application/merge-patch+json").status,
       404);
+}
+
+// kube-apiserver cannot store an object past etcd's request limit (1.5 MiB by default); neither
+// can muster's store. A write that would grow one past it is a 413 that changes nothing, where it
+// used to be stored, and each patch that doubled a field made every later write slower.
+TEST_F(HandlersTest, AWriteThatGrowsAnObjectPastTheLimitIs413AndChangesNothing) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  ASSERT_EQ(Call("POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}})")
+                .status,
+            201);
+  const std::string mib(1 << 20, 'x');
+  auto first = Call("PATCH", cms + "/c", R"({"data":{"a":")" + mib + R"("}})",
+                    "application/merge-patch+json");
+  ASSERT_EQ(first.status, 200) << first.body.substr(0, 300);
+  auto second = Call("PATCH", cms + "/c", R"({"data":{"b":")" + mib + R"("}})",
+                     "application/merge-patch+json");
+  ASSERT_EQ(second.status, 413) << second.body.substr(0, 300);
+  EXPECT_EQ(Body(second).at("reason").as_string(), "RequestEntityTooLarge");
+  EXPECT_THAT(std::string(Body(second).at("message").as_string()),
+              HasSubstr("more than the limit of 1572864"));
+  json::value live = Body(Call("GET", cms + "/c"));
+  EXPECT_FALSE(live.at("data").as_object().contains("b"));
+  EXPECT_EQ(live.at("metadata").at("resourceVersion"),
+            Body(first).at("metadata").at("resourceVersion"));
 }
 
 TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {

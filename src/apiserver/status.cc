@@ -124,6 +124,10 @@ ApiError TooLarge(size_t limit_bytes) {
               fmt::format("Request entity too large: limit is {}", limit_bytes));
 }
 
+ApiError ObjectTooLarge(std::string message) {
+  return Make(413, "RequestEntityTooLarge", "Request entity too large: " + message);
+}
+
 ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic) {
   std::string accepted =
       allow_strategic ? "application/json-patch+json, application/merge-patch+json, "

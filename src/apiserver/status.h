@@ -53,6 +53,8 @@ ApiError ModifiedConflict(std::string_view resource, std::string_view name);
 ApiError Gone(std::string message);     // 410 reason Gone
 ApiError Expired(std::string message);  // 410 reason Expired
 ApiError TooLarge(size_t limit_bytes);  // 413
+// 413 for an object the store will not hold (store::StoreOptions::max_object_bytes).
+ApiError ObjectTooLarge(std::string message);
 ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic);
 ApiError NotAcceptable(std::string message);
 // 415 for a request body (not a patch) in a format the server does not read.

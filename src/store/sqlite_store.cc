@@ -314,6 +314,12 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
     absl::StatusOr<Stamped> stamped = op.kind == OpKind::kDelete ? Restamp(key, *current, revision)
                                                                  : Stamp(key, op.object, revision);
     if (!stamped.ok()) return stamped.status();
+    if (op.kind != OpKind::kDelete && options_.max_object_bytes > 0 &&
+        stamped->json->size() > options_.max_object_bytes) {
+      return absl::ResourceExhaustedError(
+          fmt::format("{}: the object is {} bytes, more than the limit of {}", KeyText(key),
+                      stamped->json->size(), options_.max_object_bytes));
+    }
     planned.state = Entry{.revision = revision, .json = stamped->json, .parsed = stamped->parsed};
     planned.parsed = std::move(stamped->parsed);
     pending[{key.resource, key.ns, key.name}] =

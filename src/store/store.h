@@ -80,6 +80,10 @@ struct StoreOptions {
   // (SIGKILL, crash) and the database is never corrupted, but a power loss may drop the last
   // commits; writes run at memory speed.
   bool fsync_every_commit = false;
+  // The largest object a create or update may store, serialised: 1.5 MiB, etcd's default
+  // --max-request-bytes, so that what kube-apiserver refuses is refused here too. A larger one
+  // fails its whole commit with ResourceExhausted. 0: no limit.
+  size_t max_object_bytes = 1536 * 1024;
 };
 
 class Store {

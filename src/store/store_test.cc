@@ -321,6 +321,33 @@ TEST(StoreTest, FailedCommitAppliesNothingInMemoryOrOnDisk) {
   EXPECT_EQ(MustCommitOne(*reopened, CreatePod("b")), 2);
 }
 
+TEST(StoreTest, AnObjectOverTheSizeLimitFailsItsCommitWhole) {
+  TempDir dir;
+  StoreOptions options;
+  options.max_object_bytes = 4096;
+  auto opened = Store::Open(dir.File("db"), options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  ASSERT_EQ(MustCommitOne(store, CreatePod("a")), 1);
+
+  boost::json::value big = MakePod("big").Obj();
+  big.as_object()["metadata"].as_object()["annotations"] =
+      boost::json::object{{"blob", std::string(5000, 'x')}};
+  absl::Status refused = CommitStatus(store, {CreatePod("b"), Create(PodKey("big"), big)});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("more than the limit of 4096"));
+  absl::Status grown = CommitStatus(store, {Update(PodKey("a"), big, 1)});
+  EXPECT_EQ(grown.code(), absl::StatusCode::kResourceExhausted) << grown;
+
+  EXPECT_EQ(store.Get(PodKey("b")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Get(PodKey("a"))->revision, 1);
+  EXPECT_EQ(store.Revision(), 1);
+  // Below the limit, the same object is stored.
+  big.as_object()["metadata"].as_object()["annotations"] =
+      boost::json::object{{"blob", std::string(3000, 'x')}};
+  EXPECT_TRUE(CommitStatus(store, {Create(PodKey("big"), big)}).ok());
+}
+
 TEST(StoreTest, ObjectsAndRevisionSurviveReopen) {
   TempDir dir;
   const std::string path = dir.File("db");
