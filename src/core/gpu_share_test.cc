@@ -2,7 +2,9 @@
 // cluster accounts it per device, where a session places it and what a reload from the API
 // restores.
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -71,8 +73,15 @@ class ShareHarness {
     }
     return r;
   }
+  void Remove(const std::string& key) {
+    const api::Pod p = pods_.at(key);
+    pods_.erase(key);
+    cluster_.RemovePod(p.meta.namespace_, p.meta.name);
+  }
   // Device indices of the binds so far, by pod key.
   const std::map<std::string, std::vector<int>>& devices() const { return devices_; }
+  // The pods as the API server holds them, by key.
+  const std::map<std::string, api::Pod>& pods() const { return pods_; }
   Cluster& cluster() { return cluster_; }
 
  private:
@@ -243,6 +252,104 @@ tiers:
 )");
   ASSERT_TRUE(random.ok()) << random.status();
   EXPECT_GT(devices_used(*random).size(), 1u);
+}
+
+// --- invariants over random workloads ----------------------------------------------------------
+
+// Per device of one node: the shares bound to it, and the pods that hold it whole.
+struct DeviceUse {
+  int64_t shared = 0;
+  std::vector<std::string> whole;
+};
+using DeviceBooks = std::map<std::string, std::map<int, DeviceUse>>;
+
+// What the bound pods' recorded devices (muster.dev/gpu-indices) say each device carries. Fails
+// unless each pod was given one device for a share, one per GPU otherwise.
+DeviceBooks BooksFromPods(const std::map<std::string, api::Pod>& pods) {
+  DeviceBooks books;
+  for (const auto& [key, p] : pods) {
+    if (p.spec.node_name.empty()) continue;
+    const std::string& indices = p.meta.annotations.at(kGpuIndicesAnnotation);
+    const int64_t share = PodGpuShare(p);
+    int64_t given = 0;
+    for (size_t at = 0; at < indices.size(); ++given) {
+      size_t end = std::min(indices.find(',', at), indices.size());
+      DeviceUse& use = books[p.spec.node_name][std::stoi(indices.substr(at, end - at))];
+      if (share > 0) use.shared += share; else use.whole.push_back(key);
+      at = end + 1;
+    }
+    EXPECT_EQ(given, share > 0 ? 1 : PodRequests(p).Get(kGpu) / 1000) << key;
+  }
+  return books;
+}
+
+// Fails unless no device carries more than 1000 milli or a whole-GPU pod beside anything, and
+// the cluster's devices carry what the pods say (shares summed, the whole holder).
+void ExpectDevicesMatch(Cluster& c, const DeviceBooks& books, const std::string& when) {
+  for (int id : c.NodeIds()) {
+    const NodeInfo& n = c.node(id);
+    for (const GpuDevice& g : n.gpus) {
+      DeviceUse use;
+      if (auto it = books.find(n.name); it != books.end()) {
+        if (auto d = it->second.find(g.index); d != it->second.end()) use = d->second;
+      }
+      std::string where = when + ": " + n.name + " device " + std::to_string(g.index);
+      EXPECT_LE(use.shared, 1000) << where;
+      EXPECT_LE(use.whole.size(), 1u) << where;
+      EXPECT_TRUE(use.whole.empty() || use.shared == 0) << where;
+      EXPECT_EQ(g.shared_milli, use.shared) << where;
+      EXPECT_EQ(g.holder < 0 ? "" : c.task(g.holder).key, use.whole.empty() ? "" : use.whole[0])
+          << where;
+    }
+  }
+}
+
+TEST(GpuSharePropertyTest, NoDeviceOverfilledAndAReloadRestoresTheDevices) {
+  const std::vector<const char*> shares = {"100", "250", "300", "500", "700", "900"};
+  int bound = 0;
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    auto draw = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+    ShareHarness h;
+    std::vector<api::Node> nodes;
+    for (int i = 0; i < 4; ++i) {
+      nodes.push_back(MakeNode("n" + std::to_string(i)).Cpu("64").Gpus(1 + draw(4)).Obj());
+      h.Add(nodes.back());
+    }
+    int next = 0;
+    for (int round = 0; round < 8; ++round) {
+      for (int k = draw(6); k >= 0; --k) {
+        std::string name = "p" + std::to_string(next++);
+        if (draw(10) < 7) {
+          h.AddAlone(SharePod(name, shares[draw(static_cast<int>(shares.size()))]));
+        } else {
+          h.AddAlone(MakePod("ns", name).Req("cpu", "1").Gpus(1 + draw(2)));
+        }
+      }
+      h.Run();
+      std::string when = "seed " + std::to_string(seed) + " round " + std::to_string(round);
+      DeviceBooks books = BooksFromPods(h.pods());
+      ExpectDevicesMatch(h.cluster(), books, when);
+
+      // The scheduler restarting: the same objects read back into a fresh cluster.
+      Cluster reloaded;
+      for (const api::Node& n : nodes) reloaded.UpsertNode(n);
+      for (const auto& [key, p] : h.pods()) {
+        if (!p.spec.node_name.empty()) reloaded.UpsertPod(p);
+      }
+      ExpectDevicesMatch(reloaded, books, when + " reloaded");
+
+      std::vector<std::string> running;
+      for (const auto& [key, p] : h.pods()) {
+        if (!p.spec.node_name.empty()) running.push_back(key);
+      }
+      for (const std::string& key : running) {
+        if (draw(3) == 0) h.Remove(key);
+      }
+    }
+    bound += static_cast<int>(h.devices().size());
+  }
+  EXPECT_GT(bound, 200);  // the workloads do bind, shares beside each other included
 }
 
 }  // namespace
