@@ -20,6 +20,8 @@ using StringMap = std::map<std::string, std::string>;
 using ResourceList = std::map<std::string, Quantity>;
 
 inline constexpr char kGpuResource[] = "nvidia.com/gpu";
+// A share of one GPU device in thousandths (1-999), an extended resource (core/cluster.h).
+inline constexpr char kGpuShareResource[] = "muster.dev/gpu-milli";
 inline constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 inline constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
 inline constexpr char kPreemptableKey[] = "volcano.sh/preemptable";

@@ -55,7 +55,7 @@ inline constexpr char kExpectedRuntimeAnnotation[] = "muster.dev/expected-runtim
 // a GPU; where it fits and which device it takes is decided per device (GpuDevice). A value
 // outside 1-999, or next to an nvidia.com/gpu request, is not a share: it stays an extended
 // resource of its own, which no node offers.
-inline constexpr char kGpuShareResource[] = "muster.dev/gpu-milli";
+using api::kGpuShareResource;
 
 struct GpuDevice {
   int index = 0;

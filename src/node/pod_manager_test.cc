@@ -361,6 +361,21 @@ TEST_F(PodManagerTest, EnvironmentAndGpusAreWhatThePodSays) {
   EXPECT_EQ(Log("nogpu", "main"), "NV=void CUDA=[]\n");
 }
 
+TEST_F(PodManagerTest, PodsSharingAGpuBothSeeTheDeviceTheSchedulerRecorded) {
+  StartManager();
+  for (const char* name : {"half-a", "half-b"}) {
+    manager_->Upsert(PodBuilder(name).Node("proc")
+                         .Annotation("muster.dev/gpu-indices", "1")
+                         .Shell("main", "echo NV=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES",
+                                R"({"resources":{"requests":{"muster.dev/gpu-milli":500}}})")
+                         .Obj());
+  }
+  sink_.WaitPhase("half-a", "Succeeded");
+  sink_.WaitPhase("half-b", "Succeeded");
+  EXPECT_EQ(Log("half-a", "main"), "NV=1 CUDA=1\n");
+  EXPECT_EQ(Log("half-b", "main"), "NV=1 CUDA=1\n");
+}
+
 TEST_F(PodManagerTest, GpusWithoutTheAnnotationAreTheLowestFreeOnes) {
   StartManager();
   manager_->Upsert(PodBuilder("a").Node("proc")

@@ -129,6 +129,13 @@ std::map<std::string, int> DeviceCounts(const json::object& container) {
     }
   }
   std::erase_if(counts, [](const auto& c) { return c.second == 0; });
+  // A GPU share is part of one device, the one the scheduler recorded: the container sees it.
+  if (!counts.contains(api::kGpuResource)) {
+    for (const char* kind : {"requests", "limits"}) {
+      std::optional<Quantity> q = ResourceOf(container, kind, api::kGpuShareResource);
+      if (q && q->MilliValue() > 0) counts[api::kGpuResource] = 1;
+    }
+  }
   return counts;
 }
 
