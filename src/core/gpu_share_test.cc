@@ -102,6 +102,10 @@ TEST(GpuShareRequestTest, AShareCountsAsMilliOfOneGpu) {
   api::Pod pod = SharePod("p", "500").Obj();
   EXPECT_EQ(PodRequests(pod), R({{"cpu", "1"}, {"nvidia.com/gpu", "500m"}}));
   EXPECT_EQ(PodGpuShare(pod), 500);
+  // As Kubernetes wants extended resources: in limits, which stand in for the request.
+  api::Pod limited = MakePod("ns", "l").Limit(kGpuShareResource, "250").Obj();
+  EXPECT_EQ(PodRequests(limited), R({{"nvidia.com/gpu", "250m"}}));
+  EXPECT_EQ(PodGpuShare(limited), 250);
 }
 
 TEST(GpuShareRequestTest, ValuesThatAreNoShareStayAResourceOfTheirOwn) {
