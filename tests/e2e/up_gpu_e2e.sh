@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: `muster up` without a cluster file offers this machine's GPUs as NVML reports them
 # (here the project's fake NVML, through the same dlopen code), and a process pod gets the GPU
-# the scheduler chose in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES.
+# the scheduler chose in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES, a GPU share included.
 # One PASS/FAIL line per check; exit 0 only when nothing failed, 77 when kubectl is missing.
 #
 # Usage: up_gpu_e2e.sh MUSTER_BINARY FAKE_NVML_DIR
@@ -63,6 +63,43 @@ k delete pod gpu-0 --wait=true >/dev/null 2>&1
 if wait_phase gpu-2 Running; then ok "the freed GPU goes to the waiting pod"; else bad "the freed GPU goes to the waiting pod" "Running" "$(k get pod gpu-2 -o wide 2>&1)"; fi
 sleep 1
 expect "... which gets GPU 0" "cuda=0 nvidia=0" k logs gpu-2
+
+# GPU shares (muster.dev/gpu-milli, a part of one device): 600m each go to two devices; 700m then
+# fits no device though 800m are free in all; 400m shares the first one's device and sees it.
+k delete pod gpu-1 gpu-2 --wait=true >/dev/null 2>&1
+share_pod() {
+  cat <<P | k apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: main
+      image: none
+      command: ["/bin/sh", "-c", "echo cuda=\$CUDA_VISIBLE_DEVICES; sleep 30"]
+      resources: {limits: {muster.dev/gpu-milli: $2}}
+P
+}
+share_pod share-a 600
+wait_phase share-a Running
+share_pod share-b 600
+wait_phase share-b Running
+share_pod share-c 700
+share_pod share-d 400
+wait_phase share-d Running
+sleep 1
+a=$(k logs share-a) b=$(k logs share-b) d=$(k logs share-d)
+if [ "$a" = "$d" ] && [ "$a" != "$b" ] && grep -q "cuda=[01]" <<<"$a$b"; then
+  ok "GPU shares: 600m on each device, 400m beside the first and seeing its device"
+else
+  bad "GPU shares: 600m on each device, 400m beside the first and seeing its device" \
+    "a = d != b" "a=$a b=$b d=$d"
+fi
+expect_eq "a 700m share waits: no single device has room" "Pending" \
+  k get pod share-c -o jsonpath='{.status.phase}'
+expect "... and says so" "0/1 nodes are available: 1 Insufficient muster.dev/gpu-milli." \
+  k get events --field-selector involvedObject.name=share-c
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
