@@ -393,6 +393,24 @@ void Cluster::SetStatus(TaskInfo& t, TaskStatus status) {
   IndexStatus(t, t.status, +1);
 }
 
+bool Cluster::GpuDevicesFitOnceReleased(const TaskInfo& t, const NodeInfo& n) const {
+  if (t.gpu_share == 0 && n.shared_devices == 0) return true;
+  std::vector<int64_t> free(n.gpus.size());
+  for (size_t g = 0; g < n.gpus.size(); ++g) free[g] = n.gpus[g].FreeMilli();
+  for (int id : n.tasks) {
+    const TaskInfo& o = *tasks_[id];
+    if (o.status != TaskStatus::kReleasing) continue;
+    for (int g : o.gpus) {
+      if (g < 0 || g >= static_cast<int>(free.size())) continue;
+      free[g] = std::min<int64_t>(free[g] + (o.gpu_share > 0 ? o.gpu_share : 1000), 1000);
+    }
+  }
+  if (t.gpu_share > 0) {
+    return std::any_of(free.begin(), free.end(), [&](int64_t f) { return f >= t.gpu_share; });
+  }
+  return std::count(free.begin(), free.end(), 1000) >= (t.resreq.Get(kGpu) + 999) / 1000;
+}
+
 std::vector<int> Cluster::ChooseGpus(const TaskInfo& t, const NodeInfo& n) const {
   if (t.gpu_share > 0) {
     const GpuDevice* best = nullptr;

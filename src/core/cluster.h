@@ -268,6 +268,10 @@ class Cluster {
   void UnplaceTask(TaskInfo& t, TaskStatus status);          // back to off-node
   void SetStatus(TaskInfo& t, TaskStatus status);
 
+  // NodeInfo::GpuDevicesFit once the node's releasing tasks are gone: their devices, or their
+  // shares of one, count as free. What preemption, which evicts and then waits, checks.
+  bool GpuDevicesFitOnceReleased(const TaskInfo& t, const NodeInfo& n) const;
+
   // GPU choice for a task on a node: for whole GPUs, the lowest-indexed free devices; for a
   // share, the best fit: the device with the least free milli that still takes it, the lowest
   // index on ties (what packs shares together and keeps whole devices free). Empty when the task

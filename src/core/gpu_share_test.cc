@@ -48,6 +48,7 @@ class ShareHarness {
     pods_[p.meta.namespace_ + "/" + p.meta.name] = p;
   }
   void Add(const api::PodGroup& pg) { cluster_.UpsertPodGroup(pg); }
+  void Add(const api::PriorityClass& pc) { cluster_.UpsertPriorityClass(pc); }
   // A pending pod in a one-member PodGroup of its own, as the live scheduler makes for a pod
   // without one.
   void AddAlone(test::PodBuilder pod) {
@@ -71,6 +72,7 @@ class ShareHarness {
       cluster_.UpsertPod(p);
       devices_[b.pod] = b.gpus;
     }
+    for (const auto& e : r.evictions) Remove(e.pod);
     return r;
   }
   void Remove(const std::string& key) {
@@ -232,6 +234,39 @@ TEST(GpuShareSessionTest, AGpuModelIsARequiredNodeAffinityOnTheProductLabel) {
   CycleResult r = h.Run();
   ASSERT_EQ(r.binds.size(), 1u);
   EXPECT_EQ(r.binds[0].node, "b-v100");
+}
+
+// 800m are free on the node, 400m on each device: a 700m share of high priority needs a device
+// freed, not just the total, so preempt evicts the low-priority share on device 0.
+TEST(GpuShareSessionTest, PreemptionFreesADeviceForAShare) {
+  absl::StatusOr<SchedulerConf> preempt = ParseSchedulerConf(R"(
+actions: "enqueue, allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+)");
+  ASSERT_TRUE(preempt.ok()) << preempt.status();
+  ShareHarness h;
+  h.Add(MakeNode("n1").Cpu("8").Gpus(2).Obj());
+  h.Add(test::MakePriorityClass("low", 10));
+  h.Add(test::MakePriorityClass("high", 1000));
+  h.Add(MakePodGroup("ns", "low").PriorityClass("low").Phase("Running").Obj());
+  h.Add(SharePod("low-a", "600").Group("low").Priority(10).RunningOn("n1")
+            .Annotation(kGpuIndicesAnnotation, "0").Obj());
+  h.Add(MakePod("ns", "low-cpu").Req("cpu", "1").Group("low").Priority(10).Preemptable(false)
+            .RunningOn("n1").Obj());
+  h.Add(MakePodGroup("ns", "keep").PriorityClass("high").Phase("Running").Obj());
+  h.Add(SharePod("keep", "600").Group("keep").Priority(1000).RunningOn("n1")
+            .Annotation(kGpuIndicesAnnotation, "1").Obj());
+  h.Add(MakePodGroup("ns", "high").PriorityClass("high").Obj());
+  h.Add(SharePod("high-c", "700").Group("high").Priority(1000).Obj());
+
+  CycleResult r = h.Run(*preempt);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].pod, "ns/low-a");
+  r = h.Run(*preempt);
+  EXPECT_THAT(BoundPods(r), ElementsAre("ns/high-c"));
+  EXPECT_THAT(h.devices().at("ns/high-c"), ElementsAre(0));
 }
 
 // With a gpu-<policy> plugin the policy chooses the device: Random draws among those that take

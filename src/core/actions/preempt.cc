@@ -22,6 +22,8 @@ bool FitsNow(Session& ssn, const QueueInfo& q, const TaskInfo& t, const NodeInfo
              bool check_queue) {
   if (check_queue && !ssn.Allocatable(q, t)) return false;
   if (!t.resreq.LessEqual(n.FutureIdle())) return false;
+  // A GPU share needs one device with room once the victims are gone, not only the node's total.
+  if (!ssn.cluster().GpuDevicesFitOnceReleased(t, n)) return false;
   // The pod slot counts like a resource: pods leaving free theirs (best-effort preemption).
   if (n.pod_count - n.releasing_pods >= n.max_pods) return false;
   return ssn.Predicate(t, n).ok;
