@@ -437,16 +437,33 @@ class DocumentCounter : public YAML::EventHandler {
   size_t documents = 0;
 };
 
-// The line of the first byte that is not valid UTF-8, or 0 when the text is valid.
+// The line of the first byte that is not valid UTF-8, or 0 when the text is valid. Valid as RFC
+// 3629 (and Boost.JSON, which later parses what the store keeps) means it: no overlong forms (C0,
+// C1, E0 80-9F, F0 80-8F), no surrogates (ED A0-BF) and nothing past U+10FFFF (F4 90-BF, F5-FF).
 size_t FirstInvalidUtf8Line(std::string_view text) {
   size_t line = 1;
   for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
+    const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == '\n') ++line;
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    }
     if (len == 0 || i + len > text.size()) return line;
     for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return line;
+      const unsigned char b = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (b < low || b > high) : (b & 0xC0) != 0x80) return line;
     }
     i += len;
   }

@@ -14,6 +14,13 @@
 namespace muster::api {
 namespace {
 
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  ((out += std::string_view(parts)), ...);
+  return out;
+}
+
 using boost::json::value;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -114,6 +121,31 @@ TEST(YamlHostileInputTest, InvalidUtf8IsRefusedWithItsLine) {
   auto r = ParseYamlDocuments("a: ok\nb: caf\xe9\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(std::string(r.status().message()), "line 2: invalid UTF-8");
+}
+
+// Forms that only look like UTF-8 (found by handlers_fuzz: an overlong key was stored, and the
+// object's JSON no longer parsed). Each must be refused, as Boost.JSON refuses it later.
+TEST(YamlHostileInputTest, OverlongSurrogateAndOutOfRangeFormsAreNotUtf8) {
+  for (std::string_view bad : {"\xc0\xb5",           // overlong 'u'
+                               "\xc1\xbf",           // overlong
+                               "\xe0\x80\xaf",       // overlong '/', three bytes
+                               "\xed\xa0\x80",       // a surrogate half, U+D800
+                               "\xf0\x80\x80\xaf",   // overlong, four bytes
+                               "\xf4\x90\x80\x80",   // U+110000
+                               "\xf5\x80\x80\x80"}) {  // no such lead byte
+    auto as_key = ParseYamlDocuments(Cat("a: ok\nk", bad, ": x\n"));
+    ASSERT_FALSE(as_key.ok()) << bad;
+    EXPECT_EQ(std::string(as_key.status().message()), "line 2: invalid UTF-8");
+    EXPECT_FALSE(ParseYamlDocuments(Cat("a: ok\nk: ", bad, "\n")).ok());
+    boost::json::error_code ec;
+    (void)boost::json::parse(Cat("\"", bad, "\""), ec);
+    EXPECT_TRUE(ec) << "Boost.JSON, which parses the stored objects, refuses it too";
+  }
+  // The valid edges: U+0080, U+07FF, U+0800, U+D7FF, U+E000, U+10000, U+10FFFF.
+  auto ok = ParseYamlDocuments(
+      "k: \"\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 "
+      "\xf4\x8f\xbf\xbf\"\n");
+  EXPECT_TRUE(ok.ok()) << ok.status();
 }
 
 TEST(YamlHostileInputTest, DeepNestingIsRefusedNotAStackOverflow) {

@@ -142,6 +142,18 @@ TEST_F(HandlersTest, CreateFromYamlAndGenerateName) {
   }
 }
 
+// handlers_fuzz: a YAML body with an overlong UTF-8 form ("\xc0\xb5") was stored, and every
+// later response carrying the object was JSON that does not parse.
+TEST_F(HandlersTest, YamlBodyWithAnOverlongUtf8FormIs400AndStoresNothing) {
+  auto r = Call("POST", "/api/v1/namespaces/default/configmaps",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+                "data:\n  k\xc0\xb5: v\n",
+                "application/yaml");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("line 6: invalid UTF-8"));
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/c").status, 404);
+}
+
 TEST_F(HandlersTest, DryRunStoresNothing) {
   auto r = Call("POST", kPods, PodJson("dry"), "application/json", {{"dryRun", "All"}});
   EXPECT_EQ(r.status, 201) << r.body;
