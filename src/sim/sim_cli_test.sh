@@ -82,6 +82,17 @@ expect replay-openb 0 'volcano   fgd          8152      0' \
   "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
 expect replay-openb-engine 0 "through the engine's sessions: volcano" \
   "$muster" sim replay --trace $pods --placement fgd --scheduler volcano --quiet
+# openb through the engine, GPU shares included: the same seed gives the same result.
+"$muster" sim replay --trace $pods --placement fgd --scheduler volcano,muster --seed 7 --json \
+  --quiet | sed 's/"seconds":[0-9.]*//g' >"$tmp/oa.json"
+"$muster" sim replay --trace $pods --placement fgd --scheduler volcano,muster --seed 7 --json \
+  --quiet | sed 's/"seconds":[0-9.]*//g' >"$tmp/ob.json"
+if cmp -s "$tmp/oa.json" "$tmp/ob.json" && grep -q '"engine":true' "$tmp/oa.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL replay-openb-repeat: openb through the engine not reproducible, or not the engine"
+  fail=$((fail + 1))
+fi
 expect replay-bad-scheduler 2 'unknown scheduler "slurm"; known: kube, fifo, volcano, muster' \
   "$muster" sim replay --trace $philly --scheduler slurm
 expect replay-bad-speedup 2 '--speedup > 0' \
