@@ -87,12 +87,17 @@ Session::Session(Cluster& cluster, const SchedulerConf& conf, SessionOptions opt
 Session::~Session() = default;
 
 CycleResult Session::Run() {
+  const auto& step = options_.on_step;
+  if (step) step("start", "");
   Open();
   for (const auto& name : conf_.actions) {
     std::unique_ptr<Action> action = NewAction(name);
-    if (action) action->Execute(*this);
+    if (!action) continue;
+    action->Execute(*this);
+    if (step) step("action", name);
   }
   Close();
+  if (step) step("end", "");
   return std::move(result_);
 }
 
@@ -122,7 +127,9 @@ void Session::Open() {
       std::unique_ptr<Plugin> p = NewPlugin(opt);
       if (!p) continue;
       p->OnSessionOpen(*this);
+      if (options_.on_step) options_.on_step("OnSessionOpen", opt.name);
       plugins_.push_back(std::move(p));
+      plugin_names_.push_back(opt.name);
     }
   }
   // Jobs that can never become ready leave the session with the reason on their PodGroup. One
@@ -221,7 +228,10 @@ std::string Session::JobFitError(const JobInfo& j) const {
 }
 
 void Session::Close() {
-  for (auto& p : plugins_) p->OnSessionClose(*this);
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    plugins_[i]->OnSessionClose(*this);
+    if (options_.on_step) options_.on_step("OnSessionClose", plugin_names_[i]);
+  }
 
   // PodGroup status (Volcano's jobStatus), pod conditions and events.
   for (JobInfo* j : jobs_) {

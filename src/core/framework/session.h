@@ -173,6 +173,11 @@ struct SessionOptions {
   // Jobs the adapter leaves out of this session altogether (another scheduler's share of the
   // cluster): no plugin sees them and their pods only occupy their nodes. Empty: none.
   std::function<bool(const JobInfo&)> leave_out;
+  // Called as the cycle passes each step, so that an adapter with a clock can time them (the
+  // core has none): ("start", "") first, then ("OnSessionOpen", plugin) after each plugin
+  // opened, ("action", name) after each action ran, ("OnSessionClose", plugin) after each
+  // plugin closed, and ("end", "") last. A step lasts from the call before it. Empty: none.
+  std::function<void(std::string_view step, std::string_view name)> on_step;
 };
 
 class Statement;
@@ -340,6 +345,7 @@ class Session {
   Resources total_resource_;
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::string> plugin_names_;  // by index of plugins_
   GpuChoiceFn gpu_choice_;
   std::vector<std::unique_ptr<Statement>> open_statements_;
   std::map<int, FitErrors> task_fit_errors_;
