@@ -21,5 +21,7 @@ Subcommand AddControllerCommand(CLI::App& parent);  // controller.cc
 Subcommand AddDevicePluginCommand(CLI::App& parent);  // device_plugin.cc
 Subcommand AddSimCommand(CLI::App& parent);        // sim.cc
 Subcommand AddUpCommand(CLI::App& parent);         // up.cc
+Subcommand AddNodesCommand(CLI::App& parent);      // nodes.cc
+Subcommand AddManifestsCommand(CLI::App& parent);  // manifests.cc
 
 }  // namespace muster::cmd

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       muster::cmd::AddApiServerCommand(app),
       muster::cmd::AddSchedulerCommand(app),
       muster::cmd::AddControllerCommand(app),
+      muster::cmd::AddNodesCommand(app),
+      muster::cmd::AddManifestsCommand(app),
       muster::cmd::AddDevicePluginCommand(app),
       muster::cmd::AddSimCommand(app),
   };

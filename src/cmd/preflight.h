@@ -1,0 +1,25 @@
+#pragma once
+
+// What a component checks before it starts against an API server, so that a cluster it cannot
+// work with says so in one line (and on /readyz) instead of failing silently or crash-looping: the
+// server is reachable, accepts the credentials, serves every resource the component uses (a
+// missing CRD is named, with how to install it), and lets it list them.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/client.h"
+
+namespace muster::cmd {
+
+// OK, or the first thing that stops the component: Unavailable (unreachable), Unauthenticated
+// (401: a bad or expired token), PermissionDenied (403, naming the verb and resource), NotFound
+// (a group-version or resource not served: the CRD to install).
+absl::Status CheckApi(client::Client& api, const std::vector<client::Resource>& resources);
+
+// Creates the `default` and `root` Queues when they do not exist, as Volcano's scheduler does at
+// start (weight 1, reclaimable), so that Jobs naming no queue can run on a fresh cluster.
+absl::Status EnsureDefaultQueues(client::Client& api);
+
+}  // namespace muster::cmd
