@@ -1,6 +1,9 @@
 #include "scheduler/scheduler.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <vector>
 #include <ctime>
@@ -24,6 +27,7 @@
 #include "scheduler/cluster_mirror.h"
 #include "scheduler/conf_watcher.h"
 #include "scheduler/cycle.h"
+#include "scheduler/gang_repair.h"
 #include "scheduler/write_plan.h"
 
 namespace muster::scheduler {
@@ -38,15 +42,16 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kWriteWorkers = 8;
 
 // Patches the status of every object of `writes` (each with .ns, .name, .patch) side by side,
-// then hands each outcome to `done`, in order, on the calling thread.
+// through `subresource` ("status", or "" for the object itself), then hands each outcome to
+// `done`, in order, on the calling thread.
 template <typename Write, typename Done>
 void PatchStatuses(common::WorkerPool& pool, client::Client& client,
                    const client::Resource& resource, client::PatchType type,
-                   const std::vector<Write>& writes, Done done) {
+                   std::string_view subresource, const std::vector<Write>& writes, Done done) {
   std::vector<absl::StatusOr<json::object>> results(writes.size());
   pool.ParallelFor(writes.size(), [&](size_t i) {
     results[i] = client.Patch(resource, writes[i].ns, writes[i].name, type, writes[i].patch,
-                              "status");
+                              subresource);
   });
   for (size_t i = 0; i < writes.size(); ++i) done(writes[i], results[i]);
 }
@@ -177,6 +182,7 @@ struct Scheduler::State {
   void RunCycle(std::vector<Delta> batch, Clock::time_point start);
   void Apply(Delta& d);
   void EnsurePodGroups(Clock::time_point now);
+  void RepairGangs();
   void Bind(const core::CycleResult& result, PlanContext& context, std::set<std::string>& placed);
   void Write(const CycleWrites& writes);
   void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
@@ -203,6 +209,7 @@ struct Scheduler::State {
 
   // The loop's own.
   std::set<std::string> dirty_jobs;
+  std::atomic<uint64_t> fault_binds{0};  // options.fault_kill_after_binds
   std::map<std::string, Clock::time_point> group_retry;
   int next_start_node = 0;
   uint64_t session_seq = 0;
@@ -361,8 +368,44 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
   core::Cluster& cluster = mirror.cluster();
   uint64_t bound = 0, failed = 0;
   const std::vector<GangBinding> gangs = PlanBinds(result, cluster);
+  // Each gang's placement is recorded on its PodGroup before any of it is bound, so that a
+  // crash between two binds can be repaired (gang_repair.h); a gang whose record is refused is
+  // not bound this cycle.
+  std::vector<std::pair<std::string, std::string>> records(gangs.size());  // PodGroup ns, name
+  if (options.record_placements) {
+    for (size_t g = 0; g < gangs.size(); ++g) {
+      const core::JobInfo* j = cluster.FindJob(gangs[g].job);
+      if (j != nullptr && j->pg && !IsDefaultSchedulerJob(*j) &&
+          (j->min_available > 1 || gangs[g].bindings.size() > 1)) {
+        records[g] = {j->ns, j->name};
+      }
+    }
+  }
   std::vector<absl::StatusOr<std::vector<absl::Status>>> outcomes(gangs.size());
-  writers.ParallelFor(gangs.size(), [&](size_t g) { outcomes[g] = client.BindAll(gangs[g].bindings); });
+  writers.ParallelFor(gangs.size(), [&](size_t g) {
+    if (!records[g].second.empty()) {
+      auto recorded = client.Patch(client::PodGroups(), records[g].first, records[g].second,
+                                   client::PatchType::kMerge, PlacementPatch(gangs[g].bindings));
+      if (!recorded.ok()) {
+        outcomes[g] = absl::Status(recorded.status().code(),
+                                   "recording the placement on its PodGroup: " +
+                                       std::string(recorded.status().message()));
+        return;
+      }
+    }
+    if (options.fault_kill_after_binds == 0) {
+      outcomes[g] = client.BindAll(gangs[g].bindings);
+      return;
+    }
+    std::vector<absl::Status> one_by_one;
+    for (const client::Binding& b : gangs[g].bindings) {
+      one_by_one.push_back(client.Bind(b));
+      if (one_by_one.back().ok() && ++fault_binds == options.fault_kill_after_binds) {
+        ::raise(SIGKILL);
+      }
+    }
+    outcomes[g] = std::move(one_by_one);
+  });
   for (size_t g = 0; g < gangs.size(); ++g) {
     const GangBinding& gang = gangs[g];
     const absl::StatusOr<std::vector<absl::Status>>& outcome = outcomes[g];
@@ -449,7 +492,7 @@ void Scheduler::State::Write(const CycleWrites& writes) {
       if (!absl::IsNotFound(st)) mirror.Reapply(key);
     }
   }
-  PatchStatuses(writers, client, client::Pods(), client::PatchType::kStrategic,
+  PatchStatuses(writers, client, client::Pods(), client::PatchType::kStrategic, "status",
                 writes.pod_conditions, [&](const PodConditionWrite& w, const auto& r) {
                   const std::string key = w.ns + "/" + w.name;
                   if (r.ok()) {
@@ -458,7 +501,10 @@ void Scheduler::State::Write(const CycleWrites& writes) {
                     refused(r.status(), "updating the condition of pod " + key);
                   }
                 });
-  PatchStatuses(writers, client, client::PodGroups(), client::PatchType::kMerge, writes.pod_groups,
+  // A PodGroup's status goes with the object, as vc-scheduler writes it: Volcano's CRD has no
+  // status subresource (muster's CRD neither, apiserver/crds.h; muster's own server has both).
+  PatchStatuses(writers, client, client::PodGroups(), client::PatchType::kMerge, "",
+                writes.pod_groups,
                 [&](const PodGroupStatusWrite& w, const auto& r) {
                   const std::string key = w.ns + "/" + w.name;
                   if (r.ok()) {
@@ -504,6 +550,56 @@ void Scheduler::State::UpdateBackoff(const core::CycleResult& result, const Plan
   }
 }
 
+void Scheduler::State::RepairGangs() {
+  for (const GangRepair& r : PlanGangRepairs(mirror.cluster(), options.scheduler_names)) {
+    bool completed = false;
+    if (r.complete) {
+      auto outcome = client.BindAll(r.bindings);
+      completed = outcome.ok();
+      for (size_t i = 0; i < r.bindings.size(); ++i) {
+        const client::Binding& b = r.bindings[i];
+        absl::Status st = !outcome.ok() ? outcome.status() : (*outcome)[i];
+        if (!st.ok()) {
+          completed = false;
+          Log(fmt::format("completing gang {}: binding {}/{} to {} failed: {}", r.job, b.ns, b.pod,
+                          b.node, std::string(st.message())));
+          continue;
+        }
+        auto gpus = b.annotations.find(core::kGpuIndicesAnnotation);
+        mirror.AssumeBound(b.ns + "/" + b.pod, b.pod_uid, b.node,
+                           gpus != b.annotations.end() ? gpus->second : std::string());
+        mirror.Reapply(b.ns + "/" + b.pod);
+      }
+      if (completed) {
+        Log(fmt::format("gang {} was left bound below minAvailable ({} of {}): completed its "
+                        "recorded placement ({} more bound)",
+                        r.job, r.bound, r.min_available, r.bindings.size()));
+        std::lock_guard<std::mutex> lock(stats_mu);
+        ++stats.gangs_completed;
+        continue;
+      }
+    }
+    Log(fmt::format("gang {} was left bound below minAvailable ({} of {}){}: deleting its bound "
+                    "members so that it is placed again whole",
+                    r.job, r.bound, r.min_available, r.why.empty() ? "" : " and " + r.why));
+    for (const client::Binding& b : r.undo) {
+      client::DeleteOptions del;
+      del.precondition_uid = b.pod_uid;
+      absl::Status st = client.Delete(client::Pods(), b.ns, b.pod, del);
+      if (st.ok()) {
+        mirror.AssumeEvicted(b.ns + "/" + b.pod, b.pod_uid);
+        mirror.Reapply(b.ns + "/" + b.pod);
+      } else if (!absl::IsNotFound(st)) {
+        Log(fmt::format("undoing gang {}: deleting {}/{} failed: {}", r.job, b.ns, b.pod,
+                        std::string(st.message())));
+      }
+    }
+    dirty_jobs.insert(r.job);
+    std::lock_guard<std::mutex> lock(stats_mu);
+    ++stats.gangs_undone;
+  }
+}
+
 void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point start) {
   for (Delta& d : batch) Apply(d);
   batch.clear();
@@ -516,6 +612,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     ++stats.conf_reloads;
   }
   EnsurePodGroups(start);
+  if (options.repair_gangs) RepairGangs();
 
   Clock::time_point session_start = Clock::now();
   CycleOptions cycle;

@@ -55,6 +55,16 @@ struct SchedulerOptions {
   size_t event_queue_limit = 10000;
   // The source component of Volcano-style events.
   std::string event_source = "volcano";
+  // Record each gang's placement on its PodGroup before binding it, and repair gangs left bound
+  // below minAvailable at the start of each cycle (gang_repair.h). Needed wherever a gang's binds
+  // are not one transaction (over HTTP); `muster up`'s in-process binds are, and it turns the
+  // record off. Repair can be turned off alone (tests that show what it prevents).
+  bool record_placements = true;
+  bool repair_gangs = true;
+  // Fault injection for the failover tests (tests/kube): when non-zero, the process kills itself
+  // with SIGKILL right after its Nth successful bind, in the middle of a gang where binds are one
+  // by one. Never set in production.
+  uint64_t fault_kill_after_binds = 0;
   // Where errors and configuration changes are reported, one line per call, from the loop's and
   // the informers' threads; default: standard error.
   std::function<void(std::string_view)> log;
@@ -83,6 +93,9 @@ struct SchedulerStats {
   uint64_t events_dropped = 0;
   uint64_t write_errors = 0;  // status, eviction and PodGroup writes the API refused
   uint64_t conf_reloads = 0;
+  // Gangs found bound below minAvailable (gang_repair.h) and completed as recorded, or undone.
+  uint64_t gangs_completed = 0;
+  uint64_t gangs_undone = 0;
 };
 
 class Scheduler {
