@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# kube/seed: muster on a real Kubernetes control plane (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler built from upstream; scripts/kube-control-plane),
+# installed with `kubectl apply -k deploy/`, its scheduler and controller running as processes
+# with the deploy's ServiceAccounts, GPU nodes from `muster nodes` with the seed's cluster file.
+# Replays the seed's story with the real kubectl and the seed's manifests (the blocker with its
+# limit, which Kubernetes requires; checked), then restart by policy until maxRetry, TTL clean-up
+# and deleting a Job removing its pods through the real garbage collector. No call of muster's
+# may be refused (403, from the API server's audit log); /healthz, /readyz and /metrics answer.
+#
+# Usage: seed_e2e.sh MUSTER_BINARY
+set -u
+MUSTER=${1:?usage: seed_e2e.sh MUSTER_BINARY}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kube_lib.sh
+. "$here/kube_lib.sh"
+begin_kube
+demo=$kube_root/examples/gpu-gang
+files=$kube_root/tests/e2e/up
+install_muster
+sched_kc=$(sa_kubeconfig muster-scheduler) && ctrl_kc=$(sa_kubeconfig muster-controller) ||
+  exit_not_started control-plane "ServiceAccount tokens"
+
+start_component nodes "$MUSTER" nodes --config "$demo/cluster.yaml" --kubeconfig "$KUBECONFIG" \
+  --data-dir "$work/nodes" --lease-renew-seconds 2
+eventually "nodes: the seed's two GPU nodes are Ready" 60 \
+  k wait --for=condition=Ready node/gpu-node-0 node/gpu-node-1 --timeout=2s
+expect_re "nodes: a T4 node offers its GPU" '^1$' \
+  k get node gpu-node-0 -o "jsonpath={.status.allocatable['nvidia\.com/gpu']}"
+
+start_component controller "$MUSTER" controller --kubeconfig "$ctrl_kc" --leader-elect=true \
+  --leader-elect-resource-namespace=muster-system --listen-address=127.0.0.1:0
+controller_pid=$component_pid
+start_component scheduler "$MUSTER" scheduler --kubeconfig "$sched_kc" \
+  --scheduler-conf "$kube_root/deploy/volcano-scheduler.conf" --leader-elect=true \
+  --leader-elect-resource-namespace=muster-system --listen-address=127.0.0.1:0 --schedule-period=500ms
+scheduler_pid=$component_pid
+eventually "scheduler: becomes leader" 60 wait_line scheduler 1 'became leader'
+eventually "controller: becomes leader" 60 wait_line controller 1 'became leader'
+eventually "scheduler: the default queue exists (created at start, as Volcano's scheduler does)" 30 \
+  k get queue default
+
+# --- the seed's demo, three phases ------------------------------------------------------------
+trainers=volcano.sh/job-name=gang-tf-job
+k get pods -l "$trainers" -w -o 'custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase' \
+  --no-headers >"$work/trainers.watch" 2>&1 &
+stop_at_exit "$!"
+
+expect "demo 1: apply the queue" "queue.scheduling.volcano.sh/ml-queue created" k apply -f "$demo/volcano-queue.yaml"
+expect "demo 1: apply the gang job" "job.batch.volcano.sh/gang-tf-job created" k apply -f "$demo/tensorflow-job.yaml"
+eventually "demo 1: both trainers Running" 60 pods_are "$trainers" Running 2
+expect_eq "demo 1: the trainers are on the two tainted GPU nodes" "gpu-node-0 gpu-node-1" \
+  sh -c "$KUBECTL --cache-dir $work/cache get pods -l $trainers -o jsonpath='{.items[*].spec.nodeName}' | tr ' ' '\n' | sort | xargs"
+eventually "demo 1: the job is Running" 30 job_phase_is gang-tf-job Running
+
+expect "demo 2: delete the job" 'job.batch.volcano.sh "gang-tf-job" deleted' k delete -f "$demo/tensorflow-job.yaml" --wait=true
+eventually "demo 2: deleting the job removes its pods" 60 no_pods "$trainers"
+expect "demo 2: Kubernetes refuses the seed's blocker as written (a GPU request needs its limit)" \
+  "Limit must be set for non overcommitable resources" k apply -f "$demo/gpu-blocker-pod.yaml"
+expect "demo 2: apply the blocker with its limit" "pod/blocker created" k apply -f "$here/manifests/gpu-blocker-pod.yaml"
+eventually "demo 2: kube-scheduler places the blocker and it runs" 60 phase_is pod/blocker Running
+expect "demo 2: apply the job again" "job.batch.volcano.sh/gang-tf-job created" k apply -f "$demo/tensorflow-job.yaml"
+sleep 4
+expect_eq "demo 2: after several cycles no trainer is bound" "" \
+  k get pods -l "$trainers" -o jsonpath='{.items[*].spec.nodeName}'
+expect_re "demo 2: the job waits (Pending)" '^Pending$' k get vcjob gang-tf-job -o jsonpath='{.status.state.phase}'
+expect_re "demo 2: kubectl describe says why (the gang does not fit)" \
+  'resource in cluster is overused|tasks in gang unschedulable' k describe vcjob gang-tf-job
+expect "demo 3: delete the blocker" 'pod "blocker" deleted' k delete pod blocker --wait=true
+eventually "demo 3: both trainers Running together" 60 pods_are "$trainers" Running 2
+
+sleep 1
+alone=$(awk '
+  { node[$1] = $2; phase = $3
+    other = ($1 ~ /-0$/) ? substr($1, 1, length($1) - 1) "1" : substr($1, 1, length($1) - 1) "0"
+    if (phase == "Running" && (node[other] == "" || node[other] == "<none>")) print "running alone: " $0
+    was[$1] = $2 }
+  ' "$work/trainers.watch")
+if [ -z "$alone" ] && grep -q Running "$work/trainers.watch"; then
+  ok "demo: no trainer ever ran without the other ($(wc -l <"$work/trainers.watch") watch lines)"
+else
+  bad "demo: no trainer ever ran without the other" "no such line" "$alone"
+fi
+k delete -f "$demo/tensorflow-job.yaml" --wait=true >/dev/null 2>&1
+wait_for 60 no_pods "$trainers"
+
+# --- restart by policy, TTL, garbage collection (two 4-GPU nodes more) -------------------------
+start_component a100 "$MUSTER" nodes --config "$here/manifests/a100-nodes.yaml" --kubeconfig "$KUBECONFIG" \
+  --data-dir "$work/a100" --lease-renew-seconds 2
+eventually "nodes: the two A100 nodes are Ready" 60 k wait --for=condition=Ready node/a100-0 node/a100-1 --timeout=2s
+
+expect "retry: apply" "job.batch.volcano.sh/retry-job created" k apply -f "$files/retry-job.yaml"
+eventually "retry: the failing job ends Failed after maxRetry" 120 job_phase_is retry-job Failed
+expect_eq "retry: it was retried maxRetry (2) times" "2" k get vcjob retry-job -o jsonpath='{.status.retryCount}'
+k delete vcjob retry-job --wait=true >/dev/null 2>&1
+
+expect "ttl: apply" "job.batch.volcano.sh/ttl-job created" k apply -f "$files/ttl-job.yaml"
+eventually "ttl: the job Completes" 60 job_phase_is ttl-job Completed
+eventually "ttl: the job is deleted after ttlSecondsAfterFinished" 60 gone vcjob ttl-job
+eventually "ttl: its pods are gone too" 60 no_pods volcano.sh/job-name=ttl-job
+
+expect "gc: apply" "job.batch.volcano.sh/gc-job created" k apply -f "$here/manifests/gc-job.yaml"
+eventually "gc: both workers Running" 60 pods_are volcano.sh/job-name=gc-job Running 2
+stop_process "$controller_pid" 15
+expect "gc: with the controller stopped, delete the job" 'job.batch.volcano.sh "gc-job" deleted' \
+  k delete vcjob gc-job --wait=false
+eventually "gc: Kubernetes' garbage collector removes its pods" 60 no_pods volcano.sh/job-name=gc-job
+start_component controller "$MUSTER" controller --kubeconfig "$ctrl_kc" --leader-elect=true \
+  --leader-elect-resource-namespace=muster-system --listen-address=127.0.0.1:0
+eventually "controller: restarted, leads again" 60 wait_line controller 1 'became leader'
+
+# --- health, metrics, RBAC ---------------------------------------------------------------------
+sport=$(listen_port scheduler)
+cport=$(listen_port controller)
+expect_eq "scheduler: /healthz" "ok" curl -s "http://127.0.0.1:$sport/healthz"
+expect_eq "scheduler: /readyz" "ok" curl -s "http://127.0.0.1:$sport/readyz"
+expect_eq "controller: /livez" "ok" curl -s "http://127.0.0.1:$cport/livez"
+check_metrics scheduler "$sport" volcano_e2e_scheduling_latency_milliseconds_bucket \
+  volcano_action_scheduling_latency_microseconds_bucket volcano_schedule_attempts_total \
+  muster_pods_bound_total muster_leader
+check_metrics controller "$cport" muster_leader
+expect_eq "rbac: no call of muster's was refused (403)" "" forbidden_calls
+
+stop_process "$scheduler_pid" 15
+rc=$?
+if [ "$rc" = 0 ]; then ok "scheduler: SIGINT stops it with status 0"; else bad "scheduler: stops" "exit 0" "rc=$rc"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
