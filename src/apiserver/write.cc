@@ -182,6 +182,15 @@ bool HasSubresource(const ResourceInfo& res, std::string_view sub) {
   return std::find(res.subresources.begin(), res.subresources.end(), sub) != res.subresources.end();
 }
 
+// Whether the main resource leaves .status alone. PodGroups are the exception: Volcano's CRD has
+// no status subresource and vc-scheduler writes a PodGroup's status with the object, so here
+// (where podgroups/status is served besides) the object's own writes carry its status too, as on
+// a cluster with Volcano's CRD or muster's (apiserver/crds.h).
+bool StatusOnlyThroughSubresource(const ResourceInfo& res) {
+  if (res.group == "scheduling.volcano.sh" && res.resource == "podgroups") return false;
+  return HasSubresource(res, "status");
+}
+
 void CopyOrErase(json::object& to, const json::object& from, std::string_view key) {
   if (const json::value* v = from.if_contains(key)) {
     to[key] = *v;
@@ -213,7 +222,7 @@ json::object MergeForWrite(const ResourceInfo& res, std::string_view sub, const 
     out["spec"] = std::move(spec);
   } else {
     out = incoming;
-    if (HasSubresource(res, "status")) CopyOrErase(out, live, "status");
+    if (StatusOnlyThroughSubresource(res)) CopyOrErase(out, live, "status");
     if (res.group.empty() && res.resource == "namespaces") {
       // Namespace finalizers change only through /finalize.
       json::object spec;
@@ -299,7 +308,7 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
     json::object status;
     status["phase"] = "Active";
     obj["status"] = std::move(status);
-  } else if (!res.builtin && HasSubresource(res, "status")) {
+  } else if (!res.builtin && StatusOnlyThroughSubresource(res)) {
     obj.erase("status");
     if (res.kind == "Queue") {
       // Volcano's queue controller opens a new queue on its first sync; muster has no separate
