@@ -16,6 +16,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -960,6 +961,200 @@ current-context: prod
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
   EXPECT_NE(std::string(bad.status().message()).find("line"), std::string::npos) << bad.status();
   std::filesystem::remove_all(dir);
+}
+
+// The server answers 401 while the token file holds a stale token; once the kubelet has written
+// the new one, the very next request succeeds: a 401 makes the transport read the file again at
+// once (and send the request once more), rather than a minute later.
+TEST(HttpsTest, ATokenFileIsReadAgainAtOnceWhenTheServerAnswers401) {
+  const std::string dir = TempDir();
+  apiserver::ApiServerOptions options;
+  options.data_dir = dir;
+  options.listen = "0.0.0.0:0";  // beyond loopback: a token is required
+  options.threads = 2;
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto config = LoadKubeconfig((*server)->kubeconfig_path());
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::string good_token = config->token;
+  ASSERT_FALSE(good_token.empty());
+  config->token.clear();
+  config->token_file = dir + "/rotated-token";
+  WriteFile(config->token_file, "stale-token\n");
+  auto transport = MakeHttpTransport(*config);
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  Client client(*transport);
+  auto refused = client.List(Namespaces(), "");
+  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
+
+  WriteFile(config->token_file, good_token + "\n");
+  auto listed = client.List(Namespaces(), "");
+  EXPECT_TRUE(listed.ok()) << listed.status();
+
+  (*server)->Stop();
+  server->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// client-go's token bucket: with qps 10 and burst 2, two requests go at once and the next ten one
+// every 100 ms.
+TEST(HttpTransportTest, QpsAndBurstLimitTheRequestRate) {
+  const std::string dir = TempDir();
+  apiserver::ApiServerOptions options;
+  options.data_dir = dir;
+  options.listen = "127.0.0.1:0";
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto transport = MakeHttpTransport({.server = (*server)->url(), .qps = 10, .burst = 2});
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  Client client(*transport);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(client.Get(Namespaces(), "", "default").ok());
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, 900ms) << std::chrono::duration<double>(elapsed).count() << " s";
+  (*server)->Stop();
+  server->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// --- In-cluster configuration ------------------------------------------------------------------
+
+// Sets or unsets environment variables for one test and puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) {
+        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        ::unsetenv(it->first.c_str());
+      }
+    }
+  }
+  // nullptr unsets.
+  void Set(const std::string& name, const char* value) {
+    const char* old = std::getenv(name.c_str());
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value != nullptr) {
+      ::setenv(name.c_str(), value, 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+constexpr char kCaPem[] = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
+
+// A service account directory as the kubelet mounts one.
+std::string ServiceAccountDir() {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/ca.crt", kCaPem);
+  WriteFile(dir + "/token", "sa-token\n");
+  WriteFile(dir + "/namespace", "team-a\n");
+  return dir;
+}
+
+TEST(InClusterConfigTest, ReadsTheServiceAccountAndTheServiceEnvironment) {
+  const std::string dir = ServiceAccountDir();
+  ScopedEnv env;
+  env.Set("KUBERNETES_SERVICE_HOST", "10.96.0.1");
+  env.Set("KUBERNETES_SERVICE_PORT", "443");
+  env.Set("POD_NAMESPACE", nullptr);
+  auto config = InClusterConfig(dir);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://10.96.0.1:443");
+  EXPECT_EQ(config->ca_pem, kCaPem);
+  EXPECT_EQ(config->token_file, dir + "/token");  // a file, so that a rotated token is read
+  EXPECT_TRUE(config->token.empty());
+  EXPECT_EQ(config->default_namespace, "team-a");
+  EXPECT_FALSE(config->insecure_skip_tls_verify);
+
+  env.Set("POD_NAMESPACE", "from-downward-api");
+  EXPECT_EQ(InClusterConfig(dir)->default_namespace, "from-downward-api");
+  env.Set("POD_NAMESPACE", nullptr);
+  std::filesystem::remove(dir + "/namespace");
+  EXPECT_EQ(InClusterConfig(dir)->default_namespace, "default");
+
+  env.Set("KUBERNETES_SERVICE_HOST", "fd00:10:96::1");
+  EXPECT_EQ(InClusterConfig(dir)->server, "https://[fd00:10:96::1]:443");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InClusterConfigTest, SaysWhatIsMissing) {
+  const std::string dir = ServiceAccountDir();
+  ScopedEnv env;
+  env.Set("KUBERNETES_SERVICE_HOST", nullptr);
+  env.Set("KUBERNETES_SERVICE_PORT", "443");
+  auto outside = InClusterConfig(dir);
+  EXPECT_TRUE(absl::IsNotFound(outside.status())) << outside.status();
+  EXPECT_EQ(outside.status().message(),
+            "not running in a cluster: KUBERNETES_SERVICE_HOST is not set");
+
+  env.Set("KUBERNETES_SERVICE_HOST", "10.96.0.1");
+  env.Set("KUBERNETES_SERVICE_PORT", nullptr);
+  auto no_port = InClusterConfig(dir);
+  EXPECT_TRUE(absl::IsNotFound(no_port.status())) << no_port.status();
+  EXPECT_NE(no_port.status().message().find("KUBERNETES_SERVICE_PORT is not set"),
+            std::string::npos);
+  env.Set("KUBERNETES_SERVICE_PORT", "https");
+  EXPECT_TRUE(absl::IsInvalidArgument(InClusterConfig(dir).status()));
+  env.Set("KUBERNETES_SERVICE_PORT", "443");
+
+  WriteFile(dir + "/token", "\n");
+  auto empty = InClusterConfig(dir);
+  EXPECT_TRUE(absl::IsFailedPrecondition(empty.status())) << empty.status();
+  EXPECT_EQ(empty.status().message(), dir + "/token is empty");
+  std::filesystem::remove(dir + "/token");
+  auto no_token = InClusterConfig(dir);
+  EXPECT_TRUE(absl::IsFailedPrecondition(no_token.status())) << no_token.status();
+  EXPECT_EQ(no_token.status().message(),
+            "cannot read " + dir + "/token: No such file or directory");
+  std::filesystem::remove(dir + "/ca.crt");
+  auto no_ca = InClusterConfig(dir);
+  EXPECT_EQ(no_ca.status().message(),
+            "cannot read " + dir + "/ca.crt: No such file or directory");
+  std::filesystem::remove_all(dir);
+}
+
+// A pod's view of muster's own HTTPS server: the service environment names it, the service
+// account holds its CA and token, and the configuration connects.
+TEST(InClusterConfigTest, ConnectsWithTheServiceAccount) {
+  const std::string data = TempDir();
+  apiserver::ApiServerOptions options;
+  options.data_dir = data;
+  options.listen = "0.0.0.0:0";
+  options.threads = 2;
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto kubeconfig = LoadKubeconfig((*server)->kubeconfig_path());
+  ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status();
+  const std::string url = (*server)->url();
+  const std::string port = url.substr(url.rfind(':') + 1);
+
+  const std::string dir = TempDir();
+  WriteFile(dir + "/ca.crt", kubeconfig->ca_pem);
+  WriteFile(dir + "/token", kubeconfig->token + "\n");
+  WriteFile(dir + "/namespace", "default\n");
+  ScopedEnv env;
+  env.Set("KUBERNETES_SERVICE_HOST", "127.0.0.1");
+  env.Set("KUBERNETES_SERVICE_PORT", port.c_str());
+  auto config = InClusterConfig(dir);
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto transport = MakeHttpTransport(*config);
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  auto listed = Client(*transport).List(Namespaces(), "");
+  EXPECT_TRUE(listed.ok()) << listed.status();
+
+  (*server)->Stop();
+  server->reset();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(data);
 }
 
 }  // namespace

@@ -1,3 +1,7 @@
+// The HTTP(S) transport (http_transport.h), following client-go's rest and transport packages:
+// the kubeconfig as clientcmd reads one, rest.InClusterConfig, the cached file token source
+// (transport/token_source.go) and the token bucket rate limiter (util/flowcontrol/throttle.go).
+
 #include "client/http_transport.h"
 
 #include <arpa/inet.h>
@@ -5,13 +9,19 @@
 #include <poll.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -95,6 +105,72 @@ absl::StatusOr<std::string> DataOrFile(const json::object& obj, const std::strin
   if (!text) return absl::InvalidArgumentError(fmt::format("{}: cannot read {}", key, p.string()));
   return *text;
 }
+
+// The file's bytes, or FailedPrecondition "cannot read PATH: <why>".
+absl::StatusOr<std::string> ReadFileOrError(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::FailedPreconditionError(
+        fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  }
+  std::string out;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) {
+    return absl::FailedPreconditionError(
+        fmt::format("cannot read {}: {}", path, std::strerror(err)));
+  }
+  return out;
+}
+
+std::string TrimSpace(std::string text) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!text.empty() && space(text.back())) text.pop_back();
+  size_t start = 0;
+  while (start < text.size() && space(text[start])) ++start;
+  return text.substr(start);
+}
+
+// --- Rate limiting -------------------------------------------------------------------------------
+
+// client-go's token bucket (flowcontrol over golang.org/x/time/rate): it holds up to `burst`
+// tokens, starts full and gains `qps` a second. A request takes one; when none is left it
+// reserves the next to come (the count goes below zero) and sleeps until then, so that waiting
+// requests leave at `qps` in the order they came. qps <= 0: no limit.
+class TokenBucket {
+ public:
+  TokenBucket(double qps, int burst)
+      : qps_(qps), burst_(std::max(burst, 1)), tokens_(burst_), last_(Clock::now()) {}
+
+  void Take() {
+    if (qps_ <= 0) return;
+    Clock::duration wait{};
+    {
+      std::lock_guard lock(mu_);
+      const auto now = Clock::now();
+      tokens_ = std::min(static_cast<double>(burst_),
+                         tokens_ + std::chrono::duration<double>(now - last_).count() * qps_);
+      last_ = now;
+      tokens_ -= 1;
+      if (tokens_ < 0) {
+        wait = std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(-tokens_ / qps_));
+      }
+    }
+    if (wait > Clock::duration::zero()) std::this_thread::sleep_for(wait);
+  }
+
+ private:
+  const double qps_;
+  const int burst_;
+  std::mutex mu_;
+  double tokens_;
+  Clock::time_point last_;
+};
 
 // --- URLs ----------------------------------------------------------------------------------------
 
@@ -353,14 +429,47 @@ class Connection {
 class HttpTransport : public Transport {
  public:
   HttpTransport(HttpTransportConfig config, Url url, std::unique_ptr<ssl::context> tls_context)
-      : config_(std::move(config)), url_(std::move(url)), tls_context_(std::move(tls_context)) {}
+      : config_(std::move(config)),
+        url_(std::move(url)),
+        tls_context_(std::move(tls_context)),
+        limiter_(config_.qps, config_.burst) {}
 
   absl::StatusOr<Response> Do(const Request& request) override {
+    limiter_.Take();
+    auto token = Token(/*reread=*/false);
+    if (!token.ok()) return token.status();
+    auto out = DoWith(request, *token);
+    if (out.ok() && out->status == 401) {
+      if (auto fresh = RotatedToken(*token)) {
+        limiter_.Take();
+        out = DoWith(request, *fresh);
+      }
+    }
+    return out;
+  }
+
+  absl::StatusOr<Response> Stream(const Request& request,
+                                  const std::function<bool(std::string_view)>& on_line,
+                                  const std::atomic<bool>& stop) override {
+    limiter_.Take();
+    auto token = Token(/*reread=*/false);
+    if (!token.ok()) return token.status();
+    auto out = StreamWith(request, *token, on_line, stop);
+    if (out.ok() && out->status == 401) {
+      if (auto fresh = RotatedToken(*token)) {
+        limiter_.Take();
+        out = StreamWith(request, *fresh, on_line, stop);
+      }
+    }
+    return out;
+  }
+
+ private:
+  absl::StatusOr<Response> DoWith(const Request& request, const std::string& token) {
     const auto deadline = Clock::now() + config_.request_timeout;
-    auto req = BuildRequest(request);
-    if (!req.ok()) return req.status();
+    auto req = BuildRequest(request, token);
     std::optional<http::response_parser<http::string_body>> parser;
-    auto conn = Exchange(request, *req, parser, nullptr, deadline);
+    auto conn = Exchange(request, req, parser, nullptr, deadline);
     if (!conn.ok()) return conn.status();
     if (beast::error_code ec = (*conn)->ReadAll(*parser, deadline)) return Failure(request, ec);
     auto& res = parser->get();
@@ -371,14 +480,13 @@ class HttpTransport : public Transport {
     return out;
   }
 
-  absl::StatusOr<Response> Stream(const Request& request,
-                                  const std::function<bool(std::string_view)>& on_line,
-                                  const std::atomic<bool>& stop) override {
+  absl::StatusOr<Response> StreamWith(const Request& request, const std::string& token,
+                                      const std::function<bool(std::string_view)>& on_line,
+                                      const std::atomic<bool>& stop) {
     const auto deadline = Clock::now() + config_.request_timeout;
-    auto req = BuildRequest(request);
-    if (!req.ok()) return req.status();
+    auto req = BuildRequest(request, token);
     std::optional<http::response_parser<http::buffer_body>> parser;
-    auto conn = Exchange(request, *req, parser, &stop, deadline);
+    auto conn = Exchange(request, req, parser, &stop, deadline);
     if (absl::IsCancelled(conn.status())) return Response{200, ""};  // stopped
     if (!conn.ok()) return conn.status();
 
@@ -423,8 +531,7 @@ class HttpTransport : public Transport {
     return Response{200, ""};
   }
 
- private:
-  absl::StatusOr<http::request<http::string_body>> BuildRequest(const Request& r) {
+  http::request<http::string_body> BuildRequest(const Request& r, const std::string& token) {
     http::request<http::string_body> req;
     req.version(11);
     req.method_string(r.method);
@@ -432,9 +539,7 @@ class HttpTransport : public Transport {
     req.set(http::field::host, url_.host_header);
     req.set(http::field::user_agent, "muster/0.1");
     req.set(http::field::accept, "application/json");
-    auto token = Token();
-    if (!token.ok()) return token.status();
-    if (!token->empty()) req.set(http::field::authorization, "Bearer " + *token);
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
     if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
       req.set(http::field::content_type, r.content_type);
       req.body() = r.body;
@@ -444,11 +549,13 @@ class HttpTransport : public Transport {
     return req;
   }
 
-  absl::StatusOr<std::string> Token() {
+  // The bearer token: the configured one, else the token file's, read again when the last read
+  // is a minute old or `reread` asks for it.
+  absl::StatusOr<std::string> Token(bool reread) {
     if (!config_.token.empty() || config_.token_file.empty()) return config_.token;
     std::lock_guard lock(token_mu_);
     const auto now = Clock::now();
-    if (token_read_ == Clock::time_point() || now - token_read_ >= kTokenFileRefresh) {
+    if (reread || token_read_ == Clock::time_point() || now - token_read_ >= kTokenFileRefresh) {
       auto text = ReadFile(config_.token_file);
       if (!text) {
         return absl::UnavailableError(fmt::format("cannot read token file {}", config_.token_file));
@@ -461,6 +568,16 @@ class HttpTransport : public Transport {
       token_read_ = now;
     }
     return file_token_;
+  }
+
+  // After a 401 for a request sent with `used`: the token file read again at once, when it now
+  // holds another token (the kubelet rotated it); nullopt when there is no file or it still holds
+  // `used`, so that a request is sent again at most once.
+  std::optional<std::string> RotatedToken(const std::string& used) {
+    if (!config_.token.empty() || config_.token_file.empty()) return std::nullopt;
+    auto fresh = Token(/*reread=*/true);
+    if (!fresh.ok() || *fresh == used) return std::nullopt;
+    return *fresh;
   }
 
   // The start of Do and Stream: sends `req` on an idle pooled connection or a new one and reads
@@ -533,6 +650,8 @@ class HttpTransport : public Transport {
   std::mutex token_mu_;
   std::string file_token_;
   Clock::time_point token_read_;
+
+  TokenBucket limiter_;
 };
 
 }  // namespace
@@ -604,6 +723,49 @@ absl::StatusOr<HttpTransportConfig> LoadKubeconfig(const std::string& path,
     out.token_file = p.string();
   }
   out.default_namespace = StrAt(*ctx, "namespace");
+  return out;
+}
+
+absl::StatusOr<HttpTransportConfig> InClusterConfig(const std::string& service_account_dir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  for (const auto& [name, value] : {std::pair{"KUBERNETES_SERVICE_HOST", host},
+                                    std::pair{"KUBERNETES_SERVICE_PORT", port}}) {
+    if (value == nullptr || *value == '\0') {
+      return absl::NotFoundError(fmt::format("not running in a cluster: {} is not set", name));
+    }
+  }
+  const std::string_view port_text = port;
+  if (!std::all_of(port_text.begin(), port_text.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return absl::InvalidArgumentError(
+        fmt::format("KUBERNETES_SERVICE_PORT {:?} is not a port number", port_text));
+  }
+  std::string host_text = host;
+  // As net.JoinHostPort: an IPv6 address goes in brackets.
+  if (host_text.find(':') != std::string::npos && host_text.front() != '[') {
+    host_text = "[" + host_text + "]";
+  }
+  const std::filesystem::path dir(service_account_dir);
+  HttpTransportConfig out;
+  out.server = fmt::format("https://{}:{}", host_text, port_text);
+  auto ca = ReadFileOrError((dir / "ca.crt").string());
+  if (!ca.ok()) return ca.status();
+  out.ca_pem = std::move(*ca);
+  out.token_file = (dir / "token").string();
+  auto token = ReadFileOrError(out.token_file);
+  if (!token.ok()) return token.status();
+  if (TrimSpace(*token).empty()) {
+    return absl::FailedPreconditionError(fmt::format("{} is empty", out.token_file));
+  }
+  if (const char* ns = std::getenv("POD_NAMESPACE"); ns != nullptr && *ns != '\0') {
+    out.default_namespace = ns;
+  } else if (auto file = ReadFile((dir / "namespace").string());
+             file && !TrimSpace(*file).empty()) {
+    out.default_namespace = TrimSpace(*file);
+  } else {
+    out.default_namespace = "default";
+  }
   return out;
 }
 

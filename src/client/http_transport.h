@@ -9,9 +9,19 @@
 //   (certificate-authority-data or certificate-authority file; the system's CAs when neither is
 //   given) and the server's host name or IP, unless insecure-skip-tls-verify is set. Client
 //   certificates (client-certificate(-data), client-key(-data)) and bearer tokens (token,
-//   tokenFile, re-read once a minute) are sent when configured.
+//   tokenFile) are sent when configured. A token file is re-read once a minute, as client-go's
+//   cached file token source does (the kubelet rotates a projected service-account token well
+//   before it expires), and at once when the server answers 401: a request refused so is sent
+//   once more when the file then holds another token.
 // - Streaming GETs (watch, log follow) decode chunked bodies line by line and check `stop`
 //   every 250 ms.
+// - Client-side rate limiting as client-go's (flowcontrol.NewTokenBucketRateLimiter): `qps`
+//   requests a second on average with bursts of `burst`; each request, and each stream's start
+//   (a watch counts once, however long it runs), takes a token, waiting for one when the bucket
+//   is empty.
+//
+// InClusterConfig is client-go's rest.InClusterConfig: the API server and credentials a pod's
+// service account gives it.
 //
 // This is the only translation unit of the client layer that includes Boost.Beast.
 
@@ -42,6 +52,10 @@ struct HttpTransportConfig {
   std::chrono::milliseconds request_timeout = std::chrono::seconds(60);
   // Idle keep-alive connections kept for reuse.
   size_t max_idle_connections = 16;
+  // Client-side rate limit: requests a second on average (0: unlimited) and the most sent at
+  // once after a quiet spell (below 1 counts as 1). Volcano's --kube-api-qps, --kube-api-burst.
+  double qps = 0;
+  int burst = 0;
 };
 
 // Reads a kubeconfig (YAML): the named context, else current-context, and its cluster and user.
@@ -50,6 +64,17 @@ struct HttpTransportConfig {
 // does not exist.
 absl::StatusOr<HttpTransportConfig> LoadKubeconfig(const std::string& path,
                                                    const std::string& context = "");
+
+// The API server of the cluster this process runs in, as a pod sees it: https:// to
+// $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (an IPv6 host in brackets), the service
+// account's ca.crt as the CA, its token as token_file (re-read as it rotates), and the namespace
+// from $POD_NAMESPACE, else the service account's namespace file, else "default" (clientcmd's
+// in-cluster namespace). NotFound when the variables are not set (not in a cluster);
+// FailedPrecondition naming the file when ca.crt or the token cannot be read or the token is
+// empty. client-go goes on without a CA it cannot read (the system's CAs then fail to verify the
+// server, less clearly); muster refuses at once.
+absl::StatusOr<HttpTransportConfig> InClusterConfig(
+    const std::string& service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // A transport for `config`. InvalidArgument for a server URL that does not parse or TLS
 // material OpenSSL refuses. Connects lazily (the first request).

@@ -1,5 +1,7 @@
 // `muster controller`: the Volcano Job controller alone, against any API server a kubeconfig
-// names (muster's own, or a real cluster with Volcano's CRDs).
+// names (muster's own, or a real cluster with Volcano's CRDs) or, in a pod, the cluster's own. As
+// vc-controller-manager it elects a leader among its replicas (cmd/leadership.h) and limits its
+// request rate (--kube-api-qps, --kube-api-burst: vc-controller-manager's flags and defaults).
 
 #include <signal.h>
 
@@ -11,6 +13,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/leadership.h"
 #include "cmd/process.h"
 #include "controller/job_controller.h"
 #include "fmt/format.h"
@@ -23,22 +26,36 @@ struct ControllerFlags {
   std::string context;
   int workers = 4;
   int sync_timeout_seconds = 60;
+  double kube_api_qps = 50;  // vc-controller-manager's defaults
+  int kube_api_burst = 100;
+  LeaderElectionFlags election;
 };
 
 // Runs the controller until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
 int RunController(const ControllerFlags& flags) {
   const sigset_t signals = BlockSignals();
 
-  const std::string kubeconfig = KubeconfigPath(flags.kubeconfig);
-  if (kubeconfig.empty()) {
-    fmt::print(stderr,
-               "muster controller: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG\n");
-    return 2;
-  }
-  auto remote = ConnectWithKubeconfig(kubeconfig, flags.context);
+  auto remote = Connect(flags.kubeconfig, flags.context,
+                        {.qps = flags.kube_api_qps, .burst = flags.kube_api_burst});
   if (!remote.ok()) {
     fmt::print(stderr, "muster controller: {}\n", std::string(remote.status().message()));
-    return 1;
+    return absl::IsNotFound(remote.status()) ? 2 : 1;
+  }
+  // Only the leader reconciles: a standby waits here until it leads, and exits 1 the moment it
+  // stops leading (Leadership's on_stopped_leading).
+  std::unique_ptr<Leadership> leadership;
+  if (flags.election.leader_elect) {
+    auto started = Leadership::Start("muster controller", flags.election, *remote);
+    if (!started.ok()) {
+      fmt::print(stderr, "muster controller: {}\n", std::string(started.status().message()));
+      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
+    }
+    leadership = std::move(*started);
+    if (int signal = leadership->WaitToLead(signals); signal != 0) {
+      fmt::print(stderr, "muster controller: {} while standing by, stopping\n",
+                 SignalName(signal));
+      return 0;
+    }
   }
   client::Client api(remote->transport);
   controller::JobControllerOptions options;
@@ -55,6 +72,7 @@ int RunController(const ControllerFlags& flags) {
 
   fmt::print(stderr, "muster controller: {}, stopping\n", SignalName(WaitForSignal(signals)));
   job_controller.Stop();
+  if (leadership) leadership->Stop();  // releases the lease once nothing reconciles any more
   return 0;
 }
 
@@ -68,7 +86,8 @@ Subcommand AddControllerCommand(CLI::App& parent) {
       "then their pods once the PodGroup is admitted, phases, policies, retries and plugins. "
       "SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
-                  "kubeconfig of the API server (default: $KUBECONFIG)");
+                  "kubeconfig of the API server (default: $KUBECONFIG, else the cluster this pod "
+                  "runs in)");
   app->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
   app->add_option("--workers", flags->workers,
                   "worker threads; one Job's requests always run on the same one")
@@ -78,6 +97,15 @@ Subcommand AddControllerCommand(CLI::App& parent) {
                   "seconds to wait for the first lists of Jobs, pods and PodGroups")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  app->add_option("--kube-api-qps", flags->kube_api_qps,
+                  "requests a second to the API server, on average (0: unlimited)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_option("--kube-api-burst", flags->kube_api_burst,
+                  "requests sent at once after a quiet spell")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  AddLeaderElectionFlags(*app, flags->election, "muster-controller");
   return {app, [flags] { return RunController(*flags); }};
 }
 

@@ -1,3 +1,5 @@
+// Signals and API server connections for the long-running subcommands (process.h).
+
 #include "cmd/process.h"
 
 #include <pthread.h>
@@ -56,13 +58,48 @@ std::string KubeconfigPath(const std::string& flag) {
   return env != nullptr ? env : "";
 }
 
+namespace {
+
+absl::StatusOr<RemoteApi> ConnectWith(client::HttpTransportConfig config, std::string source,
+                                      const ClientLimits& limits) {
+  config.qps = limits.qps;
+  config.burst = limits.burst;
+  auto transport = client::MakeHttpTransport(config);
+  if (!transport.ok()) {
+    return absl::Status(transport.status().code(),
+                        fmt::format("{}: {}", source, std::string(transport.status().message())));
+  }
+  std::string server = config.server;
+  return RemoteApi{std::move(server), std::move(source), std::move(config), *transport};
+}
+
+}  // namespace
+
 absl::StatusOr<RemoteApi> ConnectWithKubeconfig(const std::string& path,
-                                                const std::string& context) {
+                                                const std::string& context,
+                                                const ClientLimits& limits) {
   auto config = client::LoadKubeconfig(path, context);
   if (!config.ok()) return config.status();
-  auto transport = client::MakeHttpTransport(*config);
-  if (!transport.ok()) return transport.status();
-  return RemoteApi{config->server, *transport};
+  return ConnectWith(std::move(*config), "kubeconfig " + path, limits);
+}
+
+absl::StatusOr<RemoteApi> Connect(const std::string& kubeconfig_flag, const std::string& context,
+                                  const ClientLimits& limits) {
+  if (std::string path = KubeconfigPath(kubeconfig_flag); !path.empty()) {
+    return ConnectWithKubeconfig(path, context, limits);
+  }
+  auto config = client::InClusterConfig();
+  if (absl::IsNotFound(config.status())) {
+    return absl::NotFoundError(
+        fmt::format("no kubeconfig and {}; pass --kubeconfig FILE or set KUBECONFIG",
+                    std::string(config.status().message())));
+  }
+  if (!config.ok()) {
+    return absl::Status(config.status().code(),
+                        fmt::format("in-cluster configuration: {}",
+                                    std::string(config.status().message())));
+  }
+  return ConnectWith(std::move(*config), "in-cluster service account", limits);
 }
 
 }  // namespace muster::cmd

@@ -1,7 +1,8 @@
 #pragma once
 
 // What every long-running subcommand needs from the process: stop signals taken in ordinary code,
-// and a connection to an API server named by a kubeconfig.
+// and a connection to an API server named by a kubeconfig or, inside a pod, by its service
+// account (as client-go's clientcmd.BuildConfigFromFlags falls back to rest.InClusterConfig).
 
 #include <signal.h>
 
@@ -12,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/client.h"
+#include "client/http_transport.h"
 
 namespace muster::cmd {
 
@@ -32,7 +34,15 @@ std::string SignalName(int signal);
 // The API server a kubeconfig names, with a transport to it.
 struct RemoteApi {
   std::string server;  // its URL
+  std::string source;  // "kubeconfig FILE" or "in-cluster service account"
+  client::HttpTransportConfig config;  // what the transport was made from
   std::shared_ptr<client::Transport> transport;
+};
+
+// Client-side rate limit of the transport Connect makes (HttpTransportConfig::qps, burst).
+struct ClientLimits {
+  double qps = 0;  // 0: unlimited
+  int burst = 0;
 };
 
 // The kubeconfig of `flag`, else $KUBECONFIG; "" when neither is set.
@@ -41,6 +51,15 @@ std::string KubeconfigPath(const std::string& flag);
 // Loads the kubeconfig at `path` (context "" for its current-context) and makes an HTTP(S)
 // transport to its server. Errors say what is wrong with the file.
 absl::StatusOr<RemoteApi> ConnectWithKubeconfig(const std::string& path,
-                                                const std::string& context);
+                                                const std::string& context,
+                                                const ClientLimits& limits = {});
+
+// The API server to talk to: the kubeconfig of `kubeconfig_flag`, else of $KUBECONFIG, else the
+// cluster this process runs in (client::InClusterConfig). When there is neither a kubeconfig nor
+// a cluster, NotFound saying so ("no kubeconfig and not running in a cluster:
+// KUBERNETES_SERVICE_HOST is not set; pass --kubeconfig FILE or set KUBECONFIG"), and when the
+// kubeconfig does not exist; other errors name the file at fault.
+absl::StatusOr<RemoteApi> Connect(const std::string& kubeconfig_flag, const std::string& context,
+                                  const ClientLimits& limits = {});
 
 }  // namespace muster::cmd

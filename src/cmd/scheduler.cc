@@ -1,5 +1,7 @@
 // `muster scheduler`: the scheduler alone, against any API server a kubeconfig names (muster's
-// own, or a real cluster with Volcano's CRDs), over HTTP(S).
+// own, or a real cluster with Volcano's CRDs) or, in a pod, the cluster's own, over HTTP(S). As
+// vc-scheduler and kube-scheduler it elects a leader among its replicas (cmd/leadership.h) and
+// limits its request rate (--kube-api-qps, --kube-api-burst: vc-scheduler's flags and defaults).
 
 #include "scheduler/scheduler.h"
 
@@ -15,6 +17,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/leadership.h"
 #include "cmd/process.h"
 #include "core/framework/conf.h"
 #include "fmt/format.h"
@@ -30,6 +33,9 @@ struct SchedulerFlags {
   std::string schedule_period = "1s";
   bool serve_default_scheduler = false;
   int sync_timeout_seconds = 60;
+  double kube_api_qps = 2000;  // vc-scheduler's defaults
+  int kube_api_burst = 2000;
+  LeaderElectionFlags election;
 };
 
 // Runs the scheduler until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
@@ -44,16 +50,11 @@ int RunScheduler(const SchedulerFlags& flags) {
                flags.schedule_period);
     return 2;
   }
-  const std::string kubeconfig = KubeconfigPath(flags.kubeconfig);
-  if (kubeconfig.empty()) {
-    fmt::print(stderr,
-               "muster scheduler: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG\n");
-    return 2;
-  }
-  auto remote = ConnectWithKubeconfig(kubeconfig, flags.context);
+  auto remote = Connect(flags.kubeconfig, flags.context,
+                        {.qps = flags.kube_api_qps, .burst = flags.kube_api_burst});
   if (!remote.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(remote.status().message()));
-    return 1;
+    return absl::IsNotFound(remote.status()) ? 2 : 1;
   }
   client::Client api(remote->transport);
   // Fail early, with the server's own words, when it cannot be reached or refuses us.
@@ -61,6 +62,22 @@ int RunScheduler(const SchedulerFlags& flags) {
     fmt::print(stderr, "muster scheduler: cannot list nodes at {}: {}\n", remote->server,
                std::string(nodes.status().message()));
     return 1;
+  }
+
+  // Only the leader schedules: a standby waits here until it leads, and exits 1 the moment it
+  // stops leading (Leadership's on_stopped_leading).
+  std::unique_ptr<Leadership> leadership;
+  if (flags.election.leader_elect) {
+    auto started = Leadership::Start("muster scheduler", flags.election, *remote);
+    if (!started.ok()) {
+      fmt::print(stderr, "muster scheduler: {}\n", std::string(started.status().message()));
+      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
+    }
+    leadership = std::move(*started);
+    if (int signal = leadership->WaitToLead(signals); signal != 0) {
+      fmt::print(stderr, "muster scheduler: {} while standing by, stopping\n", SignalName(signal));
+      return 0;
+    }
   }
 
   scheduler::SchedulerOptions options;
@@ -84,6 +101,7 @@ int RunScheduler(const SchedulerFlags& flags) {
 
   fmt::print(stderr, "muster scheduler: {}, stopping\n", SignalName(WaitForSignal(signals)));
   sched.Stop();
+  if (leadership) leadership->Stop();  // releases the lease once nothing schedules any more
   scheduler::SchedulerStats stats = sched.Stats();
   fmt::print(stderr, "muster scheduler: {} cycles, {} pods bound, {} gangs waiting\n", stats.cycles,
              stats.pods_bound, stats.gangs_waiting);
@@ -100,7 +118,8 @@ Subcommand AddSchedulerCommand(CLI::App& parent) {
       "with Volcano's CRDs): it places pods whose schedulerName is one of --scheduler-name as "
       "Volcano's vc-scheduler does. SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
-                  "kubeconfig naming the API server and credentials (default: $KUBECONFIG)");
+                  "kubeconfig naming the API server and credentials (default: $KUBECONFIG, else "
+                  "the cluster this pod runs in)");
   app->add_option("--context", flags->context,
                   "the kubeconfig context to use (default: its current-context)");
   app->add_option("--scheduler-conf", flags->scheduler_conf,
@@ -119,6 +138,15 @@ Subcommand AddSchedulerCommand(CLI::App& parent) {
                   "seconds to wait for the first list of every watched resource")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  app->add_option("--kube-api-qps", flags->kube_api_qps,
+                  "requests a second to the API server, on average (0: unlimited)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_option("--kube-api-burst", flags->kube_api_burst,
+                  "requests sent at once after a quiet spell")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  AddLeaderElectionFlags(*app, flags->election, "muster-scheduler");
   return {app, [flags] { return RunScheduler(*flags); }};
 }
 
