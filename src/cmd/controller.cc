@@ -14,6 +14,7 @@
 #include "client/http_transport.h"
 #include "cmd/commands.h"
 #include "cmd/leadership.h"
+#include "cmd/preflight.h"
 #include "cmd/process.h"
 #include "controller/job_controller.h"
 #include "fmt/format.h"
@@ -41,6 +42,18 @@ int RunController(const ControllerFlags& flags) {
     fmt::print(stderr, "muster controller: {}\n", std::string(remote.status().message()));
     return absl::IsNotFound(remote.status()) ? 2 : 1;
   }
+  client::Client api(remote->transport);
+  // Until the server is reachable, accepts us and serves every resource the controller watches,
+  // say why once and wait (cmd/preflight.h).
+  if (int signal = WaitForApi(api,
+                              {client::VolcanoJobs(), client::Pods(), client::PodGroups(),
+                               client::PriorityClasses()},
+                              signals, "muster controller", nullptr);
+      signal != 0) {
+    fmt::print(stderr, "muster controller: {} while waiting for the API server, stopping\n",
+               SignalName(signal));
+    return 0;
+  }
   // Only the leader reconciles: a standby waits here until it leads, and exits 1 the moment it
   // stops leading (Leadership's on_stopped_leading).
   std::unique_ptr<Leadership> leadership;
@@ -57,7 +70,6 @@ int RunController(const ControllerFlags& flags) {
       return 0;
     }
   }
-  client::Client api(remote->transport);
   controller::JobControllerOptions options;
   options.workers = flags.workers;
   controller::JobController job_controller(api, options);

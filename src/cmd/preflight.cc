@@ -5,6 +5,7 @@
 
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "cmd/process.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -102,6 +103,29 @@ absl::Status CheckApi(client::Client& api, const std::vector<client::Resource>& 
     }
   }
   return absl::OkStatus();
+}
+
+int WaitForApi(client::Client& api, const std::vector<client::Resource>& resources,
+               const sigset_t& signals, const std::string& command,
+               const std::function<void(const std::string&)>& unready,
+               std::chrono::milliseconds retry) {
+  std::string last;
+  while (true) {
+    absl::Status s = CheckApi(api, resources);
+    if (s.ok()) {
+      if (!last.empty()) fmt::print(stderr, "{}: the API server's checks pass now\n", command);
+      if (unready) unready("");
+      return 0;
+    }
+    std::string reason(s.message());
+    if (reason != last) {
+      fmt::print(stderr, "{}: not ready: {}\n", command, reason);
+      std::fflush(stderr);
+      if (unready) unready(reason);
+      last = reason;
+    }
+    if (int signal = WaitForSignal(signals, retry); signal != 0) return signal;
+  }
 }
 
 absl::Status EnsureDefaultQueues(client::Client& api) {

@@ -18,6 +18,7 @@
 #include "client/http_transport.h"
 #include "cmd/commands.h"
 #include "cmd/leadership.h"
+#include "cmd/preflight.h"
 #include "cmd/process.h"
 #include "core/framework/conf.h"
 #include "fmt/format.h"
@@ -36,6 +37,8 @@ struct SchedulerFlags {
   double kube_api_qps = 2000;  // vc-scheduler's defaults
   int kube_api_burst = 2000;
   LeaderElectionFlags election;
+  bool repair_gangs = true;
+  uint64_t fault_kill_after_binds = 0;
 };
 
 // Runs the scheduler until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
@@ -57,11 +60,17 @@ int RunScheduler(const SchedulerFlags& flags) {
     return absl::IsNotFound(remote.status()) ? 2 : 1;
   }
   client::Client api(remote->transport);
-  // Fail early, with the server's own words, when it cannot be reached or refuses us.
-  if (auto nodes = api.List(client::Nodes(), ""); !nodes.ok()) {
-    fmt::print(stderr, "muster scheduler: cannot list nodes at {}: {}\n", remote->server,
-               std::string(nodes.status().message()));
-    return 1;
+  // Until the server is reachable, accepts us and serves (and lets us list) every resource the
+  // scheduler watches, say why once and wait: a missing CRD or permission is fixed without a
+  // restart, and is no crash loop.
+  if (int signal = WaitForApi(api,
+                              {client::Nodes(), client::Pods(), client::PodGroups(),
+                               client::Queues(), client::PriorityClasses()},
+                              signals, "muster scheduler", nullptr);
+      signal != 0) {
+    fmt::print(stderr, "muster scheduler: {} while waiting for the API server, stopping\n",
+               SignalName(signal));
+    return 0;
   }
 
   // Only the leader schedules: a standby waits here until it leads, and exits 1 the moment it
@@ -80,8 +89,15 @@ int RunScheduler(const SchedulerFlags& flags) {
     }
   }
 
+  // Jobs that name no queue go to `default`, as on a Volcano cluster, whose scheduler makes it.
+  if (absl::Status queues = EnsureDefaultQueues(api); !queues.ok()) {
+    fmt::print(stderr, "muster scheduler: {}\n", std::string(queues.message()));
+  }
+
   scheduler::SchedulerOptions options;
   options.scheduler_names = flags.scheduler_names;
+  options.repair_gangs = flags.repair_gangs;
+  options.fault_kill_after_binds = flags.fault_kill_after_binds;
   options.serve_default_scheduler = flags.serve_default_scheduler;
   options.conf_path = flags.scheduler_conf;
   options.period = std::chrono::milliseconds(static_cast<int64_t>(*period * 1000));
@@ -134,6 +150,13 @@ Subcommand AddSchedulerCommand(CLI::App& parent) {
   app->add_flag("--serve-default-scheduler", flags->serve_default_scheduler,
                 "also place pods with no schedulerName (or default-scheduler), as kube-scheduler "
                 "would; only where no kube-scheduler runs");
+  app->add_flag("!--no-gang-repair", flags->repair_gangs,
+                "do not complete or undo gangs left bound below minAvailable (for tests that show "
+                "what the repair prevents)");
+  app->add_option("--fault-kill-after-binds", flags->fault_kill_after_binds,
+                  "fault injection for failover tests: SIGKILL this process right after its Nth "
+                  "successful bind, binding pod by pod (0: never)")
+      ->group("");
   app->add_option("--sync-timeout", flags->sync_timeout_seconds,
                   "seconds to wait for the first list of every watched resource")
       ->check(CLI::Range(1, 3600))
