@@ -17,6 +17,7 @@
 #include "controller/job_plugins.h"
 #include "controller/job_pods.h"
 #include "controller/job_state.h"
+#include "controller/metrics.h"
 #include "controller/work_queue.h"
 #include "fmt/format.h"
 
@@ -131,8 +132,11 @@ struct JobController::State {
         pods(c, client::Pods(), "", client::ListOptions{kJobNameKey, ""}),
         pod_groups(c, client::PodGroups()),
         priority_classes(c, client::PriorityClasses()),
+        metrics(options.metrics ? std::make_unique<ControllerMetrics>(*options.metrics) : nullptr),
         queues({options.workers, options.backoff_base, options.backoff_max},
-               [this](const WorkItem& item, int retries) { return Handle(item, retries); }) {}
+               [this](const WorkItem& item, int retries) { return Handle(item, retries); }) {
+    if (metrics) queues.SetDepthObserver([m = metrics.get()](int d) { m->QueueDepth(d); });
+  }
 
   client::Client& client;
   JobControllerOptions options;
@@ -142,6 +146,7 @@ struct JobController::State {
   client::Informer pods;
   client::Informer pod_groups;
   client::Informer priority_classes;
+  std::unique_ptr<ControllerMetrics> metrics;  // null without options.metrics
   WorkQueues queues;
   bool started = false;
 
@@ -187,12 +192,22 @@ struct JobController::State {
     queues.AddAfter(std::move(item), *deadline - options.now());
   }
 
+  void CountPhase(const json::object& job) {
+    if (!metrics) return;
+    const json::object* status = ObjectAt(job, "status");
+    const json::object* state = status == nullptr ? nullptr : ObjectAt(*status, "state");
+    metrics->SetJobPhase(Key(Meta(job, "namespace"), Meta(job, "name")),
+                         state == nullptr ? std::string() : StringAt(*state, "phase"));
+  }
+
   void OnJobAdd(const json::object& job) {
+    CountPhase(job);
     Enqueue(Key(Meta(job, "namespace"), Meta(job, "name")), Req(kOutOfSyncEvent));
     ScheduleTtl(job);
   }
 
   void OnJobUpdate(const json::object& old_job, const json::object& job) {
+    CountPhase(job);
     const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
     {
       std::lock_guard lock(mu);
@@ -218,6 +233,7 @@ struct JobController::State {
 
   void OnJobDelete(const json::object& job) {
     const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
+    if (metrics) metrics->ForgetJob(key);
     std::lock_guard lock(mu);
     job_writes.erase(key);
     recorded_once.erase(Meta(job, "uid"));
@@ -682,6 +698,7 @@ struct JobController::State {
                      fmt::format("Start to execute action {}", action.name));
     }
     absl::Status status = Execute(*job, *object, PlanAction(Snapshot(*job), action));
+    if (metrics) metrics->Synced(status.ok());
     if (status.ok()) return true;
     if (retries + 1 < options.max_requeues) return false;
     RecordJobEvent(*job, "Normal", "ExecuteAction",

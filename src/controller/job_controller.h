@@ -28,6 +28,10 @@
 #include "client/client.h"
 #include "controller/job.h"
 
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
 namespace muster::controller {
 
 struct JobControllerOptions {
@@ -43,6 +47,9 @@ struct JobControllerOptions {
   std::function<Clock::time_point()> now = [] { return Clock::now(); };
   // Events' source.component, as vc-controller-manager's recorder names itself.
   std::string component = "vc-controller-manager";
+  // When set, the controller records its metrics here (controller/metrics.h): Jobs by phase,
+  // work queue depth, syncs and sync errors.
+  std::shared_ptr<prometheus::Registry> metrics;
 };
 
 class JobController {

@@ -28,6 +28,8 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/registry.h"
 
 namespace muster::controller {
 namespace {
@@ -566,6 +568,99 @@ TEST_P(JobLifecycleTest, ExistingJobsAreSyncedWhenTheControllerStarts) {
   StartController();
   ASSERT_TRUE(Eventually([&] { return PodNames("early").size() == 2; }));
   EXPECT_EQ(JobPhase("early"), "Pending");
+}
+
+// --- Metrics (JobControllerOptions::metrics) ----------------------------------------------------
+
+// A gauge's or counter's value in `registry`; -1 when the series is absent.
+double MetricValue(prometheus::Registry& registry, const std::string& name,
+                   const std::string& phase = "") {
+  for (const prometheus::MetricFamily& f : registry.Collect()) {
+    if (f.name != name) continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      const bool match =
+          phase.empty() ? m.label.empty() : m.label.size() == 1 && m.label[0].value == phase;
+      if (!match) continue;
+      return f.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
+    }
+  }
+  return -1;
+}
+
+TEST_P(JobLifecycleTest, MetricsCountJobsByPhaseSyncsAndQueuedRequests) {
+  AdmitPodGroups();
+  RunPods();
+  auto registry = std::make_shared<prometheus::Registry>();
+  JobControllerOptions options;
+  options.metrics = registry;
+  StartController(options);
+  auto jobs = [&](const std::string& phase) {
+    return MetricValue(*registry, "muster_controller_jobs", phase);
+  };
+  // Every phase is there from the start.
+  for (const char* phase : {"Pending", "Running", "Restarting", "Completing", "Completed",
+                            "Aborting", "Aborted", "Terminating", "Terminated", "Failed"}) {
+    EXPECT_EQ(jobs(phase), 0) << phase;
+  }
+
+  CreateJob(JobObject("a", 2));
+  CreateJob(JobObject("b", 1));
+  ASSERT_TRUE(Eventually([&] { return JobPhase("a") == "Running" && JobPhase("b") == "Running"; }))
+      << "a: " << JobPhase("a") << ", b: " << JobPhase("b");
+  ASSERT_TRUE(Eventually([&] { return jobs("Running") == 2; }));
+  EXPECT_EQ(jobs("Pending"), 0);
+  ASSERT_TRUE(controller_->WaitIdle(5s));
+  EXPECT_EQ(MetricValue(*registry, "muster_controller_work_queue_depth"), 0);
+  // Each Job was synced (a sync may meet a conflict and be retried, so errors are not asserted).
+  EXPECT_GE(MetricValue(*registry, "muster_controller_syncs_total"), 2);
+
+  ASSERT_TRUE(SetPodPhase("b-trainer-0", "Succeeded").ok());
+  ASSERT_TRUE(Eventually([&] { return jobs("Completed") == 1; }));
+  EXPECT_EQ(jobs("Running"), 1);
+  ASSERT_TRUE(api_->Delete(client::VolcanoJobs(), "default", "a").ok());
+  ASSERT_TRUE(Eventually([&] { return jobs("Running") == 0; }, 15s));
+  EXPECT_EQ(jobs("Completed"), 1);
+}
+
+// Forwards to another transport, but every pod creation fails as an unreachable server would.
+class NoPodCreatesTransport : public client::Transport {
+ public:
+  explicit NoPodCreatesTransport(std::shared_ptr<client::Transport> inner)
+      : inner_(std::move(inner)) {}
+  absl::StatusOr<client::Response> Do(const client::Request& r) override {
+    if (r.method == "POST" && r.path.ends_with("/pods")) {
+      return absl::UnavailableError("pod creation refused by the test");
+    }
+    return inner_->Do(r);
+  }
+  absl::StatusOr<client::Response> Stream(const client::Request& r,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          const std::atomic<bool>& stop) override {
+    return inner_->Stream(r, on_line, stop);
+  }
+
+ private:
+  std::shared_ptr<client::Transport> inner_;
+};
+
+TEST_P(JobLifecycleTest, MetricsCountSyncErrors) {
+  AdmitPodGroups();
+  controller_client_ = std::make_unique<client::Client>(std::make_shared<NoPodCreatesTransport>(
+      std::make_shared<apiserver::LocalTransport>(*server_)));
+  auto registry = std::make_shared<prometheus::Registry>();
+  JobControllerOptions options;
+  options.metrics = registry;
+  options.backoff_base = 1ms;
+  options.backoff_max = 20ms;
+  StartController(options);
+  CreateJob(JobObject("unlucky", 1));
+  // Each sync's pods are refused: an error, retried, another error.
+  ASSERT_TRUE(Eventually([&] {
+    return MetricValue(*registry, "muster_controller_sync_errors_total") >= 2;
+  })) << "each failed retry is an error";
+  EXPECT_GE(MetricValue(*registry, "muster_controller_syncs_total"),
+            MetricValue(*registry, "muster_controller_sync_errors_total"));
+  EXPECT_THAT(PodNames("unlucky"), IsEmpty());
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ void WorkQueues::Enqueue(Shard& shard, WorkItem item) {
   std::string id = item.Id();
   if (!shard.queued.insert(id).second) return;
   shard.ready.push_back(std::move(item));
+  if (on_depth_) on_depth_(+1);
 }
 
 void WorkQueues::Add(WorkItem item) {
@@ -110,6 +111,7 @@ void WorkQueues::Run(Shard& shard) {
     }
     WorkItem item = std::move(shard.ready.front());
     shard.ready.pop_front();
+    if (on_depth_) on_depth_(-1);
     const std::string id = item.Id();
     shard.queued.erase(id);
     const int retries = shard.failures.contains(id) ? shard.failures[id] : 0;

@@ -52,6 +52,12 @@ class WorkQueues {
   WorkQueues(Options options, Handler handler);
   ~WorkQueues();  // Stop()
 
+  // `on_depth` is called with +1 as an item becomes ready for a worker and -1 as a worker takes
+  // it (under the shard's lock: it must not call back into the queues). Call before Start().
+  void SetDepthObserver(std::function<void(int delta)> on_depth) {
+    on_depth_ = std::move(on_depth);
+  }
+
   void Start();
   // Finishes the items being handled, drops the rest and joins the workers. Idempotent.
   void Stop();
@@ -85,6 +91,7 @@ class WorkQueues {
 
   Options options_;
   Handler handler_;
+  std::function<void(int)> on_depth_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<bool> stop_{false};
   bool started_ = false;

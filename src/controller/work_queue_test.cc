@@ -46,6 +46,26 @@ TEST(WorkQueuesTest, OneKeysItemsRunInOrderAndDuplicatesCollapse) {
   EXPECT_THAT(seen, ElementsAre("first", "second", "third"));
 }
 
+TEST(WorkQueuesTest, TheDepthObserverCountsItemsWaitingForAWorker) {
+  std::atomic<int> depth{0};
+  std::atomic<int> failures_left{1};
+  WorkQueues queues({2, 1ms, 10ms}, [&](const WorkItem& item, int) {
+    return item.request.event != "flaky" || failures_left-- <= 0;
+  });
+  queues.SetDepthObserver([&](int delta) { depth += delta; });
+  queues.Add(Item("ns/a", "x"));
+  queues.Add(Item("ns/a", "x"));  // a duplicate waits as one
+  queues.Add(Item("ns/b", "y"));
+  queues.AddAfter(Item("ns/c", "later"), 1h);  // scheduled, not yet waiting for a worker
+  EXPECT_EQ(depth, 2);
+  queues.Add(Item("ns/d", "flaky"));  // fails once: back after a backoff, then handled
+  EXPECT_EQ(depth, 3);
+  queues.Start();
+  ASSERT_TRUE(queues.WaitIdle(5s));
+  EXPECT_EQ(depth, 0);
+  queues.Stop();
+}
+
 TEST(WorkQueuesTest, FailedItemsComeBackWithTheirRetryCount) {
   std::mutex mu;
   std::vector<int> retries;

@@ -29,6 +29,7 @@ core::CycleResult RunCycle(ClusterMirror& mirror, const core::SchedulerConf& con
   so.start_node_index = options.start_node_index;
   so.now_unix = options.now_unix;
   so.hold_back = options.hold_back;
+  so.on_step = options.on_step;
   so.leave_out = [](const core::JobInfo& j) { return IsDefaultSchedulerJob(j); };
   core::CycleResult result;
   {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "core/cluster.h"
 #include "core/framework/conf.h"
@@ -26,6 +27,9 @@ struct CycleOptions {
   int64_t now_unix = 0;
   // Jobs waiting out a backoff (core::SessionOptions::hold_back).
   std::function<bool(const core::JobInfo&)> hold_back;
+  // Given to both sessions as core::SessionOptions::on_step (each opens with "start"), so that
+  // the scheduler can time their steps. Empty: none.
+  std::function<void(std::string_view step, std::string_view name)> on_step;
 };
 
 core::CycleResult RunCycle(ClusterMirror& mirror, const core::SchedulerConf& conf,

@@ -28,6 +28,7 @@
 #include "scheduler/conf_watcher.h"
 #include "scheduler/cycle.h"
 #include "scheduler/gang_repair.h"
+#include "scheduler/metrics.h"
 #include "scheduler/write_plan.h"
 
 namespace muster::scheduler {
@@ -108,7 +109,8 @@ struct Scheduler::State {
         conf(options.conf_path),
         mirror(MirrorOptions{options.scheduler_names, options.serve_default_scheduler}),
         backoff(options.backoff_initial, options.backoff_max),
-        events(c, options.event_queue_limit) {
+        events(c, options.event_queue_limit),
+        metrics(options.metrics ? std::make_unique<SchedulerMetrics>(*options.metrics) : nullptr) {
     session_prefix = fmt::format(
         "{:x}", std::chrono::system_clock::now().time_since_epoch().count() & 0xffffffffffff);
   }
@@ -196,6 +198,7 @@ struct Scheduler::State {
   WriteMemo memo;
   client::EventRecorder events;
   common::WorkerPool writers{kWriteWorkers - 1};  // with the loop's own thread
+  std::unique_ptr<SchedulerMetrics> metrics;      // null without options.metrics
   std::vector<std::unique_ptr<client::Informer>> informers;
 
   // Changes waiting for the loop.
@@ -463,6 +466,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
     }
     backoff.Reset(gang.job);
   }
+  if (metrics) metrics->CountBinds(bound, failed);
   std::lock_guard<std::mutex> lock(stats_mu);
   stats.pods_bound += bound;
   stats.bind_failures += failed;
@@ -613,6 +617,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   }
   EnsurePodGroups(start);
   if (options.repair_gangs) RepairGangs();
+  if (metrics) metrics->BeforeSessions(mirror.cluster(), start);
 
   Clock::time_point session_start = Clock::now();
   CycleOptions cycle;
@@ -629,6 +634,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     }
     return backoff.HeldBack(j.key, start);
   };
+  if (metrics) cycle.on_step = metrics->StepTimer();
   core::CycleResult result = scheduler::RunCycle(mirror, conf.conf(), cycle);
   next_start_node = cycle.start_node_index;
   Clock::time_point session_end = Clock::now();
@@ -641,6 +647,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   context.dirty_jobs.swap(dirty_jobs);
   Write(PlanWrites(result, mirror.cluster(), context, memo));
   UpdateBackoff(result, context, placed, start);
+  if (metrics) metrics->CountUnschedulable(result.pod_conditions.size());
 
   int waiting = 0;
   int unbound = 0;
@@ -652,6 +659,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     if (j.phase == "Pending" || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
   }
   Clock::time_point end = Clock::now();
+  if (metrics) metrics->AfterCycle(mirror.cluster(), waiting, end, end - start);
   const auto cycle_time = std::chrono::duration_cast<std::chrono::microseconds>(end - start);
   const auto session_time =
       std::chrono::duration_cast<std::chrono::microseconds>(session_end - session_start);

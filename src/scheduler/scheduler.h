@@ -32,6 +32,10 @@
 #include "absl/status/status.h"
 #include "client/client.h"
 
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
 namespace muster::scheduler {
 
 struct SchedulerOptions {
@@ -68,6 +72,9 @@ struct SchedulerOptions {
   // Where errors and configuration changes are reported, one line per call, from the loop's and
   // the informers' threads; default: standard error.
   std::function<void(std::string_view)> log;
+  // When set, the scheduler records Volcano's scheduler metrics and muster's own here (names,
+  // types and labels in scheduler/metrics.h), updated as each cycle ends.
+  std::shared_ptr<prometheus::Registry> metrics;
 };
 
 struct SchedulerStats {
