@@ -13,6 +13,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/component_ops.h"
 #include "cmd/leadership.h"
 #include "cmd/preflight.h"
 #include "cmd/process.h"
@@ -30,6 +31,7 @@ struct ControllerFlags {
   double kube_api_qps = 50;  // vc-controller-manager's defaults
   int kube_api_burst = 100;
   LeaderElectionFlags election;
+  std::string listen_address = ":8081";
 };
 
 // Runs the controller until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
@@ -42,13 +44,19 @@ int RunController(const ControllerFlags& flags) {
     fmt::print(stderr, "muster controller: {}\n", std::string(remote.status().message()));
     return absl::IsNotFound(remote.status()) ? 2 : 1;
   }
+  auto ops = ComponentOps::Start("muster controller", flags.listen_address);
+  if (!ops.ok()) {
+    fmt::print(stderr, "muster controller: {}\n", std::string(ops.status().message()));
+    return 2;
+  }
   client::Client api(remote->transport);
   // Until the server is reachable, accepts us and serves every resource the controller watches,
   // say why once and wait (cmd/preflight.h).
   if (int signal = WaitForApi(api,
                               {client::VolcanoJobs(), client::Pods(), client::PodGroups(),
                                client::PriorityClasses()},
-                              signals, "muster controller", nullptr);
+                              signals, "muster controller",
+                              [&ops](const std::string& reason) { (*ops)->SetApiProblem(reason); });
       signal != 0) {
     fmt::print(stderr, "muster controller: {} while waiting for the API server, stopping\n",
                SignalName(signal));
@@ -70,8 +78,10 @@ int RunController(const ControllerFlags& flags) {
       return 0;
     }
   }
+  (*ops)->SetLeader(true);
   controller::JobControllerOptions options;
   options.workers = flags.workers;
+  options.metrics = (*ops)->registry();
   controller::JobController job_controller(api, options);
   if (absl::Status started = job_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
       !started.ok()) {
@@ -79,6 +89,7 @@ int RunController(const ControllerFlags& flags) {
                remote->server);
     return 1;
   }
+  (*ops)->SetSynced(true);
   fmt::print("job controller running against {}\n", remote->server);
   std::fflush(stdout);
 
@@ -104,6 +115,10 @@ Subcommand AddControllerCommand(CLI::App& parent) {
   app->add_option("--workers", flags->workers,
                   "worker threads; one Job's requests always run on the same one")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app->add_option("--listen-address", flags->listen_address,
+                  "where /healthz, /livez, /readyz and /metrics are served (host:port, port 0 "
+                  "picks one; \"\" serves nothing)")
       ->capture_default_str();
   app->add_option("--sync-timeout", flags->sync_timeout_seconds,
                   "seconds to wait for the first lists of Jobs, pods and PodGroups")

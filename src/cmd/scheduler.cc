@@ -17,6 +17,7 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/component_ops.h"
 #include "cmd/leadership.h"
 #include "cmd/preflight.h"
 #include "cmd/process.h"
@@ -37,6 +38,7 @@ struct SchedulerFlags {
   double kube_api_qps = 2000;  // vc-scheduler's defaults
   int kube_api_burst = 2000;
   LeaderElectionFlags election;
+  std::string listen_address = ":8080";
   bool repair_gangs = true;
   uint64_t fault_kill_after_binds = 0;
 };
@@ -59,6 +61,11 @@ int RunScheduler(const SchedulerFlags& flags) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(remote.status().message()));
     return absl::IsNotFound(remote.status()) ? 2 : 1;
   }
+  auto ops = ComponentOps::Start("muster scheduler", flags.listen_address);
+  if (!ops.ok()) {
+    fmt::print(stderr, "muster scheduler: {}\n", std::string(ops.status().message()));
+    return 2;
+  }
   client::Client api(remote->transport);
   // Until the server is reachable, accepts us and serves (and lets us list) every resource the
   // scheduler watches, say why once and wait: a missing CRD or permission is fixed without a
@@ -66,7 +73,8 @@ int RunScheduler(const SchedulerFlags& flags) {
   if (int signal = WaitForApi(api,
                               {client::Nodes(), client::Pods(), client::PodGroups(),
                                client::Queues(), client::PriorityClasses()},
-                              signals, "muster scheduler", nullptr);
+                              signals, "muster scheduler",
+                              [&ops](const std::string& reason) { (*ops)->SetApiProblem(reason); });
       signal != 0) {
     fmt::print(stderr, "muster scheduler: {} while waiting for the API server, stopping\n",
                SignalName(signal));
@@ -89,6 +97,7 @@ int RunScheduler(const SchedulerFlags& flags) {
     }
   }
 
+  (*ops)->SetLeader(true);
   // Jobs that name no queue go to `default`, as on a Volcano cluster, whose scheduler makes it.
   if (absl::Status queues = EnsureDefaultQueues(api); !queues.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(queues.message()));
@@ -101,6 +110,7 @@ int RunScheduler(const SchedulerFlags& flags) {
   options.serve_default_scheduler = flags.serve_default_scheduler;
   options.conf_path = flags.scheduler_conf;
   options.period = std::chrono::milliseconds(static_cast<int64_t>(*period * 1000));
+  options.metrics = (*ops)->registry();
   scheduler::Scheduler sched(api, options);
   if (absl::Status started = sched.Start(); !started.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(started.message()));
@@ -112,6 +122,7 @@ int RunScheduler(const SchedulerFlags& flags) {
     sched.Stop();
     return 1;
   }
+  (*ops)->SetSynced(true);
   fmt::print("scheduler running against {}\n", remote->server);
   std::fflush(stdout);
 
@@ -157,6 +168,10 @@ Subcommand AddSchedulerCommand(CLI::App& parent) {
                   "fault injection for failover tests: SIGKILL this process right after its Nth "
                   "successful bind, binding pod by pod (0: never)")
       ->group("");
+  app->add_option("--listen-address", flags->listen_address,
+                  "where /healthz, /livez, /readyz and /metrics are served (host:port, port 0 "
+                  "picks one; \"\" serves nothing); Volcano's scheduler flag")
+      ->capture_default_str();
   app->add_option("--sync-timeout", flags->sync_timeout_seconds,
                   "seconds to wait for the first list of every watched resource")
       ->check(CLI::Range(1, 3600))

@@ -138,8 +138,14 @@ for line in open(sys.argv[1]):
         continue
     user = e.get("user", {}).get("username", "")
     code = e.get("responseStatus", {}).get("code")
-    if code == 403 and user.startswith("system:serviceaccount:muster-system:"):
+    if not user.startswith("system:serviceaccount:muster-system:"):
+        continue
+    seen = globals().setdefault("seen", [0])
+    seen[0] += 1
+    if code == 403:
         print(user, e.get("verb"), e.get("requestURI"))
+if not globals().get("seen"):
+    print("the audit log holds no request of muster's ServiceAccounts")
 PY
 }
 

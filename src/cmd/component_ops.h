@@ -1,0 +1,51 @@
+#pragma once
+
+// What `muster scheduler` and `muster controller` serve on --listen-address (ops/ops_server.h):
+// /healthz and /livez while the process runs; /readyz with two checks, "api" (the API server
+// reachable, our credentials accepted, every resource served and listable: cmd/preflight.h) and
+// "caches" (the leader's informers have listed; a standby passes it, so that a Deployment's
+// rollout is not held up by replicas that are meant to wait); and /metrics: the component's own
+// (scheduler/metrics.h, controller/metrics.h) plus muster_leader, 1 while this replica leads.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ops/ops_server.h"
+
+namespace prometheus {
+class Gauge;
+class Registry;
+}  // namespace prometheus
+
+namespace muster::cmd {
+
+class ComponentOps {
+ public:
+  // Serves on `address` ("" serves nothing, but the object still works) and prints
+  // "COMMAND: serving /healthz, /livez, /readyz and /metrics at http://HOST:PORT".
+  static absl::StatusOr<std::unique_ptr<ComponentOps>> Start(const std::string& command,
+                                                             const std::string& address);
+  ~ComponentOps();
+
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+  // "" once the API checks pass, else why not.
+  void SetApiProblem(const std::string& reason);
+  void SetLeader(bool leading);
+  void SetSynced(bool synced);
+
+ private:
+  ComponentOps() = default;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<ops::OpsServer> server_;
+  prometheus::Gauge* leader_ = nullptr;
+  std::mutex mu_;
+  std::string api_problem_ = "not checked yet";
+  std::atomic<bool> leading_{false};
+  std::atomic<bool> synced_{false};
+};
+
+}  // namespace muster::cmd
