@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kube/failover: two scheduler and two controller replicas (leader-elected, the deploy's
 # ServiceAccounts) on a real control plane while 100 gangs of 4 one-GPU pods are placed on 120
-# GPUs in waves, and the leaders are SIGKILLed twice:
+# GPUs in waves (each pod runs 10 s), and the leaders are SIGKILLed twice:
 #   1. the scheduler leader kills itself in the middle of a gang (--fault-kill-after-binds), the
 #      controller leader is SIGKILLed at the same moment, and plain pods (kube-scheduler's) take
 #      every GPU left before the standby can lead, so that a gang left half-bound cannot be
@@ -26,7 +26,10 @@ sched_kc=$(sa_kubeconfig muster-scheduler) && ctrl_kc=$(sa_kubeconfig muster-con
 
 lease=(--leader-elect=true --leader-elect-resource-namespace=muster-system
        --leader-elect-lease-duration=4s --leader-elect-renew-deadline=3s --leader-elect-retry-period=500ms)
-lease_limit=6  # seconds: the lease duration, one retry period and the time to notice
+# Seconds from a leader's death to its standby leading: the lease (4 s) from the standby's last
+# sight of a renewal, one jittered retry (0.6 s), and up to 2 s for the test to notice on a
+# loaded 2-core machine.
+lease_limit=7
 repair=()
 [ "${MUSTER_NO_GANG_REPAIR:-0}" = 1 ] && repair=(--no-gang-repair)
 now() { date +%s.%N; }
@@ -73,7 +76,7 @@ spec:
       name: worker
       template:
         metadata:
-          annotations: {muster.dev/run-seconds: "4"}
+          annotations: {muster.dev/run-seconds: "10"}
         spec:
           restartPolicy: Never
           tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
@@ -97,7 +100,7 @@ free=$(k get pods -A -o jsonpath='{range .items[?(@.spec.nodeName)]}{.status.pha
 for i in $(seq 1 "$free"); do cat <<POD
 apiVersion: v1
 kind: Pod
-metadata: {name: filler-$i, labels: {app: filler}, annotations: {muster.dev/run-seconds: "15"}}
+metadata: {name: filler-$i, labels: {app: filler}, annotations: {muster.dev/run-seconds: "20"}}
 spec:
   restartPolicy: Never
   tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
@@ -123,6 +126,11 @@ within_lease "kill 1: controller c2 leads within the lease" "$t1" c2
 controller c3
 scheduler s3; s3=$component_pid
 ok "kill 1: $free plain pods took the GPUs left; replicas c3 and s3 restarted as standbys"
+
+if [ "${MUSTER_NO_GANG_REPAIR:-0}" != 1 ]; then
+  eventually "kill 1: s2's first cycles undo the gang s1 left half-bound (its record no longer fits)" 30 \
+    grep -q 'was left bound below minAvailable' "$work/s2.err"
+fi
 
 # --- kill 2: s2 dies mid-gang; s3 takes over ---------------------------------------------------
 wait "$s2"
@@ -166,7 +174,11 @@ print("samples=%d partial-intervals=%d twice=%d bad=%s" % (len(rows), len(worst)
       "; ".join(bad + twice[:5]) or "none"))
 PY
 )
-expect "sampled every second: no pod bound twice, no gang partly bound past one cycle" "bad=none" echo "$verdict"
+if [ "${verdict%bad=none}" != "$verdict" ]; then
+  ok "sampled every second: no pod bound twice, no gang partly bound past one cycle ($verdict)"
+else
+  bad "sampled every second: no pod bound twice, no gang partly bound past one cycle" "bad=none" "$verdict"
+fi
 expect_eq "rbac: no call of muster's was refused (403)" "" forbidden_calls
 
 echo "$pass passed, $fail failed"
