@@ -56,8 +56,15 @@ install_muster() {
 # sa_kubeconfig NAME: a kubeconfig (printed: its path) for ServiceAccount muster-system/NAME with a
 # token from the TokenRequest API, the control plane's server and CA.
 sa_kubeconfig() {
-  local name=$1 file=$work/$1.kubeconfig token ca
-  token=$(k -n muster-system create token "$name" --duration=2h) || return 1
+  local token
+  token=$(k -n muster-system create token "$1" --duration=2h) || return 1
+  kubeconfig_with "$1" "$server" "$token"
+}
+
+# kubeconfig_with NAME SERVER TOKEN: a kubeconfig (printed: its path) for SERVER with the control
+# plane's CA and TOKEN.
+kubeconfig_with() {
+  local name=$1 file=$work/$1.kubeconfig server=$2 token=$3 ca
   ca=$(k config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
   cat >"$file" <<KUBECONFIG
 apiVersion: v1
@@ -124,7 +131,8 @@ pods_are() { [ "$(count_pods "$1" "$2")" = "$3" ]; }
 no_pods() { [ -z "$(k get pods -l "$1" -o name 2>/dev/null)" ]; }
 gone() { ! k get "$@" >/dev/null 2>&1; }
 
-# forbidden_calls: the API calls the control plane refused with 403 to muster's ServiceAccounts,
+# forbidden_calls: the API calls the control plane refused with 403 to the scheduler's and the
+# controller's ServiceAccounts,
 # from its audit log (one line each: user, verb, URI); empty when there were none.
 forbidden_calls() {
   local log=$kube_dir/logs/audit.log
@@ -138,7 +146,8 @@ for line in open(sys.argv[1]):
         continue
     user = e.get("user", {}).get("username", "")
     code = e.get("responseStatus", {}).get("code")
-    if not user.startswith("system:serviceaccount:muster-system:"):
+    if user not in ("system:serviceaccount:muster-system:muster-scheduler",
+                    "system:serviceaccount:muster-system:muster-controller"):
         continue
     seen = globals().setdefault("seen", [0])
     seen[0] += 1

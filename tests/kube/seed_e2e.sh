@@ -3,7 +3,9 @@
 # kube-controller-manager, kube-scheduler built from upstream; scripts/kube-control-plane),
 # installed with `kubectl apply -k deploy/`, its scheduler and controller running as processes
 # with the deploy's ServiceAccounts, GPU nodes from `muster nodes` with the seed's cluster file.
-# Replays the seed's story with the real kubectl and the seed's manifests (the blocker with its
+# First, what a component says when it cannot work (CRDs missing, a refused token, an unreachable
+# server, a ServiceAccount without RBAC): one line naming it and a failing /readyz, no exit.
+# Then replays the seed's story with the real kubectl and the seed's manifests (the blocker with its
 # limit, which Kubernetes requires; checked), then restart by policy until maxRetry, TTL clean-up
 # and deleting a Job removing its pods through the real garbage collector. No call of muster's
 # may be refused (403, from the API server's audit log); /healthz, /readyz and /metrics answer.
@@ -17,9 +19,47 @@ here=$(cd "$(dirname "$0")" && pwd)
 begin_kube
 demo=$kube_root/examples/gpu-gang
 files=$kube_root/tests/e2e/up
+
+# --- what a component says when it cannot work: one line, a failing /readyz, no crash loop -------
+# readyz_says NAME TEXT: the component's /readyz answers 500 and names TEXT.
+readyz_says() {
+  local port code body
+  port=$(listen_port "$1")
+  [ -n "$port" ] || return 1
+  body=$(curl -s -w '\n%{http_code}' "http://127.0.0.1:$port/readyz")
+  code=${body##*$'\n'}
+  [ "$code" = 500 ] && grep -qF -- "$2" <<<"$body"
+}
+start_component nocrd "$MUSTER" scheduler --leader-elect=false --listen-address=127.0.0.1:0
+eventually "bad input: before the CRDs, the scheduler says which resource is not served" 30 \
+  wait_line nocrd 0 'not ready: the API server does not serve scheduling.volcano.sh/v1beta1.*kubectl apply -k deploy/'
+eventually "bad input: ... and /readyz fails with it" 10 readyz_says nocrd "does not serve scheduling.volcano.sh"
+kubeconfig_with bogus "$server" not-a-token >/dev/null
+start_component badtoken "$MUSTER" scheduler --kubeconfig "$work/bogus.kubeconfig" \
+  --leader-elect=false --listen-address=127.0.0.1:0
+eventually "bad input: a token the server refuses is named as such (401)" 30 \
+  wait_line badtoken 0 'not ready: the API server refuses our credentials \(401'
+eventually "bad input: ... and /readyz fails" 10 readyz_says badtoken "401"
+kubeconfig_with closed "https://127.0.0.1:1" x >/dev/null
+start_component unreachable "$MUSTER" controller --kubeconfig "$work/closed.kubeconfig" \
+  --leader-elect=false --listen-address=127.0.0.1:0
+eventually "bad input: an unreachable API server is named as such" 30 \
+  wait_line unreachable 0 'not ready: cannot reach the API server'
+eventually "bad input: ... and /readyz fails" 10 readyz_says unreachable "cannot reach"
+
 install_muster
 sched_kc=$(sa_kubeconfig muster-scheduler) && ctrl_kc=$(sa_kubeconfig muster-controller) ||
   exit_not_started control-plane "ServiceAccount tokens"
+eventually "bad input: once the CRDs are installed the waiting scheduler is ready, without a restart" 30 \
+  wait_line nocrd 0 "the API server's checks pass now"
+nobody_kc=$(sa_kubeconfig muster-device-plugin)
+start_component forbidden "$MUSTER" scheduler --kubeconfig "$nobody_kc" --leader-elect=false \
+  --listen-address=127.0.0.1:0
+eventually "bad input: a ServiceAccount without the RBAC is told what it may not do (403)" 30 \
+  wait_line forbidden 0 'not ready: the API server forbids listing nodes \(403'
+eventually "bad input: ... and /readyz fails" 10 readyz_says forbidden "403"
+for p in "${background_pids[@]}"; do kill -0 "$p" 2>/dev/null || bad "bad input: a component exited" "still waiting" "pid $p"; done
+stop_processes 10 "${background_pids[@]}"
 
 start_component nodes "$MUSTER" nodes --config "$demo/cluster.yaml" --kubeconfig "$KUBECONFIG" \
   --data-dir "$work/nodes" --lease-renew-seconds 2
