@@ -283,6 +283,17 @@ bool IsMergeKey(const YAML::Node& key) {
 }
 
 // One conversion, carrying the alias-expansion budget.
+size_t FirstInvalidUtf8Line(std::string_view text);
+
+// What yaml-cpp makes of a scalar need not be UTF-8 even when the text is: 0.7 decodes the escapes
+// \N and \_ (and a NUL before N in a plain scalar, by way of its own escaping) to the single
+// Latin-1 bytes 0x85 and 0xA0. The store must never keep such a string: every later response
+// carrying it would be JSON that does not parse (found by fuzz/handlers_fuzz).
+absl::Status CheckUtf8(const YAML::Node& node, std::string_view text, std::string_view what) {
+  if (FirstInvalidUtf8Line(text) == 0) return absl::OkStatus();
+  return ErrorAt(node.Mark(), Cat(what, " is not valid UTF-8 once its escapes are decoded"));
+}
+
 class Converter {
  public:
   explicit Converter(const YamlLimits& limits) : limits_(limits) {}
@@ -296,8 +307,13 @@ class Converter {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
         return value(nullptr);
-      case YAML::NodeType::Scalar:
-        return ResolveScalar(node);
+      case YAML::NodeType::Scalar: {
+        absl::StatusOr<value> scalar = ResolveScalar(node);
+        if (scalar.ok() && scalar->is_string()) {
+          if (absl::Status s = CheckUtf8(node, scalar->get_string(), "a string"); !s.ok()) return s;
+        }
+        return scalar;
+      }
       case YAML::NodeType::Sequence:
       case YAML::NodeType::Map:
         break;
@@ -347,6 +363,7 @@ class Converter {
       }
       absl::StatusOr<std::string> key = KeyText(entry.first);
       if (!key.ok()) return key.status();
+      if (absl::Status s = CheckUtf8(entry.first, *key, "a key"); !s.ok()) return s;
       absl::StatusOr<value> converted = Convert(entry.second);
       if (!converted.ok()) return converted.status();
       out[*key] = *std::move(converted);

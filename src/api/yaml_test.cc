@@ -148,6 +148,23 @@ TEST(YamlHostileInputTest, OverlongSurrogateAndOutOfRangeFormsAreNotUtf8) {
   EXPECT_TRUE(ok.ok()) << ok.status();
 }
 
+// yaml-cpp 0.7 decodes the escapes \N and \_ to the Latin-1 bytes 0x85 and 0xA0, and a NUL
+// before N in a plain scalar the same way: valid UTF-8 in, invalid out. Refused, key or value.
+TEST(YamlHostileInputTest, ScalarsThatDecodeToInvalidUtf8AreRefused) {
+  static constexpr char kNulBeforeN[] = "sched\x1culer\x01\x00Name: volcano\n";
+  for (std::string_view text : {std::string_view("k: \"a\\Nb\"\n"), std::string_view("k: \"a\\_b\"\n"),
+                                std::string_view("\"a\\Nb\": v\n"),
+                                std::string_view(kNulBeforeN, sizeof(kNulBeforeN) - 1)}) {
+    auto r = ParseYamlDocuments(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("not valid UTF-8")) << text;
+  }
+  // \L and \P decode to proper UTF-8 (U+2028, U+2029) and stay accepted.
+  auto ok = ParseYamlDocuments("k: \"a\\Lb\\Pc\"\n");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)[0].at("k").as_string(), "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c");
+}
+
 TEST(YamlHostileInputTest, DeepNestingIsRefusedNotAStackOverflow) {
   std::string deep(100000, '[');
   auto r = ParseYamlDocuments(deep);

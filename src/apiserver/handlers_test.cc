@@ -154,6 +154,16 @@ TEST_F(HandlersTest, YamlBodyWithAnOverlongUtf8FormIs400AndStoresNothing) {
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/c").status, 404);
 }
 
+// Found by fuzz/handlers_fuzz: an apply patch whose YAML key holds a NUL before "N" was stored
+// with a raw 0x85 byte (yaml-cpp's decoding), and every response carrying it did not parse.
+TEST_F(HandlersTest, YamlThatDecodesToInvalidUtf8Is400AndStoresNothing) {
+  const std::string body("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: \"a\\Nb\"\n");
+  auto r = Call("POST", "/api/v1/namespaces/default/configmaps", body, "application/yaml");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("not valid UTF-8"));
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/c").status, 404);
+}
+
 TEST_F(HandlersTest, DryRunStoresNothing) {
   auto r = Call("POST", kPods, PodJson("dry"), "application/json", {{"dryRun", "All"}});
   EXPECT_EQ(r.status, 201) << r.body;
