@@ -21,6 +21,7 @@
 #include "apiserver/apiserver.h"
 #include "cmd/cluster.h"
 #include "cmd/commands.h"
+#include "cmd/component_ops.h"
 #include "cmd/process.h"
 #include "cmd/gpu_node.h"
 #include "deviceplugin/config.h"
@@ -40,6 +41,7 @@ struct UpFlags {
   std::string scheduler_conf;
   bool reset = false;
   bool no_summary = false;
+  std::string metrics_address = "127.0.0.1:0";
   std::string nvml_library = std::string(gpu::kDefaultNvmlLibrary);
   std::string gpu_config;
 };
@@ -168,16 +170,28 @@ int RunUp(const UpFlags& flags) {
     }
   }
 
+  // The scheduler's and the controller's /metrics, and /healthz, /livez, /readyz, as
+  // `muster scheduler` and `muster controller` serve them (cmd/component_ops.h).
+  auto ops = ComponentOps::Start("muster up", flags.metrics_address);
+  if (!ops.ok()) {
+    fmt::print(stderr, "muster up: {}\n", std::string(ops.status().message()));
+    return 1;
+  }
   LocalClusterOptions cluster_options;
   cluster_options.data_dir = data_dir;
   cluster_options.listen = flags.listen;
   cluster_options.nodes = nodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
+  cluster_options.scheduler.metrics = (*ops)->registry();
+  cluster_options.controller.metrics = (*ops)->registry();
   auto cluster = LocalCluster::Start(std::move(cluster_options));
   if (!cluster.ok()) {
     fmt::print(stderr, "muster up: {}\n", std::string(cluster.status().message()));
     return 1;
   }
+  (*ops)->SetApiProblem("");
+  (*ops)->SetLeader(true);
+  (*ops)->SetSynced(true);
   apiserver::ApiServer& server = (*cluster)->server();
 
   fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
@@ -239,6 +253,10 @@ Subcommand AddUpCommand(CLI::App& parent) {
                 "start from an empty cluster: remove the store, logs and pod directories of the "
                 "data directory first");
   app->add_flag("--no-summary", flags->no_summary, "do not print the live summary line");
+  app->add_option("--metrics-address", flags->metrics_address,
+                  "where the scheduler's and controller's /metrics and /healthz, /livez, /readyz "
+                  "are served (host:port, port 0 picks one; \"\" serves nothing)")
+      ->capture_default_str();
   app->add_option("--nvml-library", flags->nvml_library,
                   "NVML library for GPU discovery of the local node (no --config)")
       ->capture_default_str();

@@ -29,7 +29,8 @@ election=(--leader-elect-lease-duration 4s --leader-elect-renew-deadline 2s
 replica() {
   local name=$1
   shift
-  "$MUSTER" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  # Each replica's /healthz and /metrics on a port of its own (the default, :8080, is one).
+  "$MUSTER" "$@" --listen-address=127.0.0.1:0 >"$work/$name.out" 2>"$work/$name.err" &
   replica_pid=$!
   stop_at_exit "$replica_pid"
 }
