@@ -154,6 +154,12 @@ eventually "preempt: the high-priority job's two pods run" 90 pods_are volcano.s
 expect_re "preempt: low pods were evicted (an event says so)" 'Evict|Preempt' k get events
 k delete -f "$files/preempt-high.yaml" -f "$files/preempt.yaml" --wait=false >/dev/null 2>&1
 
+# --- /metrics and /readyz of muster up (cmd/component_ops.h) -----------------------------------
+ops_port=$(sed -n 's#.*serving /healthz.* at http://127\.0\.0\.1:\([0-9]*\).*#\1#p' "$work/up.err" | head -1)
+expect_eq "up: /readyz of the scheduler and controller" "ok" curl -s "http://127.0.0.1:$ops_port/readyz"
+expect_eq "up: /metrics has the scheduler's cycle latency, pods bound and the controller's Jobs" "3" \
+  sh -c "curl -s http://127.0.0.1:$ops_port/metrics | grep -oE '^(volcano_e2e_scheduling_latency_milliseconds_count|muster_pods_bound_total|muster_controller_jobs)' | sort -u | wc -l"
+
 # --- Ctrl-C stops muster up cleanly -----------------------------------------------------------
 stop_process "$up_pid" 15
 rc=$?
