@@ -239,11 +239,16 @@ struct JobController::State {
     recorded_once.erase(Meta(job, "uid"));
   }
 
+  // Keeps the newer of what is cached and `pod`: a create's response can arrive after the watch
+  // has already delivered a later version of the pod (the kubelet's Running), and must not put
+  // the older one back, or the Job's counts stay behind with no event left to correct them.
   void UpsertPod(const JobPodRef& ref, const json::object& pod) {
     std::lock_guard lock(mu);
     PodEntry& entry = pods_by_job[ref.key][ref.info.name];
+    const std::optional<int64_t> revision = Revision(pod);
+    if (entry.revision && revision && *revision < *entry.revision) return;
     entry.info = ref.info;
-    entry.revision = Revision(pod);
+    entry.revision = revision;
   }
 
   // Whether every replica of the task has succeeded (jobCache.TaskCompleted).

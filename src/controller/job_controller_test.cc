@@ -376,7 +376,15 @@ TEST_P(JobLifecycleTest, FailedPodRestartsTheJobUntilMaxRetryThenFailed) {
         if (Str(p, {"status", "phase"}) != "Running") return false;
       }
       return JobPhase("retry") == "Running";
-    }));
+    })) << [&] {
+      std::string state = "job: " + json::serialize(*GetJob("retry")) + "\npods:";
+      for (const json::object& p : JobPods("retry")) state += "\n  " + json::serialize(p);
+      auto groups = api_->List(client::PodGroups(), "default");
+      if (groups.ok()) {
+        for (const json::object& g : groups->items) state += "\npodgroup: " + json::serialize(g);
+      }
+      return state;
+    }();
     json::object job = *GetJob("retry");
     EXPECT_EQ(Int(job, {"status", "retryCount"}), attempt - 1);
     const int64_t version = Int(job, {"status", "version"});
