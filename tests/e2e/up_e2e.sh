@@ -25,29 +25,6 @@ start_muster up "$MUSTER" up --config "$files/cluster.yaml" \
 up_pid=$muster_pid
 export KUBECONFIG=$muster_kubeconfig
 
-# wait_for SECONDS CMD...: until CMD succeeds (true) or the time is up (false).
-wait_for() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -ge "$deadline" ] && return 1
-    sleep 0.2
-  done
-}
-# eventually NAME SECONDS CMD...: a check that passes once CMD succeeds within SECONDS.
-eventually() {
-  local name=$1 secs=$2
-  shift 2
-  if wait_for "$secs" "$@"; then ok "$name"; else bad "$name" "success within ${secs}s of: $*" "$("$@" 2>&1)"; fi
-}
-phase_is() { [ "$(k get "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
-job_phase_is() { [ "$(k get vcjob "$1" -o jsonpath='{.status.state.phase}' 2>/dev/null)" = "$2" ]; }
-count_pods() {  # count_pods SELECTOR PHASE
-  k get pods -l "$1" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' 2>/dev/null | grep -c "^$2\$"
-}
-pods_are() { [ "$(count_pods "$1" "$2")" = "$3" ]; }
-no_pods() { [ -z "$(k get pods -l "$1" -o name 2>/dev/null)" ]; }
-gone() { ! k get "$@" >/dev/null 2>&1; }
 
 eventually "up: all five nodes Ready" 60 \
   k wait --for=condition=Ready node --all --timeout=1s
