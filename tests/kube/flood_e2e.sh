@@ -7,9 +7,9 @@
 # of 2,000 pods allows); no call of muster's is refused.
 #
 # NOT YET IN CTest: it fails today. Its first run here (with 8 GPUs a node, too few for every gang)
-# sampled flood-5 at 14.5 CPUs of 14: kube-scheduler and muster each placed a pod there from
-# caches that did not yet hold the other's, which two schedulers on one cluster can always do
-# unless one of them rechecks before binding. Making this hold is the remaining part of issue 11
+# sampled flood-5 at 14.5 CPUs of 14. The likely cause, not traced further: kube-scheduler and
+# muster each placed a pod there from caches that did not yet hold the other's, which two
+# schedulers on one cluster can do unless one of them rechecks before binding. Making this hold is the remaining part of issue 11
 # (item 8, acceptance 3).
 #
 # Usage: flood_e2e.sh MUSTER_BINARY
