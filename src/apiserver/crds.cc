@@ -13,9 +13,6 @@ using boost::json::array;
 using boost::json::object;
 using boost::json::value;
 
-constexpr std::string_view kRefPrefix = "#/components/schemas/";
-constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
-constexpr std::string_view kObjectMeta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 constexpr int kMaxDepth = 32;
 
 // The x- extensions a CRD's JSONSchemaProps has; anything else (x-kubernetes-group-version-kind,
@@ -31,7 +28,7 @@ std::string_view RefName(const object& schema) {
   const value* ref = schema.if_contains("$ref");
   if (ref == nullptr || !ref->is_string()) return {};
   std::string_view name = ref->as_string();
-  if (name.starts_with(kRefPrefix)) name.remove_prefix(kRefPrefix.size());
+  if (name.starts_with(kSchemaRefPrefix)) name.remove_prefix(kSchemaRefPrefix.size());
   return name;
 }
 
@@ -81,14 +78,14 @@ class Structural {
 
  private:
   object Resolve(std::string_view name, int depth) const {
-    if (name == kQuantity) {
+    if (name == kQuantitySchema) {
       return object{{"anyOf", array{object{{"type", "integer"}}, object{{"type", "string"}}}},
                     {"pattern",
                      "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE]("
                      "\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"},
                     {"x-kubernetes-int-or-string", true}};
     }
-    if (name == kObjectMeta) return object{{"type", "object"}};
+    if (name == kObjectMetaSchema) return object{{"type", "object"}};
     // Core kinds (a task's pod template and what it holds) are kept whole, not pruned to what
     // muster describes; as is anything nested too deep or not in the document.
     const value* target = schemas_.if_contains(name);
@@ -153,7 +150,7 @@ value CustomResourceDefinition(const ResourceInfo& info) {
   version["schema"] = object{{"openAPIV3Schema", std::move(schema)}};
   // As Volcano's CRDs: a status subresource for jobs and queues; a PodGroup's status is written
   // with the object (muster's own server also serves podgroups/status, which is additional).
-  if (info.kind != "PodGroup") {
+  if (!info.status_with_object) {
     for (const std::string& sub : info.subresources) {
       if (sub == "status") version["subresources"] = object{{"status", object{}}};
     }

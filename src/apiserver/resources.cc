@@ -132,6 +132,7 @@ ResourceInfo VolcanoPodGroups() {
   // The upstream CRD declares `subresources: {}`; vc-scheduler writes PodGroup status with a
   // full update. The status subresource is served in addition, so both paths must keep working.
   info.subresources = {"status"};
+  info.status_with_object = true;
   info.columns = {
       Column("STATUS", "string", ".status.phase", "Current phase of PodGroup"),
       Column("minMember", "integer", ".spec.minMember",

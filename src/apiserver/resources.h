@@ -33,6 +33,10 @@ struct ResourceInfo {
   std::vector<std::string> categories;
   std::vector<std::string> verbs;
   std::vector<std::string> subresources;  // "status", "binding", "log"
+  // Whether writes of the object itself carry its status too, although /status is served: a
+  // PodGroup's, whose Volcano CRD (and so muster's, crds.h) has no status subresource and whose
+  // status vc-scheduler and muster write with the object.
+  bool status_with_object = false;
   // Volcano kinds: their CRDs' additionalPrinterColumns (built-in kinds have server-side column
   // code in tables.cc).
   std::vector<PrinterColumn> columns;

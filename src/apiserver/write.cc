@@ -182,13 +182,9 @@ bool HasSubresource(const ResourceInfo& res, std::string_view sub) {
   return std::find(res.subresources.begin(), res.subresources.end(), sub) != res.subresources.end();
 }
 
-// Whether the main resource leaves .status alone. PodGroups are the exception: Volcano's CRD has
-// no status subresource and vc-scheduler writes a PodGroup's status with the object, so here
-// (where podgroups/status is served besides) the object's own writes carry its status too, as on
-// a cluster with Volcano's CRD or muster's (apiserver/crds.h).
+// Whether the main resource leaves .status alone (not for a PodGroup: status_with_object).
 bool StatusOnlyThroughSubresource(const ResourceInfo& res) {
-  if (res.group == "scheduling.volcano.sh" && res.resource == "podgroups") return false;
-  return HasSubresource(res, "status");
+  return HasSubresource(res, "status") && !res.status_with_object;
 }
 
 void CopyOrErase(json::object& to, const json::object& from, std::string_view key) {
