@@ -22,10 +22,10 @@ using boost::json::array;
 using boost::json::object;
 using boost::json::value;
 
-constexpr std::string_view kRefPrefix = "#/components/schemas/";
+constexpr std::string_view kRefPrefix = kSchemaRefPrefix;
 
 // Shared schema names.
-constexpr std::string_view kObjectMeta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+constexpr std::string_view kObjectMeta = kObjectMetaSchema;
 constexpr std::string_view kListMeta = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
 constexpr std::string_view kOwnerReference = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference";
 constexpr std::string_view kManagedFieldsEntry =
@@ -39,7 +39,7 @@ constexpr std::string_view kPatch = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
 constexpr std::string_view kDeleteOptions = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
 constexpr std::string_view kPreconditions = "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions";
 constexpr std::string_view kStatus = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
-constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+constexpr std::string_view kQuantity = kQuantitySchema;
 
 std::string Core(std::string_view kind) { return fmt::format("io.k8s.api.core.v1.{}", kind); }
 

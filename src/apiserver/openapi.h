@@ -24,6 +24,12 @@
 
 namespace muster::apiserver {
 
+// Names the documents use, for code that reads them (crds.h).
+inline constexpr std::string_view kSchemaRefPrefix = "#/components/schemas/";
+inline constexpr std::string_view kQuantitySchema = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+inline constexpr std::string_view kObjectMetaSchema =
+    "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
 // A per-group-version document, ready to send.
 struct OpenApiDocument {
   std::string path;  // "api/v1", "apis/batch.volcano.sh/v1alpha1" (the index key)
