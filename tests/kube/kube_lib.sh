@@ -116,21 +116,20 @@ forbidden_calls() {
   [ -f "$log" ] || { echo "no audit log at $log"; return; }
   /usr/bin/python3 - "$log" <<'PY'
 import json, sys
+ours = ("system:serviceaccount:muster-system:muster-scheduler",
+        "system:serviceaccount:muster-system:muster-controller")
+seen = 0
 for line in open(sys.argv[1]):
     try:
         e = json.loads(line)
     except ValueError:
         continue
-    user = e.get("user", {}).get("username", "")
-    code = e.get("responseStatus", {}).get("code")
-    if user not in ("system:serviceaccount:muster-system:muster-scheduler",
-                    "system:serviceaccount:muster-system:muster-controller"):
+    if e.get("user", {}).get("username", "") not in ours:
         continue
-    seen = globals().setdefault("seen", [0])
-    seen[0] += 1
-    if code == 403:
-        print(user, e.get("verb"), e.get("requestURI"))
-if not globals().get("seen"):
+    seen += 1
+    if e.get("responseStatus", {}).get("code") == 403:
+        print(e["user"]["username"], e.get("verb"), e.get("requestURI"))
+if not seen:
     print("the audit log holds no request of muster's ServiceAccounts")
 PY
 }
