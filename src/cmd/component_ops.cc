@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cmd/preflight.h"
 #include "fmt/format.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -61,5 +62,39 @@ void ComponentOps::SetLeader(bool leading) {
 }
 
 void ComponentOps::SetSynced(bool synced) { synced_ = synced; }
+
+std::optional<int> WaitUntilLeading(ComponentOps& ops, const std::string& command,
+                                    client::Client& api,
+                                    const std::vector<client::Resource>& resources,
+                                    const LeaderElectionFlags& election, const RemoteApi& remote,
+                                    const sigset_t& signals,
+                                    std::unique_ptr<Leadership>& leadership) {
+  // Until the server is reachable, accepts us and serves (and lets us list) every resource the
+  // component watches, say why once and wait: a missing CRD or permission is fixed without a
+  // restart, and is no crash loop.
+  if (int signal = WaitForApi(api, resources, signals, command,
+                              [&ops](const std::string& reason) { ops.SetApiProblem(reason); });
+      signal != 0) {
+    fmt::print(stderr, "{}: {} while waiting for the API server, stopping\n", command,
+               SignalName(signal));
+    return 0;
+  }
+  // Only the leader works: a standby waits here until it leads, and exits 1 the moment it stops
+  // leading (Leadership's on_stopped_leading).
+  if (election.leader_elect) {
+    auto started = Leadership::Start(command, election, remote);
+    if (!started.ok()) {
+      fmt::print(stderr, "{}: {}\n", command, std::string(started.status().message()));
+      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
+    }
+    leadership = std::move(*started);
+    if (int signal = leadership->WaitToLead(signals); signal != 0) {
+      fmt::print(stderr, "{}: {} while standing by, stopping\n", command, SignalName(signal));
+      return 0;
+    }
+  }
+  ops.SetLeader(true);
+  return std::nullopt;
+}
 
 }  // namespace muster::cmd

@@ -12,7 +12,13 @@
 #include <mutex>
 #include <string>
 
+#include <optional>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "client/client.h"
+#include "cmd/leadership.h"
+#include "cmd/process.h"
 #include "ops/ops_server.h"
 
 namespace prometheus {
@@ -47,5 +53,17 @@ class ComponentOps {
   std::atomic<bool> leading_{false};
   std::atomic<bool> synced_{false};
 };
+
+// The start-up `muster scheduler` and `muster controller` share: wait until the API server passes
+// CheckApi for `resources` (cmd/preflight.h; each reason on /readyz), then, with
+// --leader-elect, until this replica leads (`leadership` then holds the lease; it stays null
+// without election), and mark it leading. nullopt: go on and work; otherwise the exit status to
+// return (a signal while waiting: 0; an election that cannot start: 1, or 2 for a bad flag).
+std::optional<int> WaitUntilLeading(ComponentOps& ops, const std::string& command,
+                                    client::Client& api,
+                                    const std::vector<client::Resource>& resources,
+                                    const LeaderElectionFlags& election, const RemoteApi& remote,
+                                    const sigset_t& signals,
+                                    std::unique_ptr<Leadership>& leadership);
 
 }  // namespace muster::cmd

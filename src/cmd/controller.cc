@@ -8,14 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
 #include "cmd/component_ops.h"
 #include "cmd/leadership.h"
-#include "cmd/preflight.h"
 #include "cmd/process.h"
 #include "controller/job_controller.h"
 #include "fmt/format.h"
@@ -50,35 +51,13 @@ int RunController(const ControllerFlags& flags) {
     return 2;
   }
   client::Client api(remote->transport);
-  // Until the server is reachable, accepts us and serves every resource the controller watches,
-  // say why once and wait (cmd/preflight.h).
-  if (int signal = WaitForApi(api,
-                              {client::VolcanoJobs(), client::Pods(), client::PodGroups(),
-                               client::PriorityClasses()},
-                              signals, "muster controller",
-                              [&ops](const std::string& reason) { (*ops)->SetApiProblem(reason); });
-      signal != 0) {
-    fmt::print(stderr, "muster controller: {} while waiting for the API server, stopping\n",
-               SignalName(signal));
-    return 0;
-  }
-  // Only the leader reconciles: a standby waits here until it leads, and exits 1 the moment it
-  // stops leading (Leadership's on_stopped_leading).
   std::unique_ptr<Leadership> leadership;
-  if (flags.election.leader_elect) {
-    auto started = Leadership::Start("muster controller", flags.election, *remote);
-    if (!started.ok()) {
-      fmt::print(stderr, "muster controller: {}\n", std::string(started.status().message()));
-      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
-    }
-    leadership = std::move(*started);
-    if (int signal = leadership->WaitToLead(signals); signal != 0) {
-      fmt::print(stderr, "muster controller: {} while standing by, stopping\n",
-                 SignalName(signal));
-      return 0;
-    }
+  const std::vector<client::Resource> watched = {client::VolcanoJobs(), client::Pods(),
+                                                 client::PodGroups(), client::PriorityClasses()};
+  if (std::optional<int> exit = WaitUntilLeading(**ops, "muster controller", api, watched,
+                                                 flags.election, *remote, signals, leadership)) {
+    return *exit;
   }
-  (*ops)->SetLeader(true);
   controller::JobControllerOptions options;
   options.workers = flags.workers;
   options.metrics = (*ops)->registry();

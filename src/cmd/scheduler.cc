@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,37 +68,14 @@ int RunScheduler(const SchedulerFlags& flags) {
     return 2;
   }
   client::Client api(remote->transport);
-  // Until the server is reachable, accepts us and serves (and lets us list) every resource the
-  // scheduler watches, say why once and wait: a missing CRD or permission is fixed without a
-  // restart, and is no crash loop.
-  if (int signal = WaitForApi(api,
-                              {client::Nodes(), client::Pods(), client::PodGroups(),
-                               client::Queues(), client::PriorityClasses()},
-                              signals, "muster scheduler",
-                              [&ops](const std::string& reason) { (*ops)->SetApiProblem(reason); });
-      signal != 0) {
-    fmt::print(stderr, "muster scheduler: {} while waiting for the API server, stopping\n",
-               SignalName(signal));
-    return 0;
-  }
-
-  // Only the leader schedules: a standby waits here until it leads, and exits 1 the moment it
-  // stops leading (Leadership's on_stopped_leading).
   std::unique_ptr<Leadership> leadership;
-  if (flags.election.leader_elect) {
-    auto started = Leadership::Start("muster scheduler", flags.election, *remote);
-    if (!started.ok()) {
-      fmt::print(stderr, "muster scheduler: {}\n", std::string(started.status().message()));
-      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
-    }
-    leadership = std::move(*started);
-    if (int signal = leadership->WaitToLead(signals); signal != 0) {
-      fmt::print(stderr, "muster scheduler: {} while standing by, stopping\n", SignalName(signal));
-      return 0;
-    }
+  const std::vector<client::Resource> watched = {client::Nodes(), client::Pods(),
+                                                 client::PodGroups(), client::Queues(),
+                                                 client::PriorityClasses()};
+  if (std::optional<int> exit = WaitUntilLeading(**ops, "muster scheduler", api, watched,
+                                                 flags.election, *remote, signals, leadership)) {
+    return *exit;
   }
-
-  (*ops)->SetLeader(true);
   // Jobs that name no queue go to `default`, as on a Volcano cluster, whose scheduler makes it.
   if (absl::Status queues = EnsureDefaultQueues(api); !queues.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(queues.message()));
