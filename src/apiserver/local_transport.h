@@ -38,6 +38,7 @@ class LocalTransport : public client::Transport {
   absl::StatusOr<client::Response> Stream(const client::Request& request,
                                           const std::function<bool(std::string_view)>& on_line,
                                           const std::atomic<bool>& stop) override;
+  [[nodiscard]] bool BindsAtomically() const override { return true; }
   std::optional<absl::StatusOr<std::vector<absl::Status>>> BindAll(
       const std::vector<client::Binding>& bindings) override;
   // Objects created with one store commit (Handlers::CreateAll).

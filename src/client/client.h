@@ -125,6 +125,9 @@ class Transport {
     (void)bindings;
     return std::nullopt;
   }
+  // Whether BindAll is all or none: then no gang can be left half-bound, and nothing need be
+  // recorded before binding one (scheduler/gang_repair.h).
+  [[nodiscard]] virtual bool BindsAtomically() const { return false; }
   // Several objects of one resource created with one store commit, where the transport can (in
   // process); each (namespace, object) is checked as a POST is and is independent of the others.
   // nullopt when it cannot (the Client then posts them one by one). Each element of the result

@@ -21,9 +21,6 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
 
   options.agent.data_dir = options.data_dir;
   options.scheduler.serve_default_scheduler = true;  // the only scheduler here
-  // In process a gang's binds are one store commit (LocalTransport::BindAll): no half-bound
-  // gang can be left, so nothing to record before binding.
-  options.scheduler.record_placements = false;
   options.scheduler.conf_path = options.scheduler_conf;
   c->agent_ = std::make_unique<node::NodeAgent>(*c->client_, std::move(options.nodes),
                                                 std::move(options.agent));

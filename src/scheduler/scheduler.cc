@@ -375,7 +375,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
   // crash between two binds can be repaired (gang_repair.h); a gang whose record is refused is
   // not bound this cycle.
   std::vector<std::pair<std::string, std::string>> records(gangs.size());  // PodGroup ns, name
-  if (options.record_placements) {
+  if (!client.transport().BindsAtomically()) {
     for (size_t g = 0; g < gangs.size(); ++g) {
       const core::JobInfo* j = cluster.FindJob(gangs[g].job);
       if (j != nullptr && j->pg && !IsDefaultSchedulerJob(*j) &&

@@ -59,11 +59,10 @@ struct SchedulerOptions {
   size_t event_queue_limit = 10000;
   // The source component of Volcano-style events.
   std::string event_source = "volcano";
-  // Record each gang's placement on its PodGroup before binding it, and repair gangs left bound
-  // below minAvailable at the start of each cycle (gang_repair.h). Needed wherever a gang's binds
-  // are not one transaction (over HTTP); `muster up`'s in-process binds are, and it turns the
-  // record off. Repair can be turned off alone (tests that show what it prevents).
-  bool record_placements = true;
+  // Repair gangs left bound below minAvailable at the start of each cycle (gang_repair.h). Each
+  // gang's placement is recorded on its PodGroup before it is bound wherever the client's binds
+  // are not all or none (Transport::BindsAtomically: over HTTP; in process they are). Off only
+  // in tests that show what the repair prevents.
   bool repair_gangs = true;
   // Fault injection for the failover tests (tests/kube): when non-zero, the process kills itself
   // with SIGKILL right after its Nth successful bind, in the middle of a gang where binds are one
