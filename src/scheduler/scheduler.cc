@@ -186,6 +186,7 @@ struct Scheduler::State {
   void EnsurePodGroups(Clock::time_point now);
   void RepairGangs();
   void Bind(const core::CycleResult& result, PlanContext& context, std::set<std::string>& placed);
+  std::vector<bool> DeferGangsOnNodesFilledMeanwhile(const std::vector<GangBinding>& gangs);
   void Write(const CycleWrites& writes);
   void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
                      const std::set<std::string>& placed, Clock::time_point start);
@@ -366,11 +367,76 @@ void Scheduler::State::EnsurePodGroups(Clock::time_point now) {
   }
 }
 
+// Another scheduler (kube-scheduler beside muster) may have bound pods while the session ran from
+// its snapshot: those of its binds the watch has delivered since are applied now, and a gang that
+// would put a node over its allocatable with them is not bound this cycle (its placement is
+// undone; the next cycle, which sees them, places it again). What is left of the race, binds the
+// watch has not delivered yet, is the node's to refuse, as a kubelet's admission does.
+std::vector<bool> Scheduler::State::DeferGangsOnNodesFilledMeanwhile(
+    const std::vector<GangBinding>& gangs) {
+  std::vector<bool> deferred(gangs.size(), false);
+  if (gangs.empty()) return deferred;
+  std::vector<api::Pod> late;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Delta& d : deltas) {
+      const api::Pod* pod = d.kind == Kind::kPod ? std::get_if<api::Pod>(&d.object) : nullptr;
+      if (pod != nullptr && !pod->spec.node_name.empty() &&
+          ServedBy(*pod, mirror.options()) == Served::kNo) {
+        late.push_back(*pod);
+      }
+    }
+  }
+  if (late.empty()) return deferred;
+  core::Cluster& cluster = mirror.cluster();
+  std::set<std::string> filled;  // nodes that took pods of others meanwhile
+  for (api::Pod& pod : late) {
+    const core::TaskInfo* t = cluster.FindTask(pod.meta.namespace_ + "/" + pod.meta.name);
+    if (t != nullptr && t->node >= 0 && cluster.node(t->node).name == pod.spec.node_name) continue;
+    filled.insert(pod.spec.node_name);
+    // Applied again, in order, with the rest of the batch at the next cycle.
+    mirror.UpsertPod(std::move(pod));
+  }
+  auto over = [&](const std::string& name) {
+    const core::NodeInfo* n = cluster.FindNode(name);
+    if (n == nullptr) return false;
+    for (core::ResourceId r = 0; r < n->idle.Size(); ++r) {
+      if (n->idle.Get(r) < 0) return true;
+    }
+    return n->pod_count > n->max_pods;
+  };
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    const auto& bindings = gangs[g].bindings;
+    auto at = std::find_if(bindings.begin(), bindings.end(), [&](const client::Binding& b) {
+      return filled.count(b.node) > 0 && over(b.node);
+    });
+    if (at == bindings.end()) continue;
+    deferred[g] = true;
+    Log(fmt::format("not binding gang {} this cycle: node {} took pods of another scheduler "
+                    "while it was placed, and no longer has room for it",
+                    gangs[g].job, at->node));
+    for (const client::Binding& b : bindings) {
+      if (core::TaskInfo* t = cluster.FindTask(b.ns + "/" + b.pod);
+          t != nullptr && t->node >= 0 && t->status == core::TaskStatus::kBinding) {
+        cluster.UnplaceTask(*t, core::TaskStatus::kPending);
+      }
+    }
+  }
+  return deferred;
+}
+
 void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& context,
                             std::set<std::string>& placed) {
   core::Cluster& cluster = mirror.cluster();
   uint64_t bound = 0, failed = 0;
   const std::vector<GangBinding> gangs = PlanBinds(result, cluster);
+  if (options.before_binds && !gangs.empty()) {
+    options.before_binds([this] {
+      std::lock_guard<std::mutex> lock(mu);
+      return deltas.size();
+    });
+  }
+  const std::vector<bool> deferred = DeferGangsOnNodesFilledMeanwhile(gangs);
   // Each gang's placement is recorded on its PodGroup before any of it is bound, so that a
   // crash between two binds can be repaired (gang_repair.h); a gang whose record is refused is
   // not bound this cycle.
@@ -386,6 +452,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
   }
   std::vector<absl::StatusOr<std::vector<absl::Status>>> outcomes(gangs.size());
   writers.ParallelFor(gangs.size(), [&](size_t g) {
+    if (deferred[g]) return;
     if (!records[g].second.empty()) {
       auto recorded = client.Patch(client::PodGroups(), records[g].first, records[g].second,
                                    client::PatchType::kMerge, PlacementPatch(gangs[g].bindings));
@@ -411,6 +478,15 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
   });
   for (size_t g = 0; g < gangs.size(); ++g) {
     const GangBinding& gang = gangs[g];
+    if (deferred[g]) {
+      context.failed_jobs.insert(gang.job);
+      if (core::JobInfo* j = cluster.FindJob(gang.job); j != nullptr && j->pg) {
+        j->phase = j->pg->status.phase.empty() ? "Pending" : j->pg->status.phase;
+      }
+      std::lock_guard<std::mutex> lock(stats_mu);
+      ++stats.gangs_deferred;
+      continue;
+    }
     const absl::StatusOr<std::vector<absl::Status>>& outcome = outcomes[g];
     bool all_bound = true;
     for (size_t i = 0; i < gang.bindings.size(); ++i) {

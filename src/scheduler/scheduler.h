@@ -68,6 +68,10 @@ struct SchedulerOptions {
   // with SIGKILL right after its Nth successful bind, in the middle of a gang where binds are one
   // by one. Never set in production.
   uint64_t fault_kill_after_binds = 0;
+  // For tests of what happens while a cycle runs: called in each cycle that has binds to make,
+  // after the session and before the binds, with a function counting the watched changes that
+  // wait for the next cycle. Never set in production.
+  std::function<void(const std::function<size_t()>& changes_waiting)> before_binds;
   // Where errors and configuration changes are reported, one line per call, from the loop's and
   // the informers' threads; default: standard error.
   std::function<void(std::string_view)> log;
@@ -102,6 +106,9 @@ struct SchedulerStats {
   // Gangs found bound below minAvailable (gang_repair.h) and completed as recorded, or undone.
   uint64_t gangs_completed = 0;
   uint64_t gangs_undone = 0;
+  // Gangs not bound in the cycle that placed them: a node they were placed on took another
+  // scheduler's pods meanwhile and had no room left (placed again the next cycle).
+  uint64_t gangs_deferred = 0;
 };
 
 class Scheduler {

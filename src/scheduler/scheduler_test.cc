@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -495,6 +496,33 @@ TEST_F(SchedulerTest, RefusedBindIsUndoneAndRetried) {
               testing::Contains(testing::StartsWith(
                   "FailedScheduling [volcano]: failed to bind to node " + NodeOf(w0))));
   EXPECT_THAT(EventsAbout("Pod", "w-0"), testing::Contains(testing::StartsWith("Scheduled")));
+}
+
+// Another scheduler (kube-scheduler) binds a pod while muster's session runs from a snapshot
+// without it: the gang placed on that node in the meantime is not bound, so the node is never
+// over its allocatable, and it waits whole for room (issue 11, item 8).
+TEST_F(SchedulerTest, AGangIsNotBoundOntoANodeAnotherSchedulerFilledDuringTheCycle) {
+  TwoOneGpuNodes();
+  GangOfTwo();
+  SchedulerOptions o = FastOptions();
+  std::atomic<bool> raced{false};
+  o.before_binds = [&](const std::function<size_t()>& changes_waiting) {
+    if (raced.exchange(true)) return;
+    Create(client::Pods(), "default", Pod("other", "", "", 1, "n1"));
+    EXPECT_TRUE(WaitFor([&] { return changes_waiting() > 0; }));
+  };
+  StartScheduler(o);
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->Stats().gangs_deferred == 1; }))
+      << "w-0 on '" << NodeOf(GetPod("w-0")) << "', w-1 on '" << NodeOf(GetPod("w-1")) << "'";
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->Stats().cycles >= 5; }));
+  EXPECT_EQ(NodeOf(GetPod("other")), "n1");
+  EXPECT_FALSE(Bound("w-0"));
+  EXPECT_FALSE(Bound("w-1"));
+  EXPECT_EQ(scheduler_->Stats().pods_bound, 0u);
+  std::lock_guard<std::mutex> lock(log_mu_);
+  EXPECT_THAT(log_, testing::Contains(HasSubstr(
+                        "not binding gang default/pg this cycle: node n1 took pods of another "
+                        "scheduler")));
 }
 
 TEST_F(SchedulerTest, PreemptionEvictsTheLowerPriorityGangGracefully) {
