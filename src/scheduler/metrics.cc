@@ -65,6 +65,26 @@ std::vector<double> ExponentialBucketsRange(double min, double max, int count) {
   return out;
 }
 
+// Volcano's queue_<what>_{milli_cpu,memory_bytes,scalar_resources} gauges.
+SchedulerMetrics::QueueGauges SchedulerMetrics::MakeQueueGauges(prometheus::Registry& registry,
+                                                                const std::string& what,
+                                                                const std::string& What) {
+  return {prometheus::BuildGauge()
+              .Name("volcano_queue_" + what + "_milli_cpu")
+              .Help(What + " CPU count for one queue")
+              .Register(registry),
+          prometheus::BuildGauge()
+              .Name("volcano_queue_" + what + "_memory_bytes")
+              .Help(What + " memory for one queue")
+              .Register(registry),
+          prometheus::BuildGauge()
+              .Name("volcano_queue_" + what + "_scalar_resources")
+              .Help(What + " scalar resources for one queue, in thousandths of the resource's "
+                    "unit as Volcano counts them (2000 for two GPUs).")
+              .Register(registry),
+          {}};
+}
+
 SchedulerMetrics::SchedulerMetrics(prometheus::Registry& registry)
     : e2e_(prometheus::BuildHistogram()
                .Name("volcano_e2e_scheduling_latency_milliseconds")
@@ -100,19 +120,6 @@ SchedulerMetrics::SchedulerMetrics(prometheus::Registry& registry)
                            .Help("Number of jobs could not be scheduled: gangs with pods but "
                                  "below their minAvailable after the cycle.")
                            .Register(registry)),
-      queue_cpu_(prometheus::BuildGauge()
-                     .Name("volcano_queue_allocated_milli_cpu")
-                     .Help("Allocated CPU count for one queue")
-                     .Register(registry)),
-      queue_memory_(prometheus::BuildGauge()
-                        .Name("volcano_queue_allocated_memory_bytes")
-                        .Help("Allocated memory for one queue")
-                        .Register(registry)),
-      queue_scalar_(prometheus::BuildGauge()
-                        .Name("volcano_queue_allocated_scalar_resources")
-                        .Help("Allocated scalar resources for one queue, in thousandths of the "
-                              "resource's unit as Volcano counts them (2000 for two GPUs).")
-                        .Register(registry)),
       gang_decision_(prometheus::BuildHistogram()
                          .Name("muster_gang_decision_latency_milliseconds")
                          .Help("Time from the start of the first cycle that saw a gang below "
@@ -143,7 +150,9 @@ SchedulerMetrics::SchedulerMetrics(prometheus::Registry& registry)
                                    "minAvailable after the last cycle: held by half a job "
                                    "waiting for the rest (0 unless pods of a gang failed or "
                                    "were deleted).")
-                             .Register(registry)) {
+                             .Register(registry)),
+      allocated_(MakeQueueGauges(registry, "allocated", "Allocated")),
+      deserved_(MakeQueueGauges(registry, "deserved", "Deserved")) {
   e2e_metric_ = &e2e_.Add({}, E2eBuckets());
   gang_decision_metric_ = &gang_decision_.Add({}, GangBuckets());
   scheduled_ = &attempts_.Add({{"result", "scheduled"}});
@@ -212,6 +221,44 @@ void SchedulerMetrics::CountUnschedulable(uint64_t pods) {
   unschedulable_->Increment(static_cast<double>(pods));
 }
 
+void SchedulerMetrics::RecordDeserved(std::map<std::string, core::Resources> deserved) {
+  deserved.erase(kDefaultQueueName);
+  deserved_.Set(deserved);
+}
+
+void SchedulerMetrics::QueueGauges::Set(const std::map<std::string, core::Resources>& by_queue) {
+  for (const auto& [queue, r] : by_queue) {
+    Series& s = queues[queue];
+    if (s.cpu == nullptr) {
+      s.cpu = &cpu.Add({{"queue_name", queue}});
+      s.memory = &memory.Add({{"queue_name", queue}});
+    }
+    s.cpu->Set(static_cast<double>(r.Get(core::kCpu)));
+    s.memory->Set(static_cast<double>(r.Get(core::kMemory)) / 1000.0);
+    std::map<std::string, double> values;
+    for (auto& [name, g] : s.scalar) values[name] = 0;
+    for (core::ResourceId id = 0; id < r.Size(); ++id) {
+      if (id == core::kCpu || id == core::kMemory || r.Get(id) == 0) continue;
+      values[core::ResourceNames::Name(id)] = static_cast<double>(r.Get(id));
+    }
+    for (const auto& [name, value] : values) {
+      auto& g = s.scalar[name];
+      if (g == nullptr) g = &scalar.Add({{"queue_name", queue}, {"resource", name}});
+      g->Set(value);
+    }
+  }
+  for (auto it = queues.begin(); it != queues.end();) {
+    if (by_queue.count(it->first)) {
+      ++it;
+      continue;
+    }
+    cpu.Remove(it->second.cpu);
+    memory.Remove(it->second.memory);
+    for (auto& [name, g] : it->second.scalar) scalar.Remove(g);
+    it = queues.erase(it);
+  }
+}
+
 void SchedulerMetrics::AfterCycle(core::Cluster& cluster, int gangs_waiting, Clock::time_point now,
                                   std::chrono::nanoseconds cycle_duration) {
   core::Cluster& c = cluster;
@@ -260,43 +307,15 @@ void SchedulerMetrics::AfterCycle(core::Cluster& cluster, int gangs_waiting, Clo
   }
   unschedule_jobs_metric_->Set(unready_jobs);
 
-  // Queues, as proportion records them each session; a queue gone loses its series, a scalar
-  // resource no longer allocated stays at 0 (Volcano's updateScalarResourceMetrics).
-  std::set<std::string> queues;
+  // Queues, as proportion records them each session; a scalar resource no longer allocated
+  // stays at 0 (Volcano's updateScalarResourceMetrics).
+  std::map<std::string, core::Resources> by_queue;
   for (int qid : cluster.QueueIds()) {
     const core::QueueInfo& q = c.queue(qid);
     if (!q.queue || q.name == kDefaultQueueName) continue;
-    queues.insert(q.name);
-    QueueSeries& s = queues_[q.name];
-    if (s.cpu == nullptr) {
-      s.cpu = &queue_cpu_.Add({{"queue_name", q.name}});
-      s.memory = &queue_memory_.Add({{"queue_name", q.name}});
-    }
-    const core::Resources& r = allocated[qid];
-    s.cpu->Set(static_cast<double>(r.Get(core::kCpu)));
-    s.memory->Set(static_cast<double>(r.Get(core::kMemory)) / 1000.0);
-    std::map<std::string, double> scalar;
-    for (auto& [name, g] : s.scalar) scalar[name] = 0;
-    for (core::ResourceId id = 0; id < r.Size(); ++id) {
-      if (id == core::kCpu || id == core::kMemory || r.Get(id) == 0) continue;
-      scalar[core::ResourceNames::Name(id)] = static_cast<double>(r.Get(id));
-    }
-    for (const auto& [name, value] : scalar) {
-      auto& g = s.scalar[name];
-      if (g == nullptr) g = &queue_scalar_.Add({{"queue_name", q.name}, {"resource", name}});
-      g->Set(value);
-    }
+    by_queue[q.name] = allocated[qid];
   }
-  for (auto it = queues_.begin(); it != queues_.end();) {
-    if (queues.count(it->first)) {
-      ++it;
-      continue;
-    }
-    queue_cpu_.Remove(it->second.cpu);
-    queue_memory_.Remove(it->second.memory);
-    for (auto& [name, g] : it->second.scalar) queue_scalar_.Remove(g);
-    it = queues_.erase(it);
-  }
+  allocated_.Set(by_queue);
 
   gangs_waiting_metric_->Set(gangs_waiting);
   gpus_idle_partial_metric_->Set(static_cast<double>(idle_gpu_milli) / 1000.0);

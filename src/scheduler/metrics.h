@@ -16,6 +16,8 @@
 //   volcano_queue_allocated_milli_cpu{queue_name}            gauge
 //   volcano_queue_allocated_memory_bytes{queue_name}         gauge
 //   volcano_queue_allocated_scalar_resources{queue_name,resource}  gauge (thousandths, as Volcano)
+//   volcano_queue_deserved_milli_cpu{queue_name}, volcano_queue_deserved_memory_bytes{queue_name},
+//   volcano_queue_deserved_scalar_resources{queue_name,resource}  gauges (the proportion plugin's)
 // muster's:
 //   muster_gang_decision_latency_milliseconds   histogram  (1 ms..1 h, 30 buckets)
 //   muster_pods_bound_total, muster_bind_failures_total, muster_scheduler_cycles_total  counters
@@ -25,9 +27,8 @@
 // muster binds within the cycle, so the e2e latency covers the binds and status writes too; a
 // cycle may run a second session for default-scheduler pods, whose steps are timed into the same
 // action and plugin histograms. Volcano defines schedule_attempts_total but no longer counts it;
-// muster counts pods as kube-scheduler does. The queues' deserved resources
-// (volcano_queue_deserved_*) are not served: the proportion plugin computes them inside a session
-// and the core does not hand them out.
+// muster counts pods as kube-scheduler does. A queue's deserved resources are those of the
+// last session that ran the proportion plugin (none without it, as Volcano).
 //
 // Thread-safety: one thread (the scheduler's loop) calls the methods; the registry may be
 // scraped from any thread meanwhile.
@@ -84,6 +85,10 @@ class SchedulerMetrics {
   // condition).
   void CountUnschedulable(uint64_t pods);
 
+  // The queues' deserved resources from the cycle's session (core::CycleResult::queue_deserved,
+  // every queue where proportion ran): a queue left out loses its series.
+  void RecordDeserved(std::map<std::string, core::Resources> deserved);
+
   // After the binds and writes: the gauges from the view, the decision latencies of gangs now at
   // their minAvailable, the cycle count and its duration.
   void AfterCycle(core::Cluster& cluster, int gangs_waiting, Clock::time_point now,
@@ -99,9 +104,6 @@ class SchedulerMetrics {
   prometheus::Family<prometheus::Counter>& attempts_;
   prometheus::Family<prometheus::Gauge>& unschedule_tasks_;
   prometheus::Family<prometheus::Gauge>& unschedule_jobs_;
-  prometheus::Family<prometheus::Gauge>& queue_cpu_;
-  prometheus::Family<prometheus::Gauge>& queue_memory_;
-  prometheus::Family<prometheus::Gauge>& queue_scalar_;
   prometheus::Family<prometheus::Histogram>& gang_decision_;
   prometheus::Family<prometheus::Counter>& pods_bound_;
   prometheus::Family<prometheus::Counter>& bind_failures_;
@@ -118,12 +120,24 @@ class SchedulerMetrics {
   std::map<std::string, prometheus::Histogram*, std::less<>> actions_;
   std::map<std::string, prometheus::Histogram*, std::less<>> plugins_;  // "plugin\nOnSession"
   std::map<std::string, prometheus::Gauge*> unschedule_series_;         // by job_id
-  struct QueueSeries {
-    prometheus::Gauge* cpu = nullptr;
-    prometheus::Gauge* memory = nullptr;
-    std::map<std::string, prometheus::Gauge*> scalar;  // by resource; kept at 0 once absent
+  // Per-queue resource gauges in Volcano's three families (milli_cpu, memory_bytes,
+  // scalar_resources), with the series of each queue.
+  struct QueueGauges {
+    struct Series {
+      prometheus::Gauge* cpu = nullptr;
+      prometheus::Gauge* memory = nullptr;
+      std::map<std::string, prometheus::Gauge*> scalar;  // by resource; kept at 0 once absent
+    };
+    prometheus::Family<prometheus::Gauge>& cpu;
+    prometheus::Family<prometheus::Gauge>& memory;
+    prometheus::Family<prometheus::Gauge>& scalar;
+    std::map<std::string, Series> queues;
+    // Sets every queue of `by_queue`; a queue not in it loses its series.
+    void Set(const std::map<std::string, core::Resources>& by_queue);
   };
-  std::map<std::string, QueueSeries> queues_;
+  static QueueGauges MakeQueueGauges(prometheus::Registry& registry, const std::string& what,
+                                     const std::string& What);
+  QueueGauges allocated_, deserved_;
   // Gangs below their minAvailable, by key: the cycle that first saw them so.
   std::map<std::string, Clock::time_point> waiting_since_;
 };

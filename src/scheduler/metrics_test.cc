@@ -323,6 +323,13 @@ TEST_F(SchedulerMetricsTest, APlacedGangShowsInEverySeries) {
   EXPECT_TRUE(std::isnan(
       V("volcano_queue_allocated_milli_cpu", {{"queue_name", "default-scheduler:pods"}})))
       << "the default scheduler's own queue is not a Volcano queue";
+  // Its deserved share, as proportion water-fills it: the one queue asking deserves what it
+  // asks for, no more.
+  EXPECT_EQ(V("volcano_queue_deserved_milli_cpu", {{"queue_name", "ml"}}), 1000);
+  EXPECT_EQ(V("volcano_queue_deserved_memory_bytes", {{"queue_name", "ml"}}), 2.0 * (1 << 30));
+  EXPECT_EQ(V("volcano_queue_deserved_scalar_resources",
+              {{"queue_name", "ml"}, {"resource", "nvidia.com/gpu"}}),
+            2000);
 
   // Nothing waits.
   EXPECT_EQ(V("volcano_unschedule_job_count"), 0);
@@ -353,6 +360,9 @@ TEST_F(SchedulerMetricsTest, APlacedGangShowsInEverySeries) {
         "# TYPE volcano_queue_allocated_milli_cpu gauge\n",
         "# TYPE volcano_queue_allocated_memory_bytes gauge\n",
         "# TYPE volcano_queue_allocated_scalar_resources gauge\n",
+        "# TYPE volcano_queue_deserved_milli_cpu gauge\n",
+        "# TYPE volcano_queue_deserved_memory_bytes gauge\n",
+        "# TYPE volcano_queue_deserved_scalar_resources gauge\n",
         "# TYPE muster_gang_decision_latency_milliseconds histogram\n",
         "# TYPE muster_pods_bound_total counter\n", "# TYPE muster_bind_failures_total counter\n",
         "# TYPE muster_gangs_waiting gauge\n", "# TYPE muster_gpus_idle_in_partial_gangs gauge\n",

@@ -712,6 +712,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   };
   if (metrics) cycle.on_step = metrics->StepTimer();
   core::CycleResult result = scheduler::RunCycle(mirror, conf.conf(), cycle);
+  if (metrics) metrics->RecordDeserved(result.queue_deserved);
   next_start_node = cycle.start_node_index;
   Clock::time_point session_end = Clock::now();
 

@@ -175,8 +175,11 @@ expect_eq "scheduler: /healthz" "ok" curl -s "http://127.0.0.1:$sport/healthz"
 expect_eq "scheduler: /readyz" "ok" curl -s "http://127.0.0.1:$sport/readyz"
 expect_eq "controller: /livez" "ok" curl -s "http://127.0.0.1:$cport/livez"
 check_metrics scheduler "$sport" volcano_e2e_scheduling_latency_milliseconds_bucket \
-  volcano_action_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
-  muster_pods_bound_total muster_leader
+  volcano_action_scheduling_latency_milliseconds_bucket \
+  volcano_plugin_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
+  volcano_unschedule_job_count volcano_queue_allocated_milli_cpu volcano_queue_deserved_milli_cpu \
+  muster_gang_decision_latency_milliseconds_bucket muster_pods_bound_total \
+  muster_gpus_idle_in_partial_gangs muster_leader
 check_metrics controller "$cport" muster_leader
 expect_eq "rbac: no call of muster's was refused (403)" "" forbidden_calls
 

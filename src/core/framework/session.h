@@ -80,6 +80,8 @@ struct CycleResult {
   std::vector<PodGroupStatus> pod_groups;
   std::vector<PodCondition> pod_conditions;
   std::vector<Event> events;
+  // Where the proportion plugin ran: every queue's deserved resources, by queue name.
+  std::map<std::string, Resources> queue_deserved;
 };
 
 // Votes of JobPipelined / JobEnqueueable / victim functions.

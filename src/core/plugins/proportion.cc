@@ -83,6 +83,12 @@ class ProportionPlugin : public Plugin {
       a.real_capability = real;
     }
     WaterFill(dims);
+    for (int qid : c.QueueIds()) {  // a queue without jobs deserves nothing
+      if (!c.queue(qid).queue) continue;
+      auto a = attrs_.find(qid);
+      ssn.result().queue_deserved[c.queue(qid).name] =
+          a != attrs_.end() ? a->second.deserved : Resources();
+    }
 
     ssn.AddQueueOrderFn("proportion", [this](const QueueInfo& l, const QueueInfo& r) {
       if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
