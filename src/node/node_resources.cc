@@ -1,11 +1,15 @@
 #include "node/node_resources.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "node/json_access.h"
 
 namespace muster::node {
 namespace {
+
+using common::Quantity;
 
 std::vector<DeviceResource> ResourcesOf(const NodeConfig& config) {
   if (!config.device_resources.empty() || config.gpus.empty()) return config.device_resources;
@@ -15,6 +19,25 @@ std::vector<DeviceResource> ResourcesOf(const NodeConfig& config) {
     gpus.devices.push_back({g.uuid, index, index});
   }
   return {std::move(gpus)};
+}
+
+// What the kubelet compares and reports: cpu in milli, the rest in whole units (bytes, counts).
+int64_t Amount(std::string_view resource, Quantity q) {
+  return resource == "cpu" ? q.MilliValue() : q.Value();
+}
+
+// A resource of a domain other than kubernetes.io ("example.com/foo"). The kubelet does not check
+// those its node lacks: they may be the cluster's rather than the node's.
+bool IsExtended(std::string_view resource) {
+  return resource.find('/') != std::string_view::npos &&
+         resource.find("kubernetes.io/") == std::string_view::npos;
+}
+
+// The order the fit check goes in after pods: cpu, memory, ephemeral-storage, then by name.
+int FitRank(std::string_view resource) {
+  static constexpr std::string_view kFirst[] = {"cpu", "memory", "ephemeral-storage"};
+  return static_cast<int>(std::find(std::begin(kFirst), std::end(kFirst), resource) -
+                          std::begin(kFirst));
 }
 
 }  // namespace
@@ -78,14 +101,64 @@ absl::StatusOr<DeviceGrant> NodeResources::AcquireDevices(
   return grant;
 }
 
-void NodeResources::ReleaseDevices(const std::string& uid) {
+std::optional<Rejection> NodeResources::AdmitRequests(const std::string& uid,
+                                                      const api::ResourceList& requests,
+                                                      bool admitted_before) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = held_.find(uid);
-  if (it == held_.end()) return;
-  for (const auto& [resource, devices] : it->second) {
-    for (int d : devices) --users_[resource][d];
+  if (admitted_.contains(uid)) return std::nullopt;
+  const api::ResourceList& allocatable = config_.allocatable;
+  api::ResourceList counted;
+  for (const auto& [resource, q] : requests) {
+    const bool by_device = std::any_of(resources_.begin(), resources_.end(),
+                                       [&](const DeviceResource& r) { return r.name == resource; });
+    if (by_device || resource == api::kGpuShareResource) continue;
+    if (IsExtended(resource) && !allocatable.contains(resource)) continue;
+    counted[resource] = q;
   }
-  held_.erase(it);
+  if (!admitted_before) {
+    auto rejection = [](const std::string& resource, int64_t requested, int64_t used,
+                        int64_t capacity) {
+      return Rejection{Cat("OutOf", resource),
+                       Cat("Node didn't have enough resource: ", resource,
+                           ", requested: ", requested, ", used: ", used, ", capacity: ", capacity)};
+    };
+    if (auto pods = allocatable.find("pods"); pods != allocatable.end()) {
+      const auto used = static_cast<int64_t>(admitted_.size());
+      if (used + 1 > pods->second.Value()) return rejection("pods", 1, used, pods->second.Value());
+    }
+    std::vector<std::string> order;
+    for (const auto& [resource, q] : counted) order.push_back(resource);
+    std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+      return FitRank(a) < FitRank(b);
+    });
+    for (const std::string& resource : order) {
+      const int64_t requested = Amount(resource, counted.at(resource));
+      auto in_use = used_.find(resource);
+      const int64_t used = in_use == used_.end() ? 0 : Amount(resource, in_use->second);
+      auto alloc = allocatable.find(resource);
+      const int64_t capacity = alloc == allocatable.end() ? 0 : Amount(resource, alloc->second);
+      if (requested > 0 && requested > capacity - used) {
+        return rejection(resource, requested, used, capacity);
+      }
+    }
+  }
+  for (const auto& [resource, q] : counted) used_[resource] += q;
+  admitted_[uid] = std::move(counted);
+  return std::nullopt;
+}
+
+void NodeResources::Release(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = held_.find(uid); it != held_.end()) {
+    for (const auto& [resource, devices] : it->second) {
+      for (int d : devices) --users_[resource][d];
+    }
+    held_.erase(it);
+  }
+  if (auto it = admitted_.find(uid); it != admitted_.end()) {
+    for (const auto& [resource, q] : it->second) used_[resource] -= q;
+    admitted_.erase(it);
+  }
 }
 
 int NodeResources::DevicesInUse() const {

@@ -85,6 +85,10 @@ class PodBuilder {
                    const std::string& json_extra = "{}") {
     return Container(name, {"sh", "-c", script}, json_extra, true);
   }
+  PodBuilder& Overhead(const std::string& json_object) {
+    Spec()["overhead"] = json::parse(json_object);
+    return *this;
+  }
   PodBuilder& Volumes(const std::string& json_array) {
     Spec()["volumes"] = json::parse(json_array);
     return *this;
@@ -449,6 +453,115 @@ TEST_F(PodManagerTest, MigDevicesAndReplicasAreExportedAsNvidiasPluginWouldAlloc
   EXPECT_EQ(Log("m1", "main"), "NV=MIG-a CUDA=MIG-a\n");
   EXPECT_EQ(Log("m2", "main"), "NV=MIG-b CUDA=MIG-b\n");
   EXPECT_EQ(manager_->Gpus().in_use, 2);
+}
+
+// A simulated node of 4 CPUs and 8Gi for the kubelet's admission of requests.
+NodeConfig SmallNode() {
+  NodeConfig small;
+  small.name = "small";
+  small.runtime = RuntimeKind::kSimulated;
+  small.internal_ip = "10.1.0.2";
+  small.pod_cidr = "10.128.1.0/24";
+  small.allocatable["cpu"] = common::Quantity::FromUnits(4);
+  small.allocatable["memory"] = common::Quantity::FromUnits(int64_t{8} << 30);
+  small.allocatable["pods"] = common::Quantity::FromUnits(110);
+  return small;
+}
+
+std::string CpuRequest(const std::string& cpu) {
+  return R"({"resources":{"requests":{"cpu":")" + cpu + R"("}}})";
+}
+
+TEST_F(PodManagerTest, APodThatDoesNotFitBesideTheAdmittedOnesIsRejectedAsByTheKubelet) {
+  StartManager({SmallNode()});
+  manager_->Upsert(PodBuilder("first")
+                       .Node("small")
+                       .Container("c", {}, CpuRequest("1500m"))
+                       .Annotation("muster.dev/run-seconds", "1")
+                       .Obj());
+  sink_.WaitPhase("first", "Running");
+  PodBuilder second = PodBuilder("second").Node("small").Container("c", {}, CpuRequest("1500m"));
+  manager_->Upsert(second.Obj());
+  sink_.WaitPhase("second", "Running");
+
+  manager_->Upsert(PodBuilder("third").Node("small").Container("c", {}, CpuRequest("1500m")).Obj());
+  json::object third = sink_.WaitPhase("third", "Failed");
+  EXPECT_EQ(StringAt(third, "reason"), "OutOfcpu");
+  EXPECT_EQ(StringAt(third, "message"),
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 3000, "
+            "capacity: 4000");
+  EXPECT_THAT(sink_.Events("third"),
+              ::testing::Contains("Warning OutOfcpu: Node didn't have enough resource: cpu, "
+                                  "requested: 1500, used: 3000, capacity: 4000"));
+  EXPECT_THAT(sink_.Events("third"), ::testing::Not(::testing::Contains(HasSubstr("Started"))));
+
+  // A pod that finished leaves its room to the next one.
+  sink_.WaitPhase("first", "Succeeded");
+  manager_->Upsert(
+      PodBuilder("fourth").Node("small").Container("c", {}, CpuRequest("1500m")).Obj());
+  sink_.WaitPhase("fourth", "Running");
+  // So does a deleted one.
+  manager_->Upsert(second.Deleting(30).Obj());
+  ASSERT_TRUE(sink_.WaitDeleted("second"));
+  manager_->Remove(second.Obj());
+  manager_->Upsert(PodBuilder("fifth").Node("small").Container("c", {}, CpuRequest("2500m")).Obj());
+  sink_.WaitPhase("fifth", "Running");
+  EXPECT_EQ(manager_->Counts().failed, 1);
+}
+
+TEST_F(PodManagerTest, AdmissionCountsInitContainersLimitsAndOverhead) {
+  StartManager({SmallNode()});
+  // cpu: max(500m + 500m, 3) + 250m = 3250m; memory: 1Gi (a limit without a request) + 1Gi.
+  manager_->Upsert(
+      PodBuilder("big")
+          .Node("small")
+          .Container("init", {}, CpuRequest("3"), /*init=*/true)
+          .Container("a", {}, R"({"resources":{"limits":{"cpu":"500m","memory":"1Gi"}}})")
+          .Container("b", {}, CpuRequest("500m"))
+          .Overhead(R"({"cpu":"250m","memory":"1Gi"})")
+          .Obj());
+  sink_.WaitPhase("big", "Running");
+  manager_->Upsert(PodBuilder("cpu").Node("small").Container("c", {}, CpuRequest("1")).Obj());
+  json::object cpu = sink_.WaitPhase("cpu", "Failed");
+  EXPECT_EQ(StringAt(cpu, "reason"), "OutOfcpu");
+  EXPECT_EQ(StringAt(cpu, "message"),
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 1000, used: 3250, "
+            "capacity: 4000");
+  manager_->Upsert(PodBuilder("memory")
+                       .Node("small")
+                       .Container("c", {}, R"({"resources":{"requests":{"memory":"7Gi"}}})")
+                       .Obj());
+  json::object memory = sink_.WaitPhase("memory", "Failed");
+  EXPECT_EQ(StringAt(memory, "reason"), "OutOfmemory");
+  EXPECT_EQ(StringAt(memory, "message"),
+            "Pod was rejected: Node didn't have enough resource: memory, requested: 7516192768, "
+            "used: 2147483648, capacity: 8589934592");
+  manager_->Upsert(PodBuilder("fits").Node("small").Container("c", {}, CpuRequest("750m")).Obj());
+  sink_.WaitPhase("fits", "Running");
+}
+
+TEST_F(PodManagerTest, AdoptedPodsAreCountedButNeverRejected) {
+  StartManager({SmallNode()});
+  const std::string started = api::FormatTime(std::chrono::system_clock::now() - 1s);
+  // Two running pods of 3 CPUs each, found after a restart (placed by two schedulers, say).
+  for (const char* name : {"adopted-a", "adopted-b"}) {
+    manager_->Upsert(PodBuilder(name)
+                         .Node("small")
+                         .Container("c", {}, CpuRequest("3"))
+                         .Status(R"({"phase":"Running","startTime":")" + started +
+                                 R"(","containerStatuses":[{"name":"c","restartCount":0,
+                                    "state":{"running":{"startedAt":")" +
+                                 started + R"("}}}]})")
+                         .Obj());
+    json::object running = sink_.WaitPhase(name, "Running");
+    EXPECT_EQ(StringAt(running, "reason"), "");
+  }
+  manager_->Upsert(PodBuilder("new").Node("small").Container("c", {}, CpuRequest("500m")).Obj());
+  json::object rejected = sink_.WaitPhase("new", "Failed");
+  EXPECT_EQ(StringAt(rejected, "message"),
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 6000, "
+            "capacity: 4000");
+  EXPECT_EQ(manager_->Counts().running, 2);
 }
 
 TEST_F(PodManagerTest, RestartPolicyOnFailureRestartsUntilSuccess) {

@@ -86,6 +86,25 @@ std::string DurationText(std::chrono::milliseconds d) {
   return Cat(d.count(), "ms");
 }
 
+// A quantity as the API writes it ("500m", 2); nullopt when it is not one.
+std::optional<Quantity> QuantityOf(const json::value& v) {
+  std::string text;
+  if (v.is_string()) {
+    text = std::string(v.get_string());
+  } else if (v.is_int64()) {
+    text = std::to_string(v.get_int64());
+  } else if (v.is_uint64()) {
+    text = std::to_string(v.get_uint64());
+  } else if (v.is_double()) {
+    text = fmt::format("{}", v.get_double());
+  } else {
+    return std::nullopt;
+  }
+  absl::StatusOr<Quantity> q = Quantity::Parse(text);
+  if (!q.ok()) return std::nullopt;
+  return *q;
+}
+
 // The quantity of `resource` in a container's resources.<kind>; nullopt when absent or bad.
 std::optional<Quantity> ResourceOf(const json::object& container, std::string_view kind,
                                    std::string_view resource) {
@@ -94,22 +113,27 @@ std::optional<Quantity> ResourceOf(const json::object& container, std::string_vi
   const json::object* list = ObjectAt(*resources, kind);
   if (list == nullptr) return std::nullopt;
   const json::value* v = list->if_contains(resource);
-  if (v == nullptr) return std::nullopt;
-  std::string text;
-  if (v->is_string()) {
-    text = std::string(v->get_string());
-  } else if (v->is_int64()) {
-    text = std::to_string(v->get_int64());
-  } else if (v->is_uint64()) {
-    text = std::to_string(v->get_uint64());
-  } else if (v->is_double()) {
-    text = fmt::format("{}", v->get_double());
-  } else {
-    return std::nullopt;
+  return v == nullptr ? std::nullopt : QuantityOf(*v);
+}
+
+// Every quantity of a resource list (resources.requests, spec.overhead); bad ones are left out.
+api::ResourceList Quantities(const json::object* list) {
+  api::ResourceList out;
+  if (list == nullptr) return out;
+  for (const auto& [resource, v] : *list) {
+    if (std::optional<Quantity> q = QuantityOf(v)) out[std::string(resource)] = *q;
   }
-  absl::StatusOr<Quantity> q = Quantity::Parse(text);
-  if (!q.ok()) return std::nullopt;
-  return *q;
+  return out;
+}
+
+// A container's requests as the API server defaults them: a resource given only in limits is
+// requested at its limit.
+api::ResourceList ContainerRequests(const json::object& container) {
+  const json::object* resources = ObjectAt(container, "resources");
+  if (resources == nullptr) return {};
+  api::ResourceList requests = Quantities(ObjectAt(*resources, "requests"));
+  requests.merge(Quantities(ObjectAt(*resources, "limits")));  // keeps the requests given
+  return requests;
 }
 
 // The devices a container asks for: its nvidia.com/* resources (GPUs, MIG devices, shared GPUs),
@@ -266,6 +290,9 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
   if (spec == nullptr) spec = &kEmpty;
   restart_policy_ = StringAt(*spec, "restartPolicy");
   if (restart_policy_.empty()) restart_policy_ = "Always";
+  // Kubernetes' effective requests: the app containers' sum, at least each init container's,
+  // plus the pod's overhead.
+  api::ResourceList init_max;
   for (auto [list, init] : {std::pair{"initContainers", true}, {"containers", false}}) {
     const json::array* containers = ArrayAt(*spec, list);
     if (containers == nullptr) continue;
@@ -277,10 +304,21 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
       c->image = StringAt(c->spec, "image");
       c->init = init;
       c->device_counts = DeviceCounts(c->spec);
+      for (const auto& [resource, q] : ContainerRequests(c->spec)) {
+        if (init) {
+          init_max[resource] = std::max(init_max[resource], q);
+        } else {
+          requests_[resource] += q;
+        }
+      }
       c->waiting_reason = init || spec->contains("initContainers") ? "PodInitializing"
                                                                      : "ContainerCreating";
       (init ? init_ : app_).push_back(std::move(c));
     }
+  }
+  for (const auto& [resource, q] : init_max) requests_[resource] = std::max(requests_[resource], q);
+  for (const auto& [resource, q] : Quantities(ObjectAt(*spec, "overhead"))) {
+    requests_[resource] += q;
   }
   if (const json::object* status = ObjectAt(pod_, "status");
       status != nullptr && !StringAt(*status, "startTime").empty()) {
@@ -288,7 +326,7 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
   }
 }
 
-PodWorker::~PodWorker() { node_.ReleaseDevices(uid_); }
+PodWorker::~PodWorker() { node_.Release(uid_); }
 
 void PodWorker::Adopt(const json::object& status) {
   const std::string phase = StringAt(status, "phase");
@@ -298,6 +336,8 @@ void PodWorker::Adopt(const json::object& status) {
     phase_ = phase;
     return;
   }
+  // Admitted by the agent before this one: counted, never turned away (a restart fails no pod).
+  node_.AdmitRequests(uid_, requests_, /*admitted_before=*/true);
   start_time_ = StringAt(status, "startTime");
   pod_ip_ = StringAt(status, "podIP");
   if (const json::array* conditions = ArrayAt(status, "conditions")) {
@@ -887,14 +927,23 @@ PodWorker::SyncResult PodWorker::Sync() {
                          "\" is not a list of GPU indices such as \"0,3\"")))
         : wanted.empty() && named->empty() ? DeviceGrant()
                                            : node_.AcquireDevices(uid_, *named, wanted);
-    if (!devices.ok()) {
-      reason_ = "UnexpectedAdmissionError";
-      message_ = std::string(devices.status().message());
+    // The kubelet's rejectPod: a Warning event with the reason, the pod Failed holding nothing.
+    auto reject = [&](std::string reason, const std::string& message, std::string status_message) {
+      node_.Release(uid_);
+      reason_ = std::move(reason);
+      message_ = std::move(status_message);
       terminal_ = true;
       phase_ = "Failed";
-      result.events.push_back({"Warning", reason_, message_});
+      result.events.push_back({"Warning", reason_, message});
       SetCondition("Initialized", init_.empty(), "", "");
       return result;
+    };
+    if (!devices.ok()) {
+      const std::string message(devices.status().message());
+      return reject("UnexpectedAdmissionError", message, message);
+    }
+    if (std::optional<Rejection> rejected = node_.AdmitRequests(uid_, requests_)) {
+      return reject(rejected->reason, rejected->message, "Pod was rejected: " + rejected->message);
     }
     // App containers share the pod's devices out in order; an init container (they run one at a
     // time) uses the first ones.
@@ -972,7 +1021,7 @@ PodWorker::SyncResult PodWorker::Sync() {
   phase_ = ComputePhase();
   if (phase_ == "Succeeded" || phase_ == "Failed") {
     terminal_ = true;
-    node_.ReleaseDevices(uid_);
+    node_.Release(uid_);
   }
 
   // Conditions.

@@ -4,7 +4,11 @@
 //
 // - Admission: the pod's devices (NodeResources: GPUs, MIG devices, time-slicing replicas, each
 //   nvidia.com/* resource its containers ask for); a pod the node cannot serve fails with reason
-//   UnexpectedAdmissionError, as the kubelet's device manager reports it.
+//   UnexpectedAdmissionError, as the kubelet's device manager reports it. Then its effective
+//   requests (containers summed, at least each init container, plus overhead) must fit beside
+//   the pods admitted before; one that does not fails with reason OutOf<resource> and message
+//   "Pod was rejected: Node didn't have enough resource: ...", as the kubelet's predicate
+//   admission reports it.
 // - Init containers run one after the other, each to success, before the app containers start.
 // - restartPolicy: Always restarts every ended container, OnFailure those that failed, Never none;
 //   restarts back off as the kubelet's do (the first at once, then `backoff_initial` doubling up
@@ -20,7 +24,8 @@
 //   deletionGracePeriodSeconds, nothing starts again, and once all have stopped Sync asks for the
 //   deletion to be confirmed (gracePeriodSeconds=0).
 // - A pod that already has a status from an earlier agent (a restart of `muster up`) is adopted:
-//   Succeeded and Failed pods stay as they are; restart counts and start times carry over;
+//   Succeeded and Failed pods stay as they are; the others' requests count on the node without
+//   being checked again (they were admitted); restart counts and start times carry over;
 //   simulated containers that were running resume with the time they had left; process containers
 //   that were running are gone, reported as ContainerStatusUnknown (exit 137) and restarted as
 //   their restartPolicy says.
@@ -83,7 +88,7 @@ class PodWorker {
 
   PodWorker(boost::json::object pod, NodeResources& node, Runtime& runtime,
             const PodWorkerOptions& options, PodWorkerHooks hooks);
-  ~PodWorker();  // releases the pod's GPUs; running containers are the runtime's to stop
+  ~PodWorker();  // releases the pod's GPUs and requests; running containers are the runtime's
 
   PodWorker(const PodWorker&) = delete;
   PodWorker& operator=(const PodWorker&) = delete;
@@ -146,6 +151,7 @@ class PodWorker {
   std::string restart_policy_;
   std::vector<std::unique_ptr<Container>> init_;
   std::vector<std::unique_ptr<Container>> app_;
+  api::ResourceList requests_;  // effective requests, admitted on the node
 
   bool deleting_ = false;
   bool orphaned_ = false;
