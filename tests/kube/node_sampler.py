@@ -1,8 +1,14 @@
 #!/usr/bin/python3
 """Samples a cluster for tests/kube/flood_e2e.sh until the file STOP exists: each sample sums, per
-node, the requests (cpu, memory, nvidia.com/gpu) and the count of the pods bound there that have
-not finished, and writes a JSON line with every node over its allocatable ({"over": [...]}) and
-how many pods are bound and unbound.
+node, the requests (cpu, memory, nvidia.com/gpu) and the count of the pods there, and writes a JSON
+line with every node over its allocatable, in two views:
+
+  "over":       the pods the node runs (phase Running): what a node must never exceed;
+  "over_bound": every pod bound there that has not finished, those the node is yet to admit or
+                refuse included: over when two schedulers bound onto it at once, which the node's
+                admission (the kubelet's OutOfcpu, ...) then refuses;
+
+and how many pods are bound, unbound, and refused by their node (status.reason OutOf...).
 
 Usage: node_sampler.py KUBECTL OUT STOP
 """
@@ -55,27 +61,36 @@ def main():
                 out.write(json.dumps({"error": str(e)[:200]}) + "\n")
                 out.flush()
                 continue
-            used, bound, unbound = {}, 0, 0
+            running, used, bound, unbound, refused = {}, {}, 0, 0, 0
             for pod in pods:
                 node = pod["spec"].get("nodeName")
-                if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                status = pod.get("status", {})
+                if status.get("reason", "").startswith("OutOf"):
+                    refused += 1
+                if status.get("phase") in ("Succeeded", "Failed"):
                     continue
                 if not node:
                     unbound += 1
                     continue
                 bound += 1
-                u = used.setdefault(node, {"pods": 0.0})
-                u["pods"] += 1
-                for name, value in requests(pod).items():
-                    u[name] = u.get(name, 0.0) + value
-            over = []
-            for node, u in used.items():
-                a = allocatable.get(node, {})
-                for name, value in u.items():
-                    if name in a and value > a[name] + 1e-9:
-                        over.append("%s %s %g > %g" % (node, name, value, a[name]))
+                views = [used] + ([running] if status.get("phase") == "Running" else [])
+                for view in views:
+                    u = view.setdefault(node, {"pods": 0.0})
+                    u["pods"] += 1
+                    for name, value in requests(pod).items():
+                        u[name] = u.get(name, 0.0) + value
+
+            def over(view):
+                found = []
+                for node, u in view.items():
+                    a = allocatable.get(node, {})
+                    for name, value in u.items():
+                        if name in a and value > a[name] + 1e-9:
+                            found.append("%s %s %g > %g" % (node, name, value, a[name]))
+                return found
             out.write(json.dumps({"wall": round(time.time(), 2), "bound": bound,
-                                  "unbound": unbound, "over": over}) + "\n")
+                                  "unbound": unbound, "refused": refused,
+                                  "over": over(running), "over_bound": over(used)}) + "\n")
             out.flush()
 
 
