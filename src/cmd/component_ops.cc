@@ -9,6 +9,28 @@
 
 namespace muster::cmd {
 
+absl::StatusOr<std::unique_ptr<ops::OpsServer>> ServeOps(
+    const std::string& command, const std::string& address,
+    std::shared_ptr<prometheus::Registry> registry,
+    const std::function<void(ops::OpsServer&)>& setup) {
+  ops::OpsServerOptions options;
+  options.registry = std::move(registry);
+  auto server = ops::OpsServer::Start(address, options);
+  if (!server.ok()) {
+    return absl::Status(
+        server.status().code(),
+        fmt::format("--listen-address {}: {}", address, std::string(server.status().message())));
+  }
+  setup(**server);
+  auto host = ops::ParseHostPort(address);
+  std::string shown = host.ok() && !host->host.empty() ? host->host : "0.0.0.0";
+  if (shown.find(':') != std::string::npos) shown = "[" + shown + "]";
+  fmt::print(stderr, "{}: serving /healthz, /livez, /readyz and /metrics at http://{}:{}\n",
+             command, shown, (*server)->port());
+  std::fflush(stderr);
+  return server;
+}
+
 absl::StatusOr<std::unique_ptr<ComponentOps>> ComponentOps::Start(const std::string& command,
                                                                   const std::string& address) {
   std::unique_ptr<ComponentOps> ops(new ComponentOps());
@@ -20,30 +42,19 @@ absl::StatusOr<std::unique_ptr<ComponentOps>> ComponentOps::Start(const std::str
                       .Register(*ops->registry_)
                       .Add({});
   if (address.empty()) return ops;
-  ops::OpsServerOptions options;
-  options.registry = ops->registry_;
-  auto server = ops::OpsServer::Start(address, options);
-  if (!server.ok()) {
-    return absl::Status(server.status().code(),
-                        fmt::format("--listen-address {}: {}", address,
-                                    std::string(server.status().message())));
-  }
-  ops->server_ = *std::move(server);
   ComponentOps* self = ops.get();
-  ops->server_->AddReadyCheck("api", [self] {
-    std::lock_guard<std::mutex> lock(self->mu_);
-    return self->api_problem_;
+  auto server = ServeOps(command, address, ops->registry_, [self](ops::OpsServer& server) {
+    server.AddReadyCheck("api", [self] {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      return self->api_problem_;
+    });
+    server.AddReadyCheck("caches", [self]() -> std::string {
+      if (!self->leading_.load() || self->synced_.load()) return "";
+      return "the informers' first lists are not in yet";
+    });
   });
-  ops->server_->AddReadyCheck("caches", [self]() -> std::string {
-    if (!self->leading_.load() || self->synced_.load()) return "";
-    return "the informers' first lists are not in yet";
-  });
-  auto host = ops::ParseHostPort(address);
-  std::string shown = host.ok() && !host->host.empty() ? host->host : "0.0.0.0";
-  if (shown.find(':') != std::string::npos) shown = "[" + shown + "]";
-  fmt::print(stderr, "{}: serving /healthz, /livez, /readyz and /metrics at http://{}:{}\n",
-             command, shown, ops->server_->port());
-  std::fflush(stderr);
+  if (!server.ok()) return server.status();
+  ops->server_ = *std::move(server);
   return ops;
 }
 

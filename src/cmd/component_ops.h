@@ -8,6 +8,7 @@
 // (scheduler/metrics.h, controller/metrics.h) plus muster_leader, 1 while this replica leads.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,10 +29,18 @@ class Registry;
 
 namespace muster::cmd {
 
+// Serves ops::OpsServer on `address` with `registry`, lets `setup` add its checks and hooks, then
+// prints "COMMAND: serving /healthz, /livez, /readyz and /metrics at http://HOST:PORT" (tests and
+// scripts take the port from it, so nothing reads the endpoint before the checks are there).
+// Errors name --listen-address.
+absl::StatusOr<std::unique_ptr<ops::OpsServer>> ServeOps(
+    const std::string& command, const std::string& address,
+    std::shared_ptr<prometheus::Registry> registry,
+    const std::function<void(ops::OpsServer&)>& setup);
+
 class ComponentOps {
  public:
-  // Serves on `address` ("" serves nothing, but the object still works) and prints
-  // "COMMAND: serving /healthz, /livez, /readyz and /metrics at http://HOST:PORT".
+  // Serves on `address` with ServeOps ("" serves nothing, but the object still works).
   static absl::StatusOr<std::unique_ptr<ComponentOps>> Start(const std::string& command,
                                                              const std::string& address);
   ~ComponentOps();

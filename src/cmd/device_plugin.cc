@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -17,15 +18,19 @@
 #include "client/client.h"
 #include "client/http_transport.h"
 #include "cmd/commands.h"
+#include "cmd/component_ops.h"
 #include "cmd/process.h"
 #include "deviceplugin/config.h"
 #include "deviceplugin/daemon.h"
 #include "deviceplugin/labels.h"
 #include "deviceplugin/log.h"
+#include "deviceplugin/metrics.h"
 #include "deviceplugin/resources.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
 #include "gpu/health.h"
+#include "ops/ops_server.h"
+#include "prometheus/registry.h"
 
 namespace muster::cmd {
 namespace {
@@ -58,6 +63,7 @@ struct DevicePluginFlags {
   std::optional<std::string> labels_file;
   std::string kubeconfig;
   std::string node_name;
+  std::string listen_address;
   bool discover = false;
 };
 
@@ -227,11 +233,42 @@ int RunDevicePlugin(const DevicePluginFlags& flags) {
 
   const sigset_t signals = BlockSignals({SIGINT, SIGTERM, SIGQUIT, SIGHUP});
 
+  // The ops server's threads read `daemon`, so it changes only under daemon_mu (and the server,
+  // declared after it, goes first on every return).
+  auto registry = std::make_shared<prometheus::Registry>();
+  dp::DevicePluginMetrics metrics(*registry);
+  std::mutex daemon_mu;
   std::unique_ptr<dp::Daemon> daemon;
+  std::string no_daemon = "starting";  // why there is no daemon; guarded by daemon_mu
+  std::unique_ptr<ops::OpsServer> ops_server;
+  if (!flags.listen_address.empty()) {
+    auto served = ServeOps(
+        "muster device-plugin", flags.listen_address, registry, [&](ops::OpsServer& server) {
+          server.AddReadyCheck("plugins", [&] {
+            std::lock_guard<std::mutex> lock(daemon_mu);
+            return daemon != nullptr ? daemon->RegistrationProblem() : no_daemon;
+          });
+          server.AddCollectHook([&] {
+            std::lock_guard<std::mutex> lock(daemon_mu);
+            if (daemon == nullptr) {
+              metrics.Update({}, false);
+            } else {
+              metrics.Update(daemon->Resources(), daemon->RegistrationProblem().empty());
+            }
+          });
+        });
+    if (!served.ok()) {
+      fmt::print(stderr, "muster device-plugin: {}\n", std::string(served.status().message()));
+      return 1;
+    }
+    ops_server = std::move(*served);
+  }
+
   dp::PluginConfig current = *config;
   auto start = [&]() -> bool {
     auto started = dp::Daemon::Start(*options, current);
     if (started.ok()) {
+      std::lock_guard<std::mutex> lock(daemon_mu);
       daemon = std::move(*started);
       return true;
     }
@@ -239,6 +276,8 @@ int RunDevicePlugin(const DevicePluginFlags& flags) {
     if (absl::IsFailedPrecondition(started.status()) && !current.fail_on_init_error) {
       log(fmt::format("{}; failOnInitError is false: waiting (SIGHUP retries, SIGTERM stops)",
                       why));
+      std::lock_guard<std::mutex> lock(daemon_mu);
+      no_daemon = fmt::format("no GPUs served: {}; failOnInitError is false: waiting", why);
       return true;
     }
     fmt::print(stderr, "muster device-plugin: {}\n", why);
@@ -250,6 +289,8 @@ int RunDevicePlugin(const DevicePluginFlags& flags) {
     const int received = WaitForSignal(signals);
     if (received != SIGHUP) {
       log(fmt::format("{}: stopping", SignalName(received)));
+      std::lock_guard<std::mutex> lock(daemon_mu);
+      no_daemon = "stopping";
       daemon.reset();
       return 0;
     }
@@ -368,6 +409,10 @@ Subcommand AddDevicePluginCommand(CLI::App& parent) {
                   "this kubeconfig");
   app->add_option("--node-name", flags->node_name, "the Node to label with --kubeconfig")
       ->envname("NODE_NAME");
+  app->add_option("--listen-address", flags->listen_address,
+                  "where /healthz, /livez, /readyz (the plugins serving and registered with the "
+                  "kubelet) and /metrics are served (host:port, port 0 picks one); \"\" serves "
+                  "nothing");
   app->add_flag("--discover", flags->discover,
                 "print the GPUs (name, UUID, memory, MIG devices, topology) and the resources "
                 "the config gives, then exit");

@@ -62,6 +62,28 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options, Plu
 
 std::string Daemon::KubeletSocket() const { return options_.device_plugin_dir + "/kubelet.sock"; }
 
+void Daemon::SetRegistrationProblem(std::string problem) {
+  std::lock_guard<std::mutex> lock(registration_mu_);
+  registration_problem_ = std::move(problem);
+}
+
+std::string Daemon::RegistrationProblem() const {
+  {
+    std::lock_guard<std::mutex> lock(registration_mu_);
+    if (!registration_problem_.empty()) return registration_problem_;
+  }
+  // A restarting kubelet deletes the plugins' sockets before it creates its own; until then the
+  // registrations are gone with it.
+  std::lock_guard<std::mutex> lock(plugins_mu_);
+  for (const auto& plugin : plugins_) {
+    if (access(plugin->socket_path().c_str(), F_OK) != 0) {
+      return fmt::format("{} is not served: {} was removed (by a kubelet restart?)",
+                         plugin->resource_name(), plugin->socket_path());
+    }
+  }
+  return "";
+}
+
 absl::Status Daemon::StartAll(PluginConfig config) {
   config_ = std::move(config);
   std::string library = gpu::ResolveNvmlLibrary(options_.nvml_library, config_.nvidia_driver_root);
@@ -117,6 +139,7 @@ absl::Status Daemon::StartPlugins() {
     if (!plugin.ok()) {
       for (auto& p : plugins_) p->Stop();
       plugins_.clear();
+      SetRegistrationProblem(std::string(plugin.status().message()));
       return plugin.status();
     }
     (*plugin)->SetHealth(health_state_);
@@ -126,6 +149,7 @@ absl::Status Daemon::StartPlugins() {
 }
 
 void Daemon::StopPlugins() {
+  SetRegistrationProblem("the plugins are restarting");
   std::lock_guard<std::mutex> lock(plugins_mu_);
   for (auto& plugin : plugins_) plugin->Stop();
   plugins_.clear();
@@ -135,18 +159,22 @@ void Daemon::RegisterAll() {
   std::string socket = KubeletSocket();
   if (access(socket.c_str(), F_OK) != 0) {
     options_.log(fmt::format("waiting for the kubelet: {} is not there yet", socket));
+    SetRegistrationProblem(
+        fmt::format("not registered with the kubelet: {} is not there yet", socket));
     registration_pending_ = false;  // its creation restarts the plugins
     return;
   }
-  bool failed = false;
-  std::lock_guard<std::mutex> lock(plugins_mu_);
+  // Without plugins_mu_ (the caller's lifecycle_mu_ keeps plugins_ as it is), so that health
+  // updates and Resources() do not wait for a slow kubelet.
+  std::vector<std::string> failures;
   for (auto& plugin : plugins_) {
     if (absl::Status s = plugin->Register(socket); !s.ok()) {
       options_.log(std::string(s.message()));
-      failed = true;
+      failures.emplace_back(s.message());
     }
   }
-  if (failed) {
+  SetRegistrationProblem(fmt::format("{}", fmt::join(failures, "; ")));
+  if (!failures.empty()) {
     // Retried with back-off; the kubelet may have created its socket before listening on it.
     registration_pending_ = true;
     next_registration_ = std::chrono::steady_clock::now() + registration_backoff_;

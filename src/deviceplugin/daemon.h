@@ -70,6 +70,9 @@ class Daemon {
 
   // The resources being served, with health.
   std::vector<ResourceDevices> Resources() const;
+  // "" while every resource's plugin serves its socket and is registered with the kubelet, else
+  // why not (one line). It does not wait for a registration in progress.
+  std::string RegistrationProblem() const;
   const gpu::GpuSystem& system() const { return system_; }
 
  private:
@@ -83,6 +86,7 @@ class Daemon {
   void Watch();
   void OnHealth(const std::vector<gpu::HealthChange>& changes);
   std::string KubeletSocket() const;
+  void SetRegistrationProblem(std::string problem);
 
   DaemonOptions options_;
   PluginConfig config_;
@@ -91,7 +95,9 @@ class Daemon {
   std::vector<ResourceDevices> resources_;
   std::unique_ptr<gpu::HealthMonitor> health_;
 
-  mutable std::mutex plugins_mu_;  // guards plugins_ and health_state_
+  // Guards health_state_, and plugins_ with lifecycle_mu_: plugins_ changes only under both, so
+  // either suffices to read it.
+  mutable std::mutex plugins_mu_;
   std::vector<std::unique_ptr<DevicePluginServer>> plugins_;
   std::map<std::string, bool> health_state_;  // survives plugin restarts
 
@@ -100,6 +106,10 @@ class Daemon {
   std::chrono::steady_clock::time_point next_registration_;  // guarded by lifecycle_mu_
   std::chrono::seconds registration_backoff_{1};             // guarded by lifecycle_mu_
   std::chrono::steady_clock::time_point next_labels_;        // guarded by lifecycle_mu_
+
+  // Apart from lifecycle_mu_, which a registration holds for seconds when the kubelet is slow.
+  mutable std::mutex registration_mu_;
+  std::string registration_problem_ = "starting";  // guarded by registration_mu_
 
   std::atomic<bool> stop_watch_{false};
   std::thread watcher_;

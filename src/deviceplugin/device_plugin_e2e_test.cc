@@ -1,6 +1,6 @@
 // Acceptance tests of `muster device-plugin`: the real binary, GPUs from the fake NVML, and the
 // kubelet emulator (its own Registration server and DevicePlugin client) over real unix sockets
-// in a temporary folder.
+// in a temporary folder; its ops endpoint (--listen-address) over HTTP on loopback.
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -16,6 +16,7 @@
 #include "fmt/format.h"
 #include "gpu/fake/fake_machine.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
 
 namespace muster::deviceplugin {
 namespace {
@@ -103,6 +104,44 @@ class DevicePluginE2eTest : public ::testing::Test {
 
   std::string PluginLog() const { return plugin_ != nullptr ? plugin_->Output() : ""; }
 
+  // Starts the plugin serving its ops endpoint on a free loopback port, taken from its start-up
+  // line as scripts take it.
+  void StartPluginWithOps(std::vector<std::string> args = {}) {
+    args.push_back("--listen-address=127.0.0.1:0");
+    StartPlugin(std::move(args));
+    const std::regex line(
+        "muster device-plugin: serving /healthz, /livez, /readyz and /metrics at "
+        "http://127\\.0\\.0\\.1:([0-9]+)\n");
+    std::smatch match;
+    for (int i = 0; i < 500 && plugin_->Running(); ++i) {
+      std::string log = PluginLog();
+      if (std::regex_search(log, match, line)) {
+        ops_port_ = static_cast<uint16_t>(std::stoi(match[1]));
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    FAIL() << "no ops endpoint line in:\n" << PluginLog();
+  }
+
+  // GET `path` on the ops endpoint (status 0 when it does not answer).
+  e2e::HttpResult Ops(const std::string& path) {
+    e2e::TestHttpClient client(ops_port_);
+    return client.Send("GET", path, "", "", "*/*").value_or(e2e::HttpResult{});
+  }
+
+  // Polls `path` until it answers `status` with `text` in the body: the endpoint follows what the
+  // log and the kubelet emulator show a moment later.
+  e2e::HttpResult WaitForOps(const std::string& path, int status, const std::string& text = "") {
+    e2e::HttpResult result;
+    for (int i = 0; i < 200; ++i) {
+      result = Ops(path);
+      if (result.status == status && result.body.find(text) != std::string::npos) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return result;
+  }
+
   void TearDown() override {
     if (plugin_ != nullptr && plugin_->Running()) StopPlugin();
     plugin_.reset();
@@ -114,7 +153,16 @@ class DevicePluginE2eTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<KubeletEmulator> kubelet_;
   std::unique_ptr<Subprocess> plugin_;
+  uint16_t ops_port_ = 0;
 };
+
+// /metrics answered with every one of `lines`.
+void ExpectMetrics(const e2e::HttpResult& metrics, const std::vector<std::string>& lines) {
+  EXPECT_EQ(metrics.status, 200);
+  for (const std::string& line : lines) {
+    EXPECT_NE(metrics.body.find(line), std::string::npos) << line << " not in:\n" << metrics.body;
+  }
+}
 
 void WriteNuma(const FakeMachine& machine, const std::string& bus, int node) {
   std::string dir = machine.dir() + "/sys/bus/pci/devices/" + bus;
@@ -174,6 +222,41 @@ TEST_F(DevicePluginE2eTest, XidMakesAGpuUnhealthyAndRecoveryHealthyAgain) {
   EXPECT_EQ(Health(healthy, Uuid(0)), "Healthy");
   EXPECT_EQ(kubelet_->ListUpdates("nvidia.com/gpu"), 3);
   EXPECT_NE(PluginLog().find("XID 13 on GPU 0 ignored"), std::string::npos) << PluginLog();
+}
+
+TEST_F(DevicePluginE2eTest, OpsEndpointReportsRegistrationAndDeviceHealth) {
+  UseMachine(gpu::testing::TwoGpuMachine());
+  StartKubelet();
+  ASSERT_NO_FATAL_FAILURE(StartPluginWithOps({"--health-reprobe-interval", "300ms"}));
+  Devices("nvidia.com/gpu");
+  e2e::HttpResult ready = WaitForOps("/readyz?verbose", 200);
+  EXPECT_EQ(ready.status, 200) << ready.body << PluginLog();
+  EXPECT_EQ(ready.body, "[+]plugins ok\nreadyz check passed\n");
+  EXPECT_EQ(Ops("/livez").status, 200);
+  const std::string gpu0 = fmt::format(
+      "muster_device_plugin_device_healthy{{device=\"{}\",resource=\"nvidia.com/gpu\"}} ", Uuid(0));
+  const std::string gpu1 = fmt::format(
+      "muster_device_plugin_device_healthy{{device=\"{}\",resource=\"nvidia.com/gpu\"}} ", Uuid(1));
+  const std::string healthy =
+      "muster_device_plugin_devices{health=\"Healthy\",resource=\"nvidia.com/gpu\"} ";
+  const std::string unhealthy =
+      "muster_device_plugin_devices{health=\"Unhealthy\",resource=\"nvidia.com/gpu\"} ";
+  ExpectMetrics(Ops("/metrics"), {"# TYPE muster_device_plugin_devices gauge\n",
+                                  "# TYPE muster_device_plugin_device_healthy gauge\n",
+                                  "# TYPE muster_device_plugin_registered gauge\n",
+                                  "muster_device_plugin_registered 1\n", healthy + "2\n",
+                                  unhealthy + "0\n", gpu0 + "1\n", gpu1 + "1\n"});
+
+  machine_->AppendEvent("lost 1");
+  machine_->AppendEvent("xid 1 79");
+  Devices("nvidia.com/gpu",
+          [](const DeviceList& list) { return Health(list, Uuid(1)) == "Unhealthy"; });
+  ExpectMetrics(Ops("/metrics"), {healthy + "1\n", unhealthy + "1\n", gpu0 + "1\n", gpu1 + "0\n"});
+
+  machine_->AppendEvent("recover 1");
+  Devices("nvidia.com/gpu",
+          [](const DeviceList& list) { return Health(list, Uuid(1)) == "Healthy"; });
+  ExpectMetrics(Ops("/metrics"), {healthy + "2\n", unhealthy + "0\n", gpu1 + "1\n"});
 }
 
 TEST_F(DevicePluginE2eTest, AllocateForEachDeviceListStrategy) {
@@ -285,6 +368,23 @@ TEST_F(DevicePluginE2eTest, WaitsForAKubeletThatStartsLater) {
   ASSERT_TRUE(plugin_->WaitForOutput("waiting for the kubelet", 10s)) << PluginLog();
   StartKubelet();
   EXPECT_EQ(Devices("nvidia.com/gpu").size(), 2u);
+}
+
+TEST_F(DevicePluginE2eTest, NotReadyUntilRegisteredWithTheKubelet) {
+  UseMachine(gpu::testing::TwoGpuMachine());
+  ASSERT_NO_FATAL_FAILURE(StartPluginWithOps());
+  ASSERT_TRUE(plugin_->WaitForOutput("waiting for the kubelet", 10s)) << PluginLog();
+  e2e::HttpResult ready = WaitForOps("/readyz", 500, "not registered");
+  EXPECT_EQ(ready.status, 500) << PluginLog();
+  EXPECT_EQ(ready.body, fmt::format("[-]plugins failed: not registered with the kubelet: "
+                                    "{}/kubelet.sock is not there yet\nreadyz check failed\n",
+                                    dir_));
+  EXPECT_EQ(Ops("/livez").status, 200);
+  EXPECT_NE(Ops("/metrics").body.find("muster_device_plugin_registered 0\n"), std::string::npos);
+  StartKubelet();
+  Devices("nvidia.com/gpu");
+  EXPECT_EQ(WaitForOps("/readyz", 200).status, 200) << PluginLog();
+  EXPECT_NE(Ops("/metrics").body.find("muster_device_plugin_registered 1\n"), std::string::npos);
 }
 
 TEST_F(DevicePluginE2eTest, SighupRediscoversANewMigLayout) {
@@ -429,10 +529,21 @@ TEST_F(DevicePluginE2eTest, NoDriverFailsOrWaitsAsFailOnInitErrorSays) {
                              "/nonexistent/libnvidia-ml.so.1 could not be loaded"),
             std::string::npos)
       << PluginLog();
-  StartPlugin({"--nvml-library", "/nonexistent/libnvidia-ml.so.1", "--fail-on-init-error=false"});
+  ASSERT_NO_FATAL_FAILURE(StartPluginWithOps(
+      {"--nvml-library", "/nonexistent/libnvidia-ml.so.1", "--fail-on-init-error=false"}));
   ASSERT_TRUE(plugin_->WaitForOutput("failOnInitError is false: waiting", 10s)) << PluginLog();
   std::this_thread::sleep_for(300ms);
   EXPECT_TRUE(plugin_->Running());
+  // Waiting is not ready: the node has no GPUs to offer.
+  e2e::HttpResult ready = WaitForOps("/readyz", 500, "no GPUs served");
+  EXPECT_EQ(ready.status, 500);
+  EXPECT_NE(ready.body.find("[-]plugins failed: no GPUs served: no NVIDIA driver found: "
+                            "/nonexistent/libnvidia-ml.so.1 could not be loaded"),
+            std::string::npos)
+      << ready.body;
+  EXPECT_NE(ready.body.find("failOnInitError is false: waiting\n"), std::string::npos)
+      << ready.body;
+  EXPECT_NE(Ops("/metrics").body.find("muster_device_plugin_registered 0\n"), std::string::npos);
   StopPlugin();
 }
 

@@ -94,6 +94,9 @@ check "missing device plugin folder" \
 check "kubeconfig without a node" \
   '--kubeconfig needs --node-name (or NODE_NAME)' \
   "${dp[@]}" --kubeconfig "$tmp/kubeconfig"
+check "bad listen address" \
+  '--listen-address nowhere: address "nowhere": want host:port' \
+  "${dp[@]}" --listen-address nowhere
 
 # Every flag of --help is documented in docs/device-plugin.md.
 help=$("$muster" device-plugin --help)
