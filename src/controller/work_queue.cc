@@ -105,7 +105,9 @@ void WorkQueues::Run(Shard& shard) {
       if (shard.later.empty()) {
         shard.cv.wait(lock);
       } else {
-        shard.cv.wait_until(lock, shard.later.begin()->first);
+        // A copy: AddAfter may erase that entry while the wait has the lock released.
+        const Clock::time_point next = shard.later.begin()->first;
+        shard.cv.wait_until(lock, next);
       }
       continue;
     }

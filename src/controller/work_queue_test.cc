@@ -107,5 +107,25 @@ TEST(WorkQueuesTest, ScheduledItemsWaitTheirTurnAndKeepTheEarliestSchedule) {
   queues.Stop();
 }
 
+// An item rescheduled earlier while the worker waits for its old time: the worker wakes for
+// the new time (under AddressSanitizer this read the erased entry's time after it was freed).
+TEST(WorkQueuesTest, AnItemRescheduledEarlierWhileTheWorkerWaitsRunsAtTheNewTime) {
+  std::atomic<int> runs{0};
+  WorkQueues queues({1, 1ms, 10ms}, [&](const WorkItem&, int) {
+    ++runs;
+    return true;
+  });
+  queues.Start();
+  WorkItem ttl;
+  ttl.key = "ns/a";
+  ttl.kind = WorkItem::Kind::kTtl;
+  queues.AddAfter(ttl, 10min);
+  std::this_thread::sleep_for(50ms);  // the worker waits for the 10 minutes
+  queues.AddAfter(ttl, 20ms);
+  for (int i = 0; i < 500 && runs == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(runs, 1);
+  queues.Stop();
+}
+
 }  // namespace
 }  // namespace muster::controller
