@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -265,6 +266,7 @@ struct OwnerRef {
   std::string kind;
   std::string name;
   std::string uid;
+  bool blocks = false;  // blockOwnerDeletion: a foreground deletion of the owner waits for it
 };
 
 // What a pass needs to know of one stored object.
@@ -291,8 +293,10 @@ Summary Summarize(const std::string& text) {
     for (const json::value& rv : refs->get_array()) {
       const json::object* ref = rv.if_object();
       if (ref == nullptr) continue;
+      const json::value* blocks = ref->if_contains("blockOwnerDeletion");
       s.owners.push_back({StringAt(*ref, "apiVersion"), StringAt(*ref, "kind"),
-                          StringAt(*ref, "name"), StringAt(*ref, "uid")});
+                          StringAt(*ref, "name"), StringAt(*ref, "uid"),
+                          blocks != nullptr && blocks->is_bool() && blocks->get_bool()});
     }
   }
   if (const json::value* ts = meta->if_contains("deletionTimestamp"); ts && ts->is_string()) {
@@ -305,6 +309,23 @@ Summary Summarize(const std::string& text) {
     s.terminating = StringAt(*status, "phase") == "Terminating";
   }
   return s;
+}
+
+// The object `text` with its references to owner `uid` no longer blocking that owner's
+// deletion; nullopt when it does not parse.
+std::optional<json::object> Unblocked(const std::string& text, const std::string& uid) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  json::value* refs = EnsureObject(v.as_object(), "metadata")->if_contains("ownerReferences");
+  if (refs != nullptr && refs->is_array()) {
+    for (json::value& ref : refs->get_array()) {
+      if (ref.is_object() && StringAt(ref.get_object(), "uid") == uid) {
+        ref.get_object()["blockOwnerDeletion"] = false;
+      }
+    }
+  }
+  return std::move(v.as_object());
 }
 
 std::string CacheKey(const store::Key& key) {
@@ -472,8 +493,24 @@ void Lifecycle::RunOnce(int64_t now_unix) {
           }
           if (!commit({UpdateOp(d.object, std::move(v.as_object()))})) all_released = false;
         } else {
-          all_released = false;  // foreground: wait until the dependent is gone
+          // Foreground, as Kubernetes' garbage collector: every dependent is deleted, and the
+          // owner waits for those whose reference blocks its deletion. A blocking dependent
+          // that waits for its own dependents in the foreground too (the owner itself, or owners
+          // in a cycle) would wait for ever: its reference is made non-blocking instead, as the
+          // collector breaks such cycles.
           if (!d.summary->marked) plan_and_commit(d);
+          const bool blocks = std::any_of(
+              d.summary->owners.begin(), d.summary->owners.end(),
+              [&](const OwnerRef& o) { return o.uid == s.uid && o.blocks; });
+          if (!blocks) continue;
+          if (d.summary->marked && Contains(d.summary->finalizers, kForegroundFinalizer)) {
+            std::optional<json::object> unblocked = Unblocked(*d.object.json, s.uid);
+            if (!unblocked || !commit({UpdateOp(d.object, std::move(*unblocked))})) {
+              all_released = false;
+            }
+            continue;
+          }
+          all_released = false;
         }
       }
     }

@@ -66,7 +66,8 @@ class MakePod {
     obj_["status"].as_object()["phase"] = phase;
     return *this;
   }
-  MakePod& OwnedBy(const json::object& owner) {
+  // `blocks`: blockOwnerDeletion, as controllers set it on what they create.
+  MakePod& OwnedBy(const json::object& owner, bool blocks = true) {
     const json::object& m = owner.at("metadata").as_object();
     json::value& refs = meta()["ownerReferences"];
     if (!refs.is_array()) refs = json::array();
@@ -74,7 +75,8 @@ class MakePod {
                                            {"kind", owner.at("kind")},
                                            {"name", m.at("name")},
                                            {"uid", m.at("uid")},
-                                           {"controller", true}});
+                                           {"controller", true},
+                                           {"blockOwnerDeletion", blocks}});
     return *this;
   }
   MakePod& Finalizer(std::string f) {
@@ -452,6 +454,51 @@ TEST_F(LifecycleTest, ForegroundPropagationRemovesDependentsFirst) {
   EXPECT_TRUE(Get(Jobs(), "default", "train"));  // still waiting for its dependents to go
   lifecycle.RunOnce(kNow);
   EXPECT_FALSE(Get(Jobs(), "default", "train"));
+}
+
+// Only references with blockOwnerDeletion hold a foreground deletion; the others' dependents are
+// deleted too, without being waited for (Kubernetes' garbage collector).
+TEST_F(LifecycleTest, ForegroundWaitsOnlyForDependentsThatBlockIt) {
+  json::object job = VolcanoJob("train");
+  Put(Jobs(), job);
+  Put(Pods(), MakePod("train-w-0").Node("n1").OwnedBy(job, /*blocks=*/false).Obj());
+  ASSERT_TRUE(Delete(Jobs(), "default", "train", Policy("Foreground")).ok());
+
+  Lifecycle lifecycle(*store_);
+  lifecycle.RunOnce(kNow);
+  EXPECT_FALSE(Get(Jobs(), "default", "train"));
+  std::optional<store::Object> pod = Get(Pods(), "default", "train-w-0");
+  ASSERT_TRUE(pod) << "a bound pod goes gracefully";
+  EXPECT_TRUE(Parse(*pod).at("metadata").as_object().contains("deletionTimestamp"));
+}
+
+// An object that owns itself, foreground-deleted: it would wait for itself for ever. Kubernetes'
+// garbage collector makes such a reference non-blocking; so does muster's.
+TEST_F(LifecycleTest, ForegroundDeletionOfASelfOwnedObjectFinishes) {
+  json::object pod = MakePod("narcissus").Obj();
+  Put(Pods(), MakePod("narcissus").OwnedBy(pod).Obj());
+  ASSERT_TRUE(Delete(Pods(), "default", "narcissus", Policy("Foreground")).ok());
+  ASSERT_TRUE(Get(Pods(), "default", "narcissus"));
+
+  Lifecycle lifecycle(*store_);
+  for (int pass = 0; pass < 4 && Get(Pods(), "default", "narcissus"); ++pass) {
+    lifecycle.RunOnce(kNow);
+  }
+  EXPECT_FALSE(Get(Pods(), "default", "narcissus"));
+}
+
+// Two objects owning each other, both foreground-deleted: each waits for the other unless the
+// cycle is broken.
+TEST_F(LifecycleTest, ForegroundDeletionOfTwoObjectsOwningEachOtherFinishes) {
+  json::object a = MakePod("a").Obj(), b = MakePod("b").Obj();
+  Put(Pods(), MakePod("a").OwnedBy(b).Obj());
+  Put(Pods(), MakePod("b").OwnedBy(a).Obj());
+  ASSERT_TRUE(Delete(Pods(), "default", "a", Policy("Foreground")).ok());
+  ASSERT_TRUE(Delete(Pods(), "default", "b", Policy("Foreground")).ok());
+
+  Lifecycle lifecycle(*store_);
+  for (int pass = 0; pass < 6 && !Names(Pods()).empty(); ++pass) lifecycle.RunOnce(kNow);
+  EXPECT_THAT(Names(Pods()), IsEmpty());
 }
 
 TEST_F(LifecycleTest, BackgroundThreadCollects) {
