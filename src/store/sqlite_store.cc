@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -90,12 +91,40 @@ std::string KeyText(const Key& key) {
                         : fmt::format("{} {}/{}", key.resource, key.ns, key.name);
 }
 
+// Whether `v` holds a number that is not finite; if so `path` (empty on entry) is its path,
+// "spec.x[2]".
+bool FindNonFinite(const boost::json::value& v, std::string& path) {
+  if (const double* d = v.if_double()) return !std::isfinite(*d);
+  const size_t mark = path.size();
+  if (const boost::json::array* a = v.if_array()) {
+    for (size_t i = 0; i < a->size(); ++i) {
+      path += fmt::format("[{}]", i);
+      if (FindNonFinite((*a)[i], path)) return true;
+      path.resize(mark);
+    }
+  } else if (const boost::json::object* o = v.if_object()) {
+    for (const auto& [key, member] : *o) {
+      if (mark > 0) path += '.';
+      path += std::string_view(key);
+      if (FindNonFinite(member, path)) return true;
+      path.resize(mark);
+    }
+  }
+  return false;
+}
+
 // Sets metadata.resourceVersion on `object` and serialises it; `object` moves into the result.
+// Every state the store writes comes through here: it refuses what would not parse back.
 absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_t revision) {
   boost::json::object* fields = object.if_object();
   if (fields == nullptr) {
     return absl::InvalidArgumentError(
         fmt::format("{}: the object must be a JSON object", KeyText(key)));
+  }
+  // boost::json would write an infinity or NaN as a bare token no JSON parser reads.
+  if (std::string path; FindNonFinite(object, path)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {}: the number is not finite, and JSON cannot represent it", KeyText(key), path));
   }
   boost::json::value& metadata = (*fields)["metadata"];
   if (metadata.is_null()) metadata.emplace_object();

@@ -98,8 +98,9 @@ class Store {
 
   // Applies all ops in one transaction: all succeed or none is stored. Errors: AlreadyExists
   // (create of an existing key), NotFound (update/delete of a missing key), Aborted (revision
-  // mismatch), InvalidArgument (an object that is not a JSON object). Returns the stored
-  // objects in op order (for a delete: its final state).
+  // mismatch), InvalidArgument (an object that is not a JSON object, or that holds a number
+  // JSON cannot write: an infinity or NaN, which would serialise as a bare Infinity or NaN and
+  // never parse back). Returns the stored objects in op order (for a delete: its final state).
   virtual absl::StatusOr<std::vector<Object>> Commit(std::vector<Op> ops) = 0;
 
   virtual absl::StatusOr<Object> Get(const Key& key) const = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -346,6 +347,31 @@ TEST(StoreTest, AnObjectOverTheSizeLimitFailsItsCommitWhole) {
   big.as_object()["metadata"].as_object()["annotations"] =
       boost::json::object{{"blob", std::string(3000, 'x')}};
   EXPECT_TRUE(CommitStatus(store, {Create(PodKey("big"), big)}).ok());
+}
+
+// boost::json keeps 1e400 as an infinity and serialises it as the bare token Infinity: such an
+// object was stored, and from then on could not be read, listed or deleted.
+TEST(StoreTest, AnObjectWithANonFiniteNumberFailsItsCommitWhole) {
+  TempDir dir;
+  auto store = MustOpen(dir.File("db"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(MustCommitOne(*store, CreatePod("a")), 1);
+  for (double number :
+       {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
+    boost::json::value pod = MakePod("bad").Obj();
+    pod.as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["x"] =
+        boost::json::array{1, number};
+    absl::Status refused = CommitStatus(*store, {CreatePod("b"), Create(PodKey("bad"), pod)});
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+    EXPECT_EQ(refused.message(),
+              "pods default/bad: spec.containers[0].x[1]: the number is not finite, and JSON "
+              "cannot represent it");
+    EXPECT_EQ(CommitStatus(*store, {Update(PodKey("a"), pod)}).code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(store->Get(PodKey("b")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Revision(), 1);
 }
 
 TEST(StoreTest, ObjectsAndRevisionSurviveReopen) {
