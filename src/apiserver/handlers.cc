@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "api/json_parse.h"
 #include "api/selector.h"
 #include "api/yaml.h"
 #include "apiserver/discovery.h"
@@ -123,11 +124,12 @@ ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {
     }
     value = std::move((*docs)[0]);
   } else {
-    json::error_code ec;
-    value = json::parse(req.body, ec);
-    if (ec) {
-      return BadRequest(fmt::format("couldn't decode the request body as JSON: {}", ec.message()));
+    absl::StatusOr<json::value> parsed = api::ParseJson(req.body);
+    if (!parsed.ok()) {
+      return BadRequest(fmt::format("couldn't decode the request body as JSON: {}",
+                                    std::string(parsed.status().message())));
     }
+    value = *std::move(parsed);
   }
   if (!value.is_object()) {
     return BadRequest("the request body must be a JSON object");

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -265,6 +267,144 @@ TEST_F(HandlersTest, AWriteThatGrowsAnObjectPastTheLimitIs413AndChangesNothing) 
   EXPECT_FALSE(live.at("data").as_object().contains("b"));
   EXPECT_EQ(live.at("metadata").at("resourceVersion"),
             Body(first).at("metadata").at("resourceVersion"));
+}
+
+// boost::json parses 1e400 as an infinity and writes it back as the bare token Infinity: such
+// a ConfigMap was stored, and from then on its list did not parse, DELETE answered 500 and its
+// namespace could never finish terminating. kube's decoder refuses the number (400).
+TEST_F(HandlersTest, ANumberBeyondADoubleIs400InEveryKindOfBodyAndStoresNothing) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  auto refused = Call("POST", cms,
+                      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"inf"},)"
+                      R"("data":{"a":"b"},"x":1e400})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(Body(refused).at("reason").as_string(), "BadRequest");
+  EXPECT_EQ(Body(refused).at("message").as_string(),
+            "couldn't decode the request body as JSON: json: cannot unmarshal number 1e400 into "
+            "Go struct field x of type float64");
+  EXPECT_EQ(Call("GET", cms + "/inf").status, 404);
+
+  auto created = Call("POST", cms,
+                      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                      R"({"name":"c"},"data":{"a":"b"}})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json::value before = Body(created);
+  json::value put = before;
+  put.as_object()["x"] = json::array{1, 2};
+  std::string put_body = json::serialize(put);
+  put_body.replace(put_body.find("[1,2]"), 5, "[1,-1e999]");
+  auto put_refused = Call("PUT", cms + "/c", put_body);
+  EXPECT_EQ(put_refused.status, 400) << put_refused.body;
+  EXPECT_THAT(put_refused.body, HasSubstr("number -1e999 into Go struct field x[1] of type"));
+
+  ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
+  const json::value pod_before = Body(Call("GET", std::string(kPods) + "/p"));
+  struct Patch {
+    std::string path;
+    std::string type;
+    std::string body;
+    std::string says;
+  };
+  const std::vector<Patch> patches = {
+      {cms + "/c", "application/merge-patch+json",
+       R"({"metadata":{"labels":{"a":"b"}},"x":{"y":1e400}})",
+       "number 1e400 into Go struct field x.y of type float64"},
+      {std::string(kPods) + "/p", "application/strategic-merge-patch+json",
+       R"({"spec":{"containers":[{"name":"c","x":1e400}]}})",
+       "number 1e400 into Go struct field spec.containers[0].x of type float64"},
+      {cms + "/c", "application/json-patch+json", R"([{"op":"add","path":"/x","value":1E+400}])",
+       "number 1E+400 into Go struct field [0].value of type float64"},
+  };
+  for (const Patch& p : patches) {
+    auto r = Call("PATCH", p.path, p.body, p.type);
+    EXPECT_EQ(r.status, 400) << p.type << ": " << r.body;
+    EXPECT_THAT(r.body, HasSubstr(p.says)) << p.type;
+  }
+  EXPECT_EQ(Body(Call("GET", cms + "/c")), before);
+  EXPECT_EQ(Body(Call("GET", std::string(kPods) + "/p")), pod_before);
+  auto list = Call("GET", cms);
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(Body(list).at("items").as_array().size(), 1u);
+
+  // YAML, and apply patches (which kube decodes as YAML, JSON ones too): go-yaml resolves a
+  // plain scalar that strconv.ParseFloat refuses as a string, and so does muster; `.inf` is
+  // refused (ParseYamlDocumentsTest.ConversionErrorsNameTheLine).
+  auto yaml =
+      Call("POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml\nx: 1e400\n",
+           "application/yaml");
+  ASSERT_EQ(yaml.status, 201) << yaml.body;
+  EXPECT_EQ(Body(yaml).at("x"), "1e400");
+  auto apply =
+      Call("PATCH", cms + "/applied", R"({"apiVersion":"v1","kind":"ConfigMap","x":-1e999})",
+           "application/apply-patch+json", {{"fieldManager", "test"}});
+  ASSERT_EQ(apply.status, 201) << apply.body;
+  EXPECT_EQ(Body(apply).at("x"), "-1e999");
+}
+
+// A number within a double's range but beyond the Go type muster decodes a field as was stored as
+// 0 (spec.priority) where kube's typed decoder refuses it; untyped fields keep it as a double, as
+// kube's unstructured decoding keeps a float64.
+TEST_F(HandlersTest, AnIntegerBeyondItsFieldsTypeIsRefusedNamingTheFieldAndKeptWhereUntyped) {
+  auto pod = [](std::string_view priority) {
+    return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p"}},"spec":)"
+                       R"({{"priority":{},"containers":[{{"name":"c","image":"i"}}]}}}})",
+                       priority);
+  };
+  auto huge = Call("POST", kPods, pod("99999999999999999999999"));
+  EXPECT_EQ(huge.status, 400) << huge.body;
+  EXPECT_EQ(Body(huge).at("message").as_string(),
+            "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number "
+            "1e+23 into Go struct field spec.priority of type int32");
+  auto past_int32 = Call("POST", kPods, pod("3000000000"));
+  EXPECT_EQ(past_int32.status, 400) << past_int32.body;
+  EXPECT_THAT(past_int32.body, HasSubstr("cannot unmarshal number 3000000000 into Go struct "
+                                         "field spec.priority of type int32"));
+  auto fraction = Call("POST", kPods, pod("1.5"));
+  EXPECT_EQ(fraction.status, 400) << fraction.body;
+  EXPECT_THAT(fraction.body, HasSubstr("cannot unmarshal number 1.5 into Go struct field "
+                                       "spec.priority of type int32"));
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/p").status, 404);
+  EXPECT_EQ(Call("POST", kPods, pod("0")).status, 201);
+
+  auto queue = Call("POST", kQueues,
+                    R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+                    R"("metadata":{"name":"q"},"spec":{"weight":99999999999999999999999}})");
+  EXPECT_EQ(queue.status, 422) << queue.body;
+  EXPECT_EQ(Body(queue).at("message").as_string(),
+            "Queue.scheduling.volcano.sh \"q\" is invalid: spec.weight: Invalid value: "
+            "\"1e+23\": spec.weight in body must be of type int32: \"1e+23\"");
+
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  auto kept = Call("POST", cms,
+                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},)"
+                   R"("x":99999999999999999999999})");
+  ASSERT_EQ(kept.status, 201) << kept.body;
+  EXPECT_EQ(Body(Call("GET", cms + "/big")).at("x"), json::value(1e23));
+
+  ASSERT_EQ(Call("POST", kPods, PodJson("d")).status, 201);
+  auto grace = Call("DELETE", std::string(kPods) + "/d", R"({"gracePeriodSeconds":1e300})");
+  EXPECT_EQ(grace.status, 400) << grace.body;
+  EXPECT_EQ(Body(grace).at("message").as_string(),
+            "json: cannot unmarshal number 1e+300 into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64");
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/d").status, 200);
+}
+
+// The last guard: whatever reaches the store with a number JSON cannot write (here an
+// in-process caller, past every body check) is refused, not stored unreadable.
+TEST_F(HandlersTest, TheStoreRefusesANonFiniteNumberThatNoBodyCheckSaw) {
+  const ResourceInfo& cms = *FindResource("", "v1", "configmaps");
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", {{"name", "inf"}}},
+                  {"x", std::numeric_limits<double>::infinity()}};
+  std::vector<std::optional<ApiError>> created = handlers_->CreateAll(cms, {{"default", cm}});
+  ASSERT_EQ(created.size(), 1u);
+  ASSERT_TRUE(created[0].has_value());
+  EXPECT_EQ(created[0]->code, 400);
+  EXPECT_EQ(created[0]->message,
+            "configmaps default/inf: x: the number is not finite, and JSON cannot represent it");
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/inf").status, 404);
 }
 
 TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {
