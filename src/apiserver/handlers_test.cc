@@ -8,17 +8,22 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
+#include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
+#include "store/sqlite_db.h"
 
 namespace muster::apiserver {
 namespace {
@@ -43,6 +48,9 @@ class HandlersTest : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/muster-handlers-XXXXXX";
     dir_ = ::mkdtemp(pattern);
+    Open();
+  }
+  void Open() {
     store::StoreOptions options;
     options.history = 64;
     auto store = store::Store::Open(dir_ + "/store.db", options);
@@ -51,8 +59,31 @@ class HandlersTest : public ::testing::Test {
     HandlerOptions h;
     h.data_dir = dir_;
     h.now_unix = [] { return int64_t{1700000000}; };
+    h.log = [this](std::string_view line) { log_.emplace_back(line); };
     handlers_ = std::make_unique<Handlers>(*store_, h);
     ASSERT_TRUE(handlers_->Bootstrap().ok());
+  }
+  // Rewrites a stored object's text behind the store's back, as a damaged file or a write from
+  // before the store refused non-finite numbers leaves it, and opens the store again.
+  void DamageStored(const store::Key& key, const std::string& text) {
+    handlers_.reset();
+    store_.reset();
+    {
+      auto db = store::Db::Open(dir_ + "/store.db");
+      ASSERT_TRUE(db.ok()) << db.status();
+      auto update = (*db)->Prepare(
+          "UPDATE objects SET json = ?1 WHERE resource = ?2 AND namespace = ?3 AND name = ?4");
+      ASSERT_TRUE(update.ok()) << update.status();
+      update->BindText(1, text);
+      update->BindText(2, key.resource);
+      update->BindText(3, key.ns);
+      update->BindText(4, key.name);
+      ASSERT_TRUE(update->Run().ok());
+    }
+    Open();
+    std::vector<store::DamagedObject> damaged = store_->Damaged();
+    ASSERT_TRUE(std::any_of(damaged.begin(), damaged.end(),
+                            [&](const store::DamagedObject& d) { return d.key == key; }));
   }
   void TearDown() override {
     handlers_.reset();
@@ -85,6 +116,7 @@ class HandlersTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Handlers> handlers_;
+  std::vector<std::string> log_;  // HandlerOptions::log
 };
 
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
@@ -405,6 +437,110 @@ TEST_F(HandlersTest, TheStoreRefusesANonFiniteNumberThatNoBodyCheckSaw) {
   EXPECT_EQ(created[0]->message,
             "configmaps default/inf: x: the number is not finite, and JSON cannot represent it");
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/inf").status, 404);
+}
+
+TEST_F(HandlersTest, ADamagedObjectIsLeftOutOfListsAndWatchesAndDeleteRemovesIt) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  std::string revision;  // of "bad"
+  for (std::string_view name : {"bad", "good"}) {
+    auto created = Call("POST", cms,
+                        fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                                    R"({{"name":"{}","labels":{{"app":"x"}}}}}})",
+                                    name));
+    ASSERT_EQ(created.status, 201);
+    if (revision.empty()) revision = Body(created).at("metadata").at("resourceVersion").as_string();
+  }
+  // What the server stored for `"x":1e400` before it refused such numbers.
+  DamageStored({"configmaps", "default", "bad"},
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"x":Infinity})");
+
+  auto get = Call("GET", cms + "/bad");
+  EXPECT_EQ(get.status, 500);
+  EXPECT_EQ(Body(get).at("message").as_string(),
+            "Internal error occurred: configmaps \"bad\" cannot be read: the stored object is "
+            "damaged (not valid JSON: syntax error at byte 68); deleting it removes it outright, "
+            "and `muster fsck` lists every damaged object");
+  EXPECT_EQ(
+      Call("PATCH", cms + "/bad", R"({"data":{"a":"b"}})", "application/merge-patch+json").status,
+      500);
+
+  for (const auto& [query, accept] :
+       std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>>{
+           {{}, "application/json"},
+           {{{"labelSelector", "app=x"}}, "application/json"},
+           {{}, "application/json;as=Table;v=v1;g=meta.k8s.io"}}) {
+    log_.clear();
+    auto list = Call("GET", cms, "", "", query, accept);
+    ASSERT_EQ(list.status, 200) << list.body;
+    json::value body = Body(list);  // parses
+    json::array& rows = body.as_object().contains("rows") ? body.at("rows").as_array()
+                                                          : body.at("items").as_array();
+    EXPECT_EQ(rows.size(), 1u) << list.body;
+    ASSERT_EQ(log_.size(), 1u);
+    EXPECT_EQ(log_[0], fmt::format("a list skips configmaps default/bad (revision {}): the "
+                                   "stored object is damaged (not valid JSON: syntax error at "
+                                   "byte 68); delete it, or run `muster fsck`",
+                                   revision));
+  }
+
+  log_.clear();
+  auto w = Call("GET", cms, "", "", {{"watch", "true"}, {"timeoutSeconds", "1"}});
+  ASSERT_TRUE(w.stream);
+  RecordingSink sink;
+  w.stream(sink);
+  json::value added = json::parse(sink.text);  // one event, of the good one
+  EXPECT_EQ(added.at("object").at("metadata").at("name").as_string(), "good");
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_THAT(log_[0], HasSubstr(fmt::format("a watch skips configmaps default/bad (revision {})",
+                                             revision)));
+
+  // Its finalizers cannot be read: DELETE removes it outright, and watchers see a readable stub.
+  auto watch = store_->WatchFrom("configmaps", "default", store_->Revision());
+  ASSERT_TRUE(watch.ok());
+  auto deleted = Call("DELETE", cms + "/bad");
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(Body(deleted),
+            json::parse(fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                                    R"({{"name":"bad","namespace":"default",)"
+                                    R"("resourceVersion":"{}"}}}})",
+                                    store_->Revision())));
+  auto event = (*watch)->Next(std::chrono::seconds(5));
+  ASSERT_TRUE(event.ok() && event->has_value());
+  EXPECT_EQ((*event)->type, store::EventType::kDeleted);
+  EXPECT_EQ(json::parse(*(*event)->object), Body(deleted));
+  EXPECT_EQ(Call("GET", cms + "/bad").status, 404);
+  EXPECT_TRUE(store_->Damaged().empty());
+}
+
+TEST_F(HandlersTest, NamespaceDeletionFinishesOverDamagedObjects) {
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    ASSERT_EQ(Call("POST", "/api/v1/namespaces",
+                   fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":)"
+                               R"({{"name":"{}"}}}})",
+                               ns))
+                  .status,
+              201);
+    ASSERT_EQ(Call("POST", fmt::format("/api/v1/namespaces/{}/configmaps", ns),
+                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}})")
+                  .status,
+              201);
+  }
+  // Damaged content in one namespace, and the other namespace itself damaged.
+  DamageStored({"configmaps", "team-a", "c"}, R"({"metadata":{"name":"c"},"x":Infinity})");
+  DamageStored({"namespaces", "", "team-b"}, R"({"metadata":)");
+
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    auto r = Call("DELETE", fmt::format("/api/v1/namespaces/{}", ns));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(Body(r).at("status").at("phase").as_string(), "Terminating") << ns;
+  }
+  Lifecycle lifecycle(*store_);
+  for (int pass = 0; pass < 3; ++pass) lifecycle.RunOnce(1700000000);
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    EXPECT_EQ(Call("GET", fmt::format("/api/v1/namespaces/{}", ns)).status, 404) << ns;
+    EXPECT_EQ(Call("GET", fmt::format("/api/v1/namespaces/{}/configmaps/c", ns)).status, 404);
+  }
+  EXPECT_TRUE(store_->Damaged().empty());
 }
 
 TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {

@@ -544,7 +544,7 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
       return ErrorResponse(ModifiedConflict(res.StoreResource(), t.name));
     }
     auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
+    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
     json::object next = MergeForWrite(res, t.subresource, *live_obj, *body, live->revision);
     auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty());
     if (!result) continue;
@@ -654,7 +654,7 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       return ErrorResponse(FromStatus(live.status(), res, t.name));
     }
     auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
+    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
 
     absl::StatusOr<json::value> patched;
     switch (type) {
@@ -830,7 +830,7 @@ std::optional<ApiError> ValidateBinding(const PodBinding& b) {
 
 ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodBinding& b) {
   auto pod = LiveObject(live);
-  if (!pod) return Internal("stored object is not a JSON object");
+  if (!pod) return DamagedObjectError(*FindResource("", "v1", "pods"), live);
   const json::object* meta = MetaOf(*pod);
   if (!b.pod_uid.empty() && b.pod_uid != Str(meta, "uid")) {
     return Conflict(
