@@ -1,12 +1,14 @@
 #include "api/json_codec.h"
 
 #include <array>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "api/json_parse.h"
 #include "api/yaml.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -503,6 +505,49 @@ TEST(JsonCodecTest, TypedDecodersCheckTheKind) {
   absl::StatusOr<Node> node = DecodeNode(Json(R"({"metadata": {"name": "n"}})"));
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ(node->meta.name, "n");
+}
+
+// --- ParseJson ---------------------------------------------------------------------------------
+
+std::string ParseJsonError(std::string_view text) {
+  absl::StatusOr<value> parsed = ParseJson(text);
+  EXPECT_FALSE(parsed.ok()) << text;
+  if (parsed.ok()) return "";
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(parsed.status().message());
+}
+
+TEST(ParseJsonTest, NumbersBeyondADoubleAreRefusedAsWrittenWithTheirPath) {
+  EXPECT_EQ(ParseJsonError(R"({"x": 1e400})"),
+            "json: cannot unmarshal number 1e400 into Go struct field x of type float64");
+  EXPECT_EQ(ParseJsonError(R"({"spec": {"containers": [{"name": "a"}, {"x": [true, -1e999]}]}})"),
+            "json: cannot unmarshal number -1e999 into Go struct field spec.containers[1].x[1] "
+            "of type float64");
+  // A JSON patch: the path is the patch document's.
+  EXPECT_EQ(
+      ParseJsonError(R"([{"op": "add", "path": "/x", "value": {"y": 2E+308}}])"),
+      "json: cannot unmarshal number 2E+308 into Go struct field [0].value.y of type float64");
+  EXPECT_EQ(ParseJsonError("1e400"),
+            "json: cannot unmarshal number 1e400 into Go value of type float64");
+}
+
+TEST(ParseJsonTest, NumbersWithinRangeAreKeptAsBoostJsonParsesThem) {
+  absl::StatusOr<value> parsed = ParseJson(
+      R"({"big": 99999999999999999999999, "tiny": 1e-400, "max": 1.7976931348623157e308,
+          "int": -9223372036854775808, "uint": 18446744073709551615})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const boost::json::object& o = parsed->get_object();
+  // Beyond uint64, as kube's unstructured decoding: a float64.
+  EXPECT_EQ(o.at("big"), value(1e23));
+  EXPECT_EQ(o.at("tiny"), value(0.0));
+  EXPECT_EQ(o.at("max"), value(1.7976931348623157e308));
+  EXPECT_EQ(o.at("int"), value(INT64_MIN));
+  EXPECT_EQ(o.at("uint"), value(UINT64_MAX));
+}
+
+TEST(ParseJsonTest, SyntaxErrorsAreBoostJsonsWords) {
+  EXPECT_EQ(ParseJsonError(R"({"x": Infinity})"), "syntax error");
+  EXPECT_EQ(ParseJsonError(R"({"x": 1)"), "incomplete JSON");
 }
 
 }  // namespace

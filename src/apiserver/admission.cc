@@ -513,12 +513,33 @@ class Reader {
   std::string StrOr(const json::object& o, std::string_view key, const std::string& path) {
     return Str(o, key, path).value_or("");
   }
+  // An integer of Go type `go_type`, "int32" or "int64": a number that is no integer, or one
+  // beyond the type's range (99999999999999999999999, which boost::json keeps as a double), is
+  // a problem, never a zero.
   std::optional<int64_t> Int(const json::object& o, std::string_view key, const std::string& path,
                              std::string_view go_type = "int32") {
     const json::value* v = o.if_contains(key);
     if (IsAbsent(v)) return std::nullopt;
-    if (std::optional<int64_t> i = AsInt(*v)) return i;
+    std::optional<int64_t> i = AsInt(*v);
+    if (i && (go_type != "int32" || (*i >= std::numeric_limits<int32_t>::min() &&
+                                     *i <= std::numeric_limits<int32_t>::max()))) {
+      return i;
+    }
     Problem(path, *v, std::string(go_type), "integer");
+    if (v->is_number()) {
+      // encoding/json names a number it cannot store with its text: "json: cannot unmarshal
+      // number 3000000000 into Go struct field ... of type int32" (literalStore).
+      TypeProblem& p = problems_.back();
+      const std::string text = v->is_double()   ? fmt::format("{}", v->get_double())
+                               : v->is_uint64() ? std::to_string(v->get_uint64())
+                                                : std::to_string(v->get_int64());
+      p.go_got = "number " + text;
+      if (v->is_double() && std::trunc(v->get_double()) != v->get_double()) return std::nullopt;
+      // An integer out of range: unverified: go-openapi's IsValueValidAgainstRange words it
+      // `<path> in body must be of type int32: "<value>"`.
+      p.schema_got = text;
+      p.schema_want = std::string(go_type);
+    }
     return std::nullopt;
   }
   std::optional<bool> Bool(const json::object& o, std::string_view key, const std::string& path) {
@@ -1357,8 +1378,10 @@ std::optional<AdmissionError> AdmitPodPriority(Context& c, json::object& spec) {
   std::string policy =
       pc && !pc->preemption_policy.empty() ? pc->preemption_policy : "PreemptLowerPriority";
   if (const json::value* given = spec.if_contains("priority"); !IsAbsent(given)) {
-    std::optional<int64_t> value = AsInt(*given);
-    if (value && *value != priority) {
+    // What the typed decoder refuses fails before the plugin runs, never as a computed 0.
+    std::optional<int64_t> value = c.reader.Int(spec, "priority", "spec.priority");
+    if (!value) return TypeProblemsError(c);
+    if (*value != priority) {
       return ForbiddenError(
           c.res, c.name,
           fmt::format("the integer value of priority ({}) must not be provided in pod spec; "

@@ -1,7 +1,9 @@
 #include "apiserver/apiserver.h"
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <utility>
 
@@ -111,6 +113,22 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   auto store = store::Store::Open(options.data_dir + "/store.db", store_options);
   if (!store.ok()) return store.status();
   state->store = std::move(*store);
+  std::function<void(std::string_view)> log = options.log;
+  if (!log) {
+    log = [](std::string_view line) { fmt::print(stderr, "muster apiserver: {}\n", line); };
+  }
+  // The server runs with them (lists and watches leave them out, DELETE removes them); the log
+  // says what is damaged and how to clean up.
+  for (const store::DamagedObject& d : state->store->Damaged()) {
+    const std::string object = d.key.ns.empty()
+                                   ? fmt::format("{} {}", d.key.resource, d.key.name)
+                                   : fmt::format("{} {}/{}", d.key.resource, d.key.ns, d.key.name);
+    const std::string line = fmt::format(
+        "the store holds a damaged object: {} (revision {}): {}; lists and watches leave it out; "
+        "delete it, or stop the server and run `muster fsck --data-dir {} --delete-damaged`",
+        object, d.revision, d.problem, options.data_dir);
+    log(line);
+  }
 
   const bool loopback = IsLoopback(listen->address);
   ServerOptions server_options;
@@ -150,6 +168,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   HandlerOptions handler_options;
   handler_options.data_dir = options.data_dir;
   handler_options.server_address = fmt::format("{}:{}", HostForUrl(listen->address), port);
+  handler_options.log = log;
   state->handlers = std::make_unique<Handlers>(*state->store, handler_options);
   if (auto s = state->handlers->Bootstrap(); !s.ok()) {
     state->server->Stop();

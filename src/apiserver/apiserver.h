@@ -13,8 +13,10 @@
 //   logs/<ns>/<pod>/<container>.log       container output written by node agents
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "store/store.h"
@@ -30,6 +32,10 @@ struct ApiServerOptions {
   int threads = 4;
   // Events kept for watches (a watch from before them gets 410 Expired); 0: the store's default.
   size_t watch_history = 0;
+  // Warnings, one line each: every damaged object the store holds (store::Object::damaged), at
+  // start, and those a list or watch leaves out; stderr, prefixed "muster apiserver: ", when
+  // unset.
+  std::function<void(std::string_view)> log;
 };
 
 class ApiServer {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "api/json_parse.h"
 #include "api/selector.h"
 #include "api/yaml.h"
 #include "apiserver/discovery.h"
@@ -123,11 +124,12 @@ ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {
     }
     value = std::move((*docs)[0]);
   } else {
-    json::error_code ec;
-    value = json::parse(req.body, ec);
-    if (ec) {
-      return BadRequest(fmt::format("couldn't decode the request body as JSON: {}", ec.message()));
+    absl::StatusOr<json::value> parsed = api::ParseJson(req.body);
+    if (!parsed.ok()) {
+      return BadRequest(fmt::format("couldn't decode the request body as JSON: {}",
+                                    std::string(parsed.status().message())));
     }
+    value = *std::move(parsed);
   }
   if (!value.is_object()) {
     return BadRequest("the request body must be a JSON object");
@@ -170,6 +172,14 @@ HttpResponse JsonResponse(int status, std::string body) {
   return r;
 }
 
+ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& object) {
+  return Internal(fmt::format(
+      "{} \"{}\" cannot be read: the stored object is damaged ({}); deleting it removes it "
+      "outright, and `muster fsck` lists every damaged object",
+      resource.StoreResource(), object.key.name,
+      store::StoredObjectProblem(*object.json).value_or("unknown")));
+}
+
 // --- Handlers ------------------------------------------------------------------------------------
 
 Handlers::Handlers(store::Store& store, HandlerOptions options)
@@ -182,6 +192,23 @@ int64_t Handlers::Now() const {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+void Handlers::Log(std::string_view message) const {
+  if (options_.log) {
+    options_.log(message);
+  } else {
+    fmt::print(stderr, "muster apiserver: {}\n", message);
+  }
+}
+
+void Handlers::LogSkippedDamaged(std::string_view what, const store::Object& object) const {
+  const store::Key& key = object.key;
+  const std::string problem = store::StoredObjectProblem(*object.json).value_or("unknown");
+  Log(fmt::format(
+      "{} skips {} {}{}{} (revision {}): the stored object is damaged ({}); delete it, or run "
+      "`muster fsck`",
+      what, key.resource, key.ns, key.ns.empty() ? "" : "/", key.name, object.revision, problem));
 }
 
 HttpResponse Handlers::Handle(const HttpRequest& req) {
@@ -345,6 +372,8 @@ HttpResponse Handlers::Get(const HttpRequest& req, const Target& t) {
     if (absl::IsNotFound(obj.status())) return ErrorResponse(NotFound(res.StoreResource(), t.name));
     return ErrorResponse(Internal(std::string(obj.status().message())));
   }
+  // kube-apiserver also answers 500 for an object it cannot decode from etcd.
+  if (obj->damaged) return ErrorResponse(DamagedObjectError(res, *obj));
   if (WantsTable(req.accept)) {
     std::vector<json::value> items;
     items.push_back(json::parse(*obj->json));
@@ -397,6 +426,13 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
   std::string next_continue;
   for (const store::Object& item : list.items) {
     if (from && std::tie(item.key.ns, item.key.name) <= std::tie(from->ns, from->name)) continue;
+    // kube-apiserver fails the whole list (500) on an object it cannot decode from etcd. The
+    // store is local and the damage already logged at start: a usable list serves better, and
+    // the log says what it left out.
+    if (item.damaged) {
+      LogSkippedDamaged("a list", item);
+      continue;
+    }
     std::optional<json::object> obj;
     if (filtered || table) {
       json::value v = json::parse(*item.json);

@@ -48,6 +48,9 @@ struct HandlerOptions {
   std::chrono::milliseconds log_poll_interval = std::chrono::milliseconds(200);
   // Seconds since the Unix epoch; the wall clock when unset (tests pass a fake).
   std::function<int64_t()> now_unix;
+  // Warnings, one line each (a damaged stored object a list or watch left out); stderr,
+  // prefixed "muster apiserver: ", when unset.
+  std::function<void(std::string_view)> log;
 };
 
 // A value or the Status error that replaces it.
@@ -156,6 +159,9 @@ class Handlers {
   HttpResponse Logs(const HttpRequest& req, const Target& t);
 
   [[nodiscard]] int64_t Now() const;
+  void Log(std::string_view message) const;
+  // The warning for a damaged object (store::Object::damaged) that `what` ("a list") left out.
+  void LogSkippedDamaged(std::string_view what, const store::Object& object) const;
 
   store::Store& store_;
   HandlerOptions options_;
@@ -177,6 +183,9 @@ bool WantsTable(std::string_view accept);
 std::optional<int64_t> ParseInt(std::string_view text);
 // A JSON response with the given code.
 HttpResponse JsonResponse(int status, std::string body);
+// The 500 for reading or changing an object whose stored text cannot be served
+// (store::Object::damaged): what is wrong, and that deleting it works.
+ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& object);
 
 // Field selectors (fields.cc): the fields of `obj` that field selectors may name for `resource`,
 // and whether `field` is one of them.

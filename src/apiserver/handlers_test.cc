@@ -8,15 +8,22 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
+#include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
+#include "store/sqlite_db.h"
 
 namespace muster::apiserver {
 namespace {
@@ -41,6 +48,9 @@ class HandlersTest : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/muster-handlers-XXXXXX";
     dir_ = ::mkdtemp(pattern);
+    Open();
+  }
+  void Open() {
     store::StoreOptions options;
     options.history = 64;
     auto store = store::Store::Open(dir_ + "/store.db", options);
@@ -49,8 +59,31 @@ class HandlersTest : public ::testing::Test {
     HandlerOptions h;
     h.data_dir = dir_;
     h.now_unix = [] { return int64_t{1700000000}; };
+    h.log = [this](std::string_view line) { log_.emplace_back(line); };
     handlers_ = std::make_unique<Handlers>(*store_, h);
     ASSERT_TRUE(handlers_->Bootstrap().ok());
+  }
+  // Rewrites a stored object's text behind the store's back, as a damaged file or a write from
+  // before the store refused non-finite numbers leaves it, and opens the store again.
+  void DamageStored(const store::Key& key, const std::string& text) {
+    handlers_.reset();
+    store_.reset();
+    {
+      auto db = store::Db::Open(dir_ + "/store.db");
+      ASSERT_TRUE(db.ok()) << db.status();
+      auto update = (*db)->Prepare(
+          "UPDATE objects SET json = ?1 WHERE resource = ?2 AND namespace = ?3 AND name = ?4");
+      ASSERT_TRUE(update.ok()) << update.status();
+      update->BindText(1, text);
+      update->BindText(2, key.resource);
+      update->BindText(3, key.ns);
+      update->BindText(4, key.name);
+      ASSERT_TRUE(update->Run().ok());
+    }
+    Open();
+    std::vector<store::DamagedObject> damaged = store_->Damaged();
+    ASSERT_TRUE(std::any_of(damaged.begin(), damaged.end(),
+                            [&](const store::DamagedObject& d) { return d.key == key; }));
   }
   void TearDown() override {
     handlers_.reset();
@@ -83,6 +116,7 @@ class HandlersTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Handlers> handlers_;
+  std::vector<std::string> log_;  // HandlerOptions::log
 };
 
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
@@ -265,6 +299,248 @@ TEST_F(HandlersTest, AWriteThatGrowsAnObjectPastTheLimitIs413AndChangesNothing) 
   EXPECT_FALSE(live.at("data").as_object().contains("b"));
   EXPECT_EQ(live.at("metadata").at("resourceVersion"),
             Body(first).at("metadata").at("resourceVersion"));
+}
+
+// boost::json parses 1e400 as an infinity and writes it back as the bare token Infinity: such
+// a ConfigMap was stored, and from then on its list did not parse, DELETE answered 500 and its
+// namespace could never finish terminating. kube's decoder refuses the number (400).
+TEST_F(HandlersTest, ANumberBeyondADoubleIs400InEveryKindOfBodyAndStoresNothing) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  auto refused = Call("POST", cms,
+                      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"inf"},)"
+                      R"("data":{"a":"b"},"x":1e400})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(Body(refused).at("reason").as_string(), "BadRequest");
+  EXPECT_EQ(Body(refused).at("message").as_string(),
+            "couldn't decode the request body as JSON: json: cannot unmarshal number 1e400 into "
+            "Go struct field x of type float64");
+  EXPECT_EQ(Call("GET", cms + "/inf").status, 404);
+
+  auto created = Call("POST", cms,
+                      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                      R"({"name":"c"},"data":{"a":"b"}})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json::value before = Body(created);
+  json::value put = before;
+  put.as_object()["x"] = json::array{1, 2};
+  std::string put_body = json::serialize(put);
+  put_body.replace(put_body.find("[1,2]"), 5, "[1,-1e999]");
+  auto put_refused = Call("PUT", cms + "/c", put_body);
+  EXPECT_EQ(put_refused.status, 400) << put_refused.body;
+  EXPECT_THAT(put_refused.body, HasSubstr("number -1e999 into Go struct field x[1] of type"));
+
+  ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
+  const json::value pod_before = Body(Call("GET", std::string(kPods) + "/p"));
+  struct Patch {
+    std::string path;
+    std::string type;
+    std::string body;
+    std::string says;
+  };
+  const std::vector<Patch> patches = {
+      {cms + "/c", "application/merge-patch+json",
+       R"({"metadata":{"labels":{"a":"b"}},"x":{"y":1e400}})",
+       "number 1e400 into Go struct field x.y of type float64"},
+      {std::string(kPods) + "/p", "application/strategic-merge-patch+json",
+       R"({"spec":{"containers":[{"name":"c","x":1e400}]}})",
+       "number 1e400 into Go struct field spec.containers[0].x of type float64"},
+      {cms + "/c", "application/json-patch+json", R"([{"op":"add","path":"/x","value":1E+400}])",
+       "number 1E+400 into Go struct field [0].value of type float64"},
+  };
+  for (const Patch& p : patches) {
+    auto r = Call("PATCH", p.path, p.body, p.type);
+    EXPECT_EQ(r.status, 400) << p.type << ": " << r.body;
+    EXPECT_THAT(r.body, HasSubstr(p.says)) << p.type;
+  }
+  EXPECT_EQ(Body(Call("GET", cms + "/c")), before);
+  EXPECT_EQ(Body(Call("GET", std::string(kPods) + "/p")), pod_before);
+  auto list = Call("GET", cms);
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(Body(list).at("items").as_array().size(), 1u);
+
+  // YAML, and apply patches (which kube decodes as YAML, JSON ones too): go-yaml resolves a
+  // plain scalar that strconv.ParseFloat refuses as a string, and so does muster; `.inf` is
+  // refused (ParseYamlDocumentsTest.ConversionErrorsNameTheLine).
+  auto yaml =
+      Call("POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml\nx: 1e400\n",
+           "application/yaml");
+  ASSERT_EQ(yaml.status, 201) << yaml.body;
+  EXPECT_EQ(Body(yaml).at("x"), "1e400");
+  auto apply =
+      Call("PATCH", cms + "/applied", R"({"apiVersion":"v1","kind":"ConfigMap","x":-1e999})",
+           "application/apply-patch+json", {{"fieldManager", "test"}});
+  ASSERT_EQ(apply.status, 201) << apply.body;
+  EXPECT_EQ(Body(apply).at("x"), "-1e999");
+}
+
+// A number within a double's range but beyond the Go type muster decodes a field as was stored as
+// 0 (spec.priority) where kube's typed decoder refuses it; untyped fields keep it as a double, as
+// kube's unstructured decoding keeps a float64.
+TEST_F(HandlersTest, AnIntegerBeyondItsFieldsTypeIsRefusedNamingTheFieldAndKeptWhereUntyped) {
+  auto pod = [](std::string_view priority) {
+    return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p"}},"spec":)"
+                       R"({{"priority":{},"containers":[{{"name":"c","image":"i"}}]}}}})",
+                       priority);
+  };
+  auto huge = Call("POST", kPods, pod("99999999999999999999999"));
+  EXPECT_EQ(huge.status, 400) << huge.body;
+  EXPECT_EQ(Body(huge).at("message").as_string(),
+            "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number "
+            "1e+23 into Go struct field spec.priority of type int32");
+  auto past_int32 = Call("POST", kPods, pod("3000000000"));
+  EXPECT_EQ(past_int32.status, 400) << past_int32.body;
+  EXPECT_THAT(past_int32.body, HasSubstr("cannot unmarshal number 3000000000 into Go struct "
+                                         "field spec.priority of type int32"));
+  auto fraction = Call("POST", kPods, pod("1.5"));
+  EXPECT_EQ(fraction.status, 400) << fraction.body;
+  EXPECT_THAT(fraction.body, HasSubstr("cannot unmarshal number 1.5 into Go struct field "
+                                       "spec.priority of type int32"));
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/p").status, 404);
+  EXPECT_EQ(Call("POST", kPods, pod("0")).status, 201);
+
+  auto queue = Call("POST", kQueues,
+                    R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+                    R"("metadata":{"name":"q"},"spec":{"weight":99999999999999999999999}})");
+  EXPECT_EQ(queue.status, 422) << queue.body;
+  EXPECT_EQ(Body(queue).at("message").as_string(),
+            "Queue.scheduling.volcano.sh \"q\" is invalid: spec.weight: Invalid value: "
+            "\"1e+23\": spec.weight in body must be of type int32: \"1e+23\"");
+
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  auto kept = Call("POST", cms,
+                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},)"
+                   R"("x":99999999999999999999999})");
+  ASSERT_EQ(kept.status, 201) << kept.body;
+  EXPECT_EQ(Body(Call("GET", cms + "/big")).at("x"), json::value(1e23));
+
+  ASSERT_EQ(Call("POST", kPods, PodJson("d")).status, 201);
+  auto grace = Call("DELETE", std::string(kPods) + "/d", R"({"gracePeriodSeconds":1e300})");
+  EXPECT_EQ(grace.status, 400) << grace.body;
+  EXPECT_EQ(Body(grace).at("message").as_string(),
+            "json: cannot unmarshal number 1e+300 into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64");
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/d").status, 200);
+}
+
+// The last guard: whatever reaches the store with a number JSON cannot write (here an
+// in-process caller, past every body check) is refused, not stored unreadable.
+TEST_F(HandlersTest, TheStoreRefusesANonFiniteNumberThatNoBodyCheckSaw) {
+  const ResourceInfo& cms = *FindResource("", "v1", "configmaps");
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", {{"name", "inf"}}},
+                  {"x", std::numeric_limits<double>::infinity()}};
+  std::vector<std::optional<ApiError>> created = handlers_->CreateAll(cms, {{"default", cm}});
+  ASSERT_EQ(created.size(), 1u);
+  ASSERT_TRUE(created[0].has_value());
+  EXPECT_EQ(created[0]->code, 400);
+  EXPECT_EQ(created[0]->message,
+            "configmaps default/inf: x: the number is not finite, and JSON cannot represent it");
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/inf").status, 404);
+}
+
+TEST_F(HandlersTest, ADamagedObjectIsLeftOutOfListsAndWatchesAndDeleteRemovesIt) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  std::string revision;  // of "bad"
+  for (std::string_view name : {"bad", "good"}) {
+    auto created = Call("POST", cms,
+                        fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                                    R"({{"name":"{}","labels":{{"app":"x"}}}}}})",
+                                    name));
+    ASSERT_EQ(created.status, 201);
+    if (revision.empty()) revision = Body(created).at("metadata").at("resourceVersion").as_string();
+  }
+  // What the server stored for `"x":1e400` before it refused such numbers.
+  DamageStored({"configmaps", "default", "bad"},
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad"},"x":Infinity})");
+
+  auto get = Call("GET", cms + "/bad");
+  EXPECT_EQ(get.status, 500);
+  EXPECT_EQ(Body(get).at("message").as_string(),
+            "Internal error occurred: configmaps \"bad\" cannot be read: the stored object is "
+            "damaged (not valid JSON: syntax error at byte 68); deleting it removes it outright, "
+            "and `muster fsck` lists every damaged object");
+  EXPECT_EQ(
+      Call("PATCH", cms + "/bad", R"({"data":{"a":"b"}})", "application/merge-patch+json").status,
+      500);
+
+  for (const auto& [query, accept] :
+       std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>>{
+           {{}, "application/json"},
+           {{{"labelSelector", "app=x"}}, "application/json"},
+           {{}, "application/json;as=Table;v=v1;g=meta.k8s.io"}}) {
+    log_.clear();
+    auto list = Call("GET", cms, "", "", query, accept);
+    ASSERT_EQ(list.status, 200) << list.body;
+    json::value body = Body(list);  // parses
+    json::array& rows = body.as_object().contains("rows") ? body.at("rows").as_array()
+                                                          : body.at("items").as_array();
+    EXPECT_EQ(rows.size(), 1u) << list.body;
+    ASSERT_EQ(log_.size(), 1u);
+    EXPECT_EQ(log_[0], fmt::format("a list skips configmaps default/bad (revision {}): the "
+                                   "stored object is damaged (not valid JSON: syntax error at "
+                                   "byte 68); delete it, or run `muster fsck`",
+                                   revision));
+  }
+
+  log_.clear();
+  auto w = Call("GET", cms, "", "", {{"watch", "true"}, {"timeoutSeconds", "1"}});
+  ASSERT_TRUE(w.stream);
+  RecordingSink sink;
+  w.stream(sink);
+  json::value added = json::parse(sink.text);  // one event, of the good one
+  EXPECT_EQ(added.at("object").at("metadata").at("name").as_string(), "good");
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_THAT(log_[0], HasSubstr(fmt::format("a watch skips configmaps default/bad (revision {})",
+                                             revision)));
+
+  // Its finalizers cannot be read: DELETE removes it outright, and watchers see a readable stub.
+  auto watch = store_->WatchFrom("configmaps", "default", store_->Revision());
+  ASSERT_TRUE(watch.ok());
+  auto deleted = Call("DELETE", cms + "/bad");
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(Body(deleted),
+            json::parse(fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                                    R"({{"name":"bad","namespace":"default",)"
+                                    R"("resourceVersion":"{}"}}}})",
+                                    store_->Revision())));
+  auto event = (*watch)->Next(std::chrono::seconds(5));
+  ASSERT_TRUE(event.ok() && event->has_value());
+  EXPECT_EQ((*event)->type, store::EventType::kDeleted);
+  EXPECT_EQ(json::parse(*(*event)->object), Body(deleted));
+  EXPECT_EQ(Call("GET", cms + "/bad").status, 404);
+  EXPECT_TRUE(store_->Damaged().empty());
+}
+
+TEST_F(HandlersTest, NamespaceDeletionFinishesOverDamagedObjects) {
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    ASSERT_EQ(Call("POST", "/api/v1/namespaces",
+                   fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":)"
+                               R"({{"name":"{}"}}}})",
+                               ns))
+                  .status,
+              201);
+    ASSERT_EQ(Call("POST", fmt::format("/api/v1/namespaces/{}/configmaps", ns),
+                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}})")
+                  .status,
+              201);
+  }
+  // Damaged content in one namespace, and the other namespace itself damaged.
+  DamageStored({"configmaps", "team-a", "c"}, R"({"metadata":{"name":"c"},"x":Infinity})");
+  DamageStored({"namespaces", "", "team-b"}, R"({"metadata":)");
+
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    auto r = Call("DELETE", fmt::format("/api/v1/namespaces/{}", ns));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(Body(r).at("status").at("phase").as_string(), "Terminating") << ns;
+  }
+  Lifecycle lifecycle(*store_);
+  for (int pass = 0; pass < 3; ++pass) lifecycle.RunOnce(1700000000);
+  for (std::string_view ns : {"team-a", "team-b"}) {
+    EXPECT_EQ(Call("GET", fmt::format("/api/v1/namespaces/{}", ns)).status, 404) << ns;
+    EXPECT_EQ(Call("GET", fmt::format("/api/v1/namespaces/{}/configmaps/c", ns)).status, 404);
+  }
+  EXPECT_TRUE(store_->Damaged().empty());
 }
 
 TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {

@@ -141,18 +141,37 @@ store::Op DeleteOp(const store::Key& key, int64_t revision) {
   return op;
 }
 
+// A damaged object (store::Object::damaged) cannot be read, nor can its finalizers or grace
+// period: it is deleted outright, reported as a stub of its kind and name. A namespace is
+// replaced by a Terminating stub instead, so that its content goes the usual way before it.
+DeletePlan DamagedDelete(const ResourceInfo& resource, const store::Object& live,
+                         int64_t now_unix) {
+  json::object meta{{"name", live.key.name}};
+  if (!live.key.ns.empty()) meta["namespace"] = live.key.ns;
+  json::object stub{{"apiVersion", resource.ApiVersion()}, {"kind", resource.kind}};
+  DeletePlan p;
+  if (IsNamespaces(resource)) {
+    meta["deletionTimestamp"] = api::FormatUnixTime(now_unix);
+    meta["deletionGracePeriodSeconds"] = 0;
+    stub["metadata"] = std::move(meta);
+    stub["status"] = json::object{{"phase", "Terminating"}};
+    p.ops.push_back(UpdateOp(live, stub));
+  } else {
+    stub["metadata"] = std::move(meta);
+    store::Op op = DeleteOp(live.key, live.revision);
+    op.object = stub;
+    p.ops.push_back(std::move(op));
+    p.deleted_now = true;
+  }
+  p.result = std::move(stub);
+  return p;
+}
+
 }  // namespace
 
 absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store::Object& live,
                                       const DeleteOptions& options, int64_t now_unix) {
   if (live.json == nullptr) return absl::InternalError("stored object has no body");
-  boost::system::error_code ec;
-  json::value parsed = json::parse(*live.json, ec);
-  if (ec || !parsed.is_object()) {
-    return absl::InternalError(fmt::format("stored object {} does not parse", live.key.name));
-  }
-  json::object obj = std::move(parsed.as_object());
-  json::object& meta = *EnsureObject(obj, "metadata");
   const std::string name = live.key.name;
 
   if (options.precondition_revision && *options.precondition_revision != live.revision) {
@@ -181,8 +200,19 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
     return absl::FailedPreconditionError(
         fmt::format("namespaces {} is forbidden: this namespace may not be deleted", Quote(name)));
   }
+  if (live.damaged) {
+    DeletePlan p = DamagedDelete(resource, live, now_unix);
+    if (options.dry_run) p.ops.clear();
+    return p;
+  }
+  boost::system::error_code ec;
+  json::value parsed = json::parse(*live.json, ec);
+  if (ec || !parsed.is_object()) {
+    return absl::InternalError(fmt::format("stored object {} does not parse", live.key.name));
+  }
+  json::object obj = std::move(parsed.as_object());
+  json::object& meta = *EnsureObject(obj, "metadata");
 
-  DeletePlan plan;
   const bool marked = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
   auto finish = [&](DeletePlan p) -> absl::StatusOr<DeletePlan> {
     if (options.dry_run) p.ops.clear();

@@ -92,7 +92,7 @@ HttpResponse Handlers::Logs(const HttpRequest& req, const Target& t) {
   if (!live.ok()) return ErrorResponse(NotFound(res.StoreResource(), t.name));
   json::error_code ec;
   json::value parsed = json::parse(*live->json, ec);
-  if (ec || !parsed.is_object()) return ErrorResponse(Internal("stored pod is not an object"));
+  if (ec || !parsed.is_object()) return ErrorResponse(DamagedObjectError(res, *live));
   const json::object& pod = parsed.get_object();
 
   std::vector<std::string> containers = ContainerNames(pod, "containers");

@@ -47,6 +47,9 @@ struct WatchParams {
   bool table = false;
   TableOptions table_options;
   std::function<int64_t()> now_unix;
+  // Logs a damaged object the synthetic ADDED events leave out (only loaded objects can be
+  // damaged, so live events never carry one).
+  std::function<void(const store::Object&)> skipped_damaged;
   std::chrono::milliseconds timeout{0};
   std::chrono::milliseconds bookmark_interval{0};
 };
@@ -68,6 +71,10 @@ class WatchStream {
       if (!w.ok()) return SendExpired(w.status());
       watch = std::move(*w);
       for (const auto& item : list.items) {
+        if (item.damaged) {
+          p_.skipped_damaged(item);
+          continue;
+        }
         std::shared_ptr<const json::value> parsed = item.parsed;
         if (p_.filtered || events_) {
           if (!parsed) parsed = Parse(*item.json);
@@ -272,6 +279,7 @@ HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
     if (*seconds > 0) p.timeout = std::chrono::seconds(*seconds);
   }
   p.bookmark_interval = options_.bookmark_interval;
+  p.skipped_damaged = [this](const store::Object& object) { LogSkippedDamaged("a watch", object); };
   p.table = WantsTable(req.accept);
   if (p.table) {
     p.table_options.include_object = ParseIncludeObject(req.Param("includeObject"));

@@ -4,10 +4,13 @@
 // precondition) or answer 409 Conflict (requests with one).
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "api/json_parse.h"
 #include "api/patch.h"
 #include "api/time.h"
 #include "api/yaml.h"
@@ -270,6 +273,18 @@ int64_t IntAt(const json::object* obj, std::string_view key) {
   return 0;
 }
 
+// A JSON number that is an int64 exactly (2, 2.0); nullopt for 2.5, or beyond int64.
+std::optional<int64_t> ExactInt64(const json::value& v) {
+  if (const int64_t* i = v.if_int64()) return *i;
+  if (const uint64_t* u = v.if_uint64()) {
+    if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(*u);
+  }
+  const double* d = v.if_double();
+  if (d == nullptr || std::trunc(*d) != *d || *d < -0x1p63 || *d >= 0x1p63) return std::nullopt;
+  return static_cast<int64_t>(*d);
+}
+
 bool HasFinalizers(const json::object* meta) {
   if (meta == nullptr) return false;
   const json::value* f = meta->if_contains("finalizers");
@@ -529,7 +544,7 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
       return ErrorResponse(ModifiedConflict(res.StoreResource(), t.name));
     }
     auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
+    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
     json::object next = MergeForWrite(res, t.subresource, *live_obj, *body, live->revision);
     auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty());
     if (!result) continue;
@@ -598,12 +613,12 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
     }
     patch = std::move((*docs)[0]);
   } else {
-    json::error_code ec;
-    patch = json::parse(req.body, ec);
-    if (ec) {
-      return ErrorResponse(
-          BadRequest(fmt::format("couldn't decode the patch as JSON: {}", ec.message())));
+    absl::StatusOr<json::value> parsed = api::ParseJson(req.body);
+    if (!parsed.ok()) {
+      return ErrorResponse(BadRequest(fmt::format("couldn't decode the patch as JSON: {}",
+                                                  std::string(parsed.status().message()))));
     }
+    patch = *std::move(parsed);
     if (type == PatchType::kJson && !patch.is_array()) {
       return ErrorResponse(BadRequest("a JSON patch must be a JSON array of operations"));
     }
@@ -639,7 +654,7 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       return ErrorResponse(FromStatus(live.status(), res, t.name));
     }
     auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(Internal("stored object is not a JSON object"));
+    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
 
     absl::StatusOr<json::value> patched;
     switch (type) {
@@ -707,14 +722,24 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
     return true;
   };
   if (!req.body.empty()) {
-    json::error_code ec;
-    json::value v = json::parse(req.body, ec);
-    if (ec || !v.is_object()) {
+    absl::StatusOr<json::value> v = api::ParseJson(req.body);
+    if (!v.ok()) {
+      return ErrorResponse(BadRequest(fmt::format("couldn't decode the DeleteOptions body: {}",
+                                                  std::string(v.status().message()))));
+    }
+    if (!v->is_object()) {
       return ErrorResponse(BadRequest("the DeleteOptions body is not a JSON object"));
     }
-    const json::object& o = v.get_object();
+    const json::object& o = v->get_object();
     if (const json::value* g = o.if_contains("gracePeriodSeconds"); g && g->is_number()) {
-      options.grace_period_seconds = IntAt(&o, "gracePeriodSeconds");
+      std::optional<int64_t> grace = ExactInt64(*g);
+      if (!grace) {
+        return ErrorResponse(BadRequest(fmt::format(
+            "json: cannot unmarshal number {} into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64",
+            g->is_double() ? fmt::format("{}", g->get_double()) : json::serialize(*g))));
+      }
+      options.grace_period_seconds = *grace;
     }
     options.propagation_policy = Str(&o, "propagationPolicy");
     if (const json::value* orphan = o.if_contains("orphanDependents");
@@ -805,7 +830,7 @@ std::optional<ApiError> ValidateBinding(const PodBinding& b) {
 
 ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodBinding& b) {
   auto pod = LiveObject(live);
-  if (!pod) return Internal("stored object is not a JSON object");
+  if (!pod) return DamagedObjectError(*FindResource("", "v1", "pods"), live);
   const json::object* meta = MetaOf(*pod);
   if (!b.pod_uid.empty() && b.pod_uid != Str(meta, "uid")) {
     return Conflict(

@@ -23,5 +23,6 @@ Subcommand AddSimCommand(CLI::App& parent);        // sim.cc
 Subcommand AddUpCommand(CLI::App& parent);         // up.cc
 Subcommand AddNodesCommand(CLI::App& parent);      // nodes.cc
 Subcommand AddManifestsCommand(CLI::App& parent);  // manifests.cc
+Subcommand AddFsckCommand(CLI::App& parent);       // fsck.cc
 
 }  // namespace muster::cmd

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
       muster::cmd::AddControllerCommand(app),
       muster::cmd::AddNodesCommand(app),
       muster::cmd::AddManifestsCommand(app),
+      muster::cmd::AddFsckCommand(app),
       muster::cmd::AddDevicePluginCommand(app),
       muster::cmd::AddSimCommand(app),
   };

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -34,8 +35,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "boost/json/monotonic_resource.hpp"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "boost/json/stream_parser.hpp"
 #include "fmt/format.h"
 #include "store/event_ring.h"
 #include "store/sqlite_db.h"
@@ -62,6 +65,7 @@ struct Entry {
   std::shared_ptr<const std::string> json;
   // The parsed state, while a reader (a recent event, an in-process informer's cache) holds it.
   std::weak_ptr<const boost::json::value> parsed;
+  bool damaged = false;  // Object::damaged; only loaded entries can be
 };
 
 // A state as text and parsed.
@@ -90,12 +94,40 @@ std::string KeyText(const Key& key) {
                         : fmt::format("{} {}/{}", key.resource, key.ns, key.name);
 }
 
+// Whether `v` holds a number that is not finite; if so `path` (empty on entry) is its path,
+// "spec.x[2]".
+bool FindNonFinite(const boost::json::value& v, std::string& path) {
+  if (const double* d = v.if_double()) return !std::isfinite(*d);
+  const size_t mark = path.size();
+  if (const boost::json::array* a = v.if_array()) {
+    for (size_t i = 0; i < a->size(); ++i) {
+      path += fmt::format("[{}]", i);
+      if (FindNonFinite((*a)[i], path)) return true;
+      path.resize(mark);
+    }
+  } else if (const boost::json::object* o = v.if_object()) {
+    for (const auto& [key, member] : *o) {
+      if (mark > 0) path += '.';
+      path += std::string_view(key);
+      if (FindNonFinite(member, path)) return true;
+      path.resize(mark);
+    }
+  }
+  return false;
+}
+
 // Sets metadata.resourceVersion on `object` and serialises it; `object` moves into the result.
+// Every state the store writes comes through here: it refuses what would not parse back.
 absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_t revision) {
   boost::json::object* fields = object.if_object();
   if (fields == nullptr) {
     return absl::InvalidArgumentError(
         fmt::format("{}: the object must be a JSON object", KeyText(key)));
+  }
+  // boost::json would write an infinity or NaN as a bare token no JSON parser reads.
+  if (std::string path; FindNonFinite(object, path)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {}: the number is not finite, and JSON cannot represent it", KeyText(key), path));
   }
   boost::json::value& metadata = (*fields)["metadata"];
   if (metadata.is_null()) metadata.emplace_object();
@@ -111,8 +143,18 @@ absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_
   return out;
 }
 
-// A stored state re-stamped with a later revision (the final state of a delete).
-absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, int64_t revision) {
+// A stored state re-stamped with a later revision (the final state of a delete). A damaged one
+// cannot be read: `given` (Op::object) stands in for it, with the key's name and namespace.
+absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, const boost::json::value& given,
+                                int64_t revision) {
+  if (entry.damaged) {
+    boost::json::value object = given.is_object() ? given : boost::json::object();
+    boost::json::value& metadata = object.get_object()["metadata"];
+    if (!metadata.is_object()) metadata.emplace_object();
+    metadata.get_object()["name"] = key.name;
+    if (!key.ns.empty()) metadata.get_object()["namespace"] = key.ns;
+    return Stamp(key, object, revision);
+  }
   if (std::shared_ptr<const boost::json::value> parsed = entry.parsed.lock()) {
     boost::json::value object = *parsed;
     return Stamp(key, object, revision);
@@ -140,6 +182,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<Object> Get(const Key& key) const override;
   ListResult List(const std::string& resource, const std::string& ns) const override;
   int64_t Revision() const override { return revision_.load(std::memory_order_acquire); }
+  std::vector<DamagedObject> Damaged() const override;
   absl::StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource,
                                                    const std::string& ns, int64_t after) override {
     return EventRing::WatchFrom(ring_, resource, ns, after);
@@ -220,9 +263,12 @@ absl::Status SqliteStore::Init() {
       absl::StatusOr<bool> row = load->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
+      auto json = std::make_shared<const std::string>(load->ColumnText(4));
+      const bool damaged = StoredObjectProblem(*json).has_value();
       Entry entry{.revision = load->ColumnInt64(3),
-                  .json = std::make_shared<const std::string>(load->ColumnText(4)),
-                  .parsed = {}};
+                  .json = std::move(json),
+                  .parsed = {},
+                  .damaged = damaged};
       revision = std::max(revision, entry.revision);
       objects_[std::string(load->ColumnText(0))].emplace(
           NsName(load->ColumnText(1), load->ColumnText(2)), std::move(entry));
@@ -311,8 +357,9 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
       planned.previous_parsed = current->parsed.lock();
     }
 
-    absl::StatusOr<Stamped> stamped = op.kind == OpKind::kDelete ? Restamp(key, *current, revision)
-                                                                 : Stamp(key, op.object, revision);
+    absl::StatusOr<Stamped> stamped = op.kind == OpKind::kDelete
+                                          ? Restamp(key, *current, op.object, revision)
+                                          : Stamp(key, op.object, revision);
     if (!stamped.ok()) return stamped.status();
     if (op.kind != OpKind::kDelete && options_.max_object_bytes > 0 &&
         stamped->json->size() > options_.max_object_bytes) {
@@ -439,8 +486,11 @@ absl::StatusOr<Object> SqliteStore::Get(const Key& key) const {
   std::shared_lock lock(state_mu_);
   const Entry* entry = FindCommitted(key);
   if (entry == nullptr) return absl::NotFoundError(fmt::format("{} not found", KeyText(key)));
-  return Object{
-      .key = key, .revision = entry->revision, .json = entry->json, .parsed = entry->parsed.lock()};
+  return Object{.key = key,
+                .revision = entry->revision,
+                .json = entry->json,
+                .parsed = entry->parsed.lock(),
+                .damaged = entry->damaged};
 }
 
 ListResult SqliteStore::List(const std::string& resource, const std::string& ns) const {
@@ -456,12 +506,52 @@ ListResult SqliteStore::List(const std::string& resource, const std::string& ns)
         Object{.key = Key{.resource = resource, .ns = it->first.first, .name = it->first.second},
                .revision = it->second.revision,
                .json = it->second.json,
-               .parsed = it->second.parsed.lock()});
+               .parsed = it->second.parsed.lock(),
+               .damaged = it->second.damaged});
   }
   return result;
 }
 
+std::vector<DamagedObject> SqliteStore::Damaged() const {
+  std::vector<DamagedObject> out;
+  std::shared_lock lock(state_mu_);
+  for (const auto& [resource, objects] : objects_) {
+    for (const auto& [ns_name, entry] : objects) {
+      if (!entry.damaged) continue;
+      out.push_back({.key = {.resource = resource, .ns = ns_name.first, .name = ns_name.second},
+                     .revision = entry.revision,
+                     .problem = StoredObjectProblem(*entry.json).value_or("")});
+    }
+  }
+  lock.unlock();
+  std::sort(out.begin(), out.end(), [](const DamagedObject& a, const DamagedObject& b) {
+    return std::tie(a.key.resource, a.key.ns, a.key.name) <
+           std::tie(b.key.resource, b.key.ns, b.key.name);
+  });
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::string> StoredObjectProblem(std::string_view json) {
+  // Open checks every stored object: a monotonic resource halves the cost of the parse.
+  unsigned char buffer[8192];
+  boost::json::monotonic_resource resource(buffer, sizeof buffer);
+  boost::json::stream_parser parser;
+  parser.reset(&resource);
+  boost::system::error_code error;
+  const size_t parsed = parser.write(json.data(), json.size(), error);
+  if (!error) parser.finish(error);
+  if (error) return fmt::format("not valid JSON: {} at byte {}", error.message(), parsed);
+  const boost::json::value object = parser.release();
+  if (!object.is_object()) return "not a JSON object";
+  const boost::json::value* metadata = object.get_object().if_contains("metadata");
+  if (metadata != nullptr && !metadata->is_object()) return "metadata is not a JSON object";
+  if (std::string path; FindNonFinite(object, path)) {
+    return fmt::format("{}: the number is not finite", path);
+  }
+  return std::nullopt;
+}
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,6 +37,10 @@ struct Object {
   // reader holds it, or for recent events); null otherwise. Immutable and shared by every reader,
   // so that in-process watchers and filters need not parse `json` again.
   std::shared_ptr<const boost::json::value> parsed;
+  // `json` cannot be served (StoredObjectProblem says why): an object the file held when the
+  // store was opened, written before Commit refused what cannot be read back, or damaged on
+  // disk. It can still be deleted (see Op::object).
+  bool damaged = false;
 };
 
 enum class OpKind { kCreate, kUpdate, kDelete };
@@ -43,7 +48,11 @@ enum class OpKind { kCreate, kUpdate, kDelete };
 struct Op {
   OpKind kind = OpKind::kCreate;
   Key key;
-  boost::json::value object;  // kCreate/kUpdate: the new state (metadata.resourceVersion is set)
+  // kCreate/kUpdate: the new state (metadata.resourceVersion is set). kDelete: ignored, unless
+  // the stored object is damaged (Object::damaged): then, when it is a JSON object, the final
+  // state the delete reports in place of the unreadable one, its metadata.name and namespace
+  // set from the key (a damaged object's final state is just those otherwise).
+  boost::json::value object;
   // kUpdate/kDelete: fail with Aborted (-> HTTP 409 Conflict) unless the stored revision matches.
   std::optional<int64_t> expected_revision;
 };
@@ -62,6 +71,13 @@ struct Event {
   // for the newest events, null for older ones (parse the text then).
   std::shared_ptr<const boost::json::value> parsed;
   std::shared_ptr<const boost::json::value> previous_parsed;
+};
+
+// An object whose stored text cannot be served (Object::damaged), and why.
+struct DamagedObject {
+  Key key;
+  int64_t revision = 0;
+  std::string problem;  // StoredObjectProblem's answer
 };
 
 struct ListResult {
@@ -98,14 +114,18 @@ class Store {
 
   // Applies all ops in one transaction: all succeed or none is stored. Errors: AlreadyExists
   // (create of an existing key), NotFound (update/delete of a missing key), Aborted (revision
-  // mismatch), InvalidArgument (an object that is not a JSON object). Returns the stored
-  // objects in op order (for a delete: its final state).
+  // mismatch), InvalidArgument (an object that is not a JSON object, or that holds a number
+  // JSON cannot write: an infinity or NaN, which would serialise as a bare Infinity or NaN and
+  // never parse back). Returns the stored objects in op order (for a delete: its final state).
   virtual absl::StatusOr<std::vector<Object>> Commit(std::vector<Op> ops) = 0;
 
   virtual absl::StatusOr<Object> Get(const Key& key) const = 0;
   // Every object of `resource`, in `ns` when not empty.
   virtual ListResult List(const std::string& resource, const std::string& ns) const = 0;
   virtual int64_t Revision() const = 0;
+  // The damaged objects (Object::damaged) still stored, sorted by resource, namespace and name.
+  // Only Open finds them: nothing Commit stores can be damaged.
+  virtual std::vector<DamagedObject> Damaged() const = 0;
 
   // Events of `resource` (in `ns` when not empty) with revision > `after`. `after` = 0 means
   // "from now" (the caller lists first). Error OutOfRange ("too old resource version: N (M)", M
@@ -116,6 +136,12 @@ class Store {
                                                            const std::string& ns,
                                                            int64_t after) = 0;
 };
+
+// Why a stored object's text cannot be served, or nullopt when it can: it must parse as a JSON
+// object (its metadata, where present, an object too) whose numbers are all finite, as every
+// state Commit stores is. "not valid JSON: syntax error at byte 93", "spec.x: the number is
+// not finite".
+std::optional<std::string> StoredObjectProblem(std::string_view json);
 
 // One watcher's view of the event stream. Thread-safe; Close() may come from another thread.
 class Watch {

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -346,6 +348,125 @@ TEST(StoreTest, AnObjectOverTheSizeLimitFailsItsCommitWhole) {
   big.as_object()["metadata"].as_object()["annotations"] =
       boost::json::object{{"blob", std::string(3000, 'x')}};
   EXPECT_TRUE(CommitStatus(store, {Create(PodKey("big"), big)}).ok());
+}
+
+// boost::json keeps 1e400 as an infinity and serialises it as the bare token Infinity: such an
+// object was stored, and from then on could not be read, listed or deleted.
+TEST(StoreTest, AnObjectWithANonFiniteNumberFailsItsCommitWhole) {
+  TempDir dir;
+  auto store = MustOpen(dir.File("db"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(MustCommitOne(*store, CreatePod("a")), 1);
+  for (double number :
+       {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
+    boost::json::value pod = MakePod("bad").Obj();
+    pod.as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["x"] =
+        boost::json::array{1, number};
+    absl::Status refused = CommitStatus(*store, {CreatePod("b"), Create(PodKey("bad"), pod)});
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+    EXPECT_EQ(refused.message(),
+              "pods default/bad: spec.containers[0].x[1]: the number is not finite, and JSON "
+              "cannot represent it");
+    EXPECT_EQ(CommitStatus(*store, {Update(PodKey("a"), pod)}).code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(store->Get(PodKey("b")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Revision(), 1);
+}
+
+// Rewrites a stored object's text behind the store's back (the store must be closed).
+void DamageOnDisk(const std::string& path, const Key& key, const std::string& text) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "UPDATE objects SET json = ?1 WHERE resource = ?2 AND "
+                               "namespace = ?3 AND name = ?4",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_text(stmt, 1, text.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 2, key.resource.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 3, key.ns.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 4, key.name.c_str(), -1, SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  EXPECT_EQ(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+}
+
+TEST(StoreTest, StoredObjectProblemSaysWhyATextCannotBeServed) {
+  EXPECT_EQ(StoredObjectProblem(R"({"metadata":{"name":"a"},"x":[1,2.5]})"), std::nullopt);
+  EXPECT_EQ(StoredObjectProblem(R"({"kind":"Pod"})"), std::nullopt);
+  EXPECT_EQ(StoredObjectProblem(R"({"metadata":{"name":"a"},"x":Infinity})"),
+            "not valid JSON: syntax error at byte 29");
+  EXPECT_EQ(StoredObjectProblem(R"({"metadata":{)"), "not valid JSON: incomplete JSON at byte 13");
+  EXPECT_EQ(StoredObjectProblem(R"({"spec":{"x":[0,-1e999]}})"),
+            "spec.x[1]: the number is not finite");
+  EXPECT_EQ(StoredObjectProblem("[1]"), "not a JSON object");
+  EXPECT_EQ(StoredObjectProblem(R"({"metadata":"a"})"), "metadata is not a JSON object");
+}
+
+TEST(StoreTest, DamagedObjectsAreFoundAtOpenFlaggedAndCanBeDeleted) {
+  TempDir dir;
+  const std::string path = dir.File("db");
+  {
+    auto store = MustOpen(path);
+    ASSERT_NE(store, nullptr);
+    MustCommitOne(*store, CreatePod("a"));
+    MustCommitOne(*store, CreatePod("bad"));
+    MustCommitOne(*store, CreatePod("worse", "other"));
+  }
+  DamageOnDisk(path, PodKey("bad"), R"({"metadata":{"name":"bad"},"x":Infinity})");
+  DamageOnDisk(path, PodKey("worse", "other"), "[]");
+
+  auto store = MustOpen(path);
+  ASSERT_NE(store, nullptr);
+  std::vector<DamagedObject> damaged = store->Damaged();
+  ASSERT_EQ(damaged.size(), 2u);
+  EXPECT_EQ(damaged[0].key, PodKey("bad"));
+  EXPECT_EQ(damaged[0].revision, 2);
+  EXPECT_EQ(damaged[0].problem, "not valid JSON: syntax error at byte 31");
+  EXPECT_EQ(damaged[1].key, PodKey("worse", "other"));
+  EXPECT_EQ(damaged[1].problem, "not a JSON object");
+
+  absl::StatusOr<Object> bad = store->Get(PodKey("bad"));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  EXPECT_TRUE(bad->damaged);
+  EXPECT_FALSE(store->Get(PodKey("a"))->damaged);
+  ListResult list = store->List("pods", "");
+  ASSERT_EQ(list.items.size(), 3u);
+  EXPECT_FALSE(list.items[0].damaged);
+  EXPECT_TRUE(list.items[1].damaged);
+
+  // The final state of a damaged object is what the delete gives, named by its key.
+  auto watch = store->WatchFrom("pods", "", store->Revision());
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  absl::StatusOr<std::vector<Object>> deleted =
+      store->Commit({Op{.kind = OpKind::kDelete,
+                        .key = PodKey("bad"),
+                        .object = boost::json::object{{"apiVersion", "v1"}, {"kind", "Pod"}},
+                        .expected_revision = 2},
+                     Delete(PodKey("worse", "other"))});
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(Parse(deleted->at(0).json),
+            boost::json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad",)"
+                               R"("namespace":"default","resourceVersion":"4"}})"));
+  EXPECT_EQ(Parse(deleted->at(1).json),
+            boost::json::parse(R"({"metadata":{"name":"worse","namespace":"other",)"
+                               R"("resourceVersion":"5"}})"));
+  std::optional<Event> event = MustNext(**watch);
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->type, EventType::kDeleted);
+  EXPECT_EQ(*event->object, *deleted->at(0).json);
+  EXPECT_TRUE(store->Damaged().empty());
+  EXPECT_THAT(Names(store->List("pods", "")), ElementsAre("default/a"));
+
+  store.reset();
+  store = MustOpen(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->Damaged().empty());
+  EXPECT_THAT(Names(store->List("pods", "")), ElementsAre("default/a"));
 }
 
 TEST(StoreTest, ObjectsAndRevisionSurviveReopen) {
