@@ -164,6 +164,24 @@ TEST_F(HandlersTest, YamlThatDecodesToInvalidUtf8Is400AndStoresNothing) {
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/c").status, 404);
 }
 
+TEST_F(HandlersTest, ErrorBodiesAreJsonWhateverBytesTheRequestCarried) {
+  // A name from the URL (%ff%fe) and a field selector with a raw 0xff byte come back in the
+  // Status with U+FFFD for each invalid byte; json::parse refuses invalid UTF-8.
+  auto by_name = Call("GET", std::string(kPods) + "/\xff\xfe");
+  EXPECT_EQ(by_name.status, 404);
+  json::error_code error;
+  json::value status = json::parse(by_name.body, error);
+  ASSERT_FALSE(error) << error.message() << ": " << by_name.body;
+  EXPECT_EQ(status.at("message").as_string(), "pods \"\uFFFD\uFFFD\" not found");
+  EXPECT_EQ(status.at("details").at("name").as_string(), "\uFFFD\uFFFD");
+
+  auto by_field = Call("GET", kPods, "", "", {{"fieldSelector", "spec.\xff=x"}});
+  EXPECT_EQ(by_field.status, 400);
+  status = json::parse(by_field.body, error);
+  ASSERT_FALSE(error) << error.message() << ": " << by_field.body;
+  EXPECT_EQ(status.at("message").as_string(), "field label not supported: spec.\uFFFD");
+}
+
 TEST_F(HandlersTest, DryRunStoresNothing) {
   auto r = Call("POST", kPods, PodJson("dry"), "application/json", {{"dryRun", "All"}});
   EXPECT_EQ(r.status, 201) << r.body;

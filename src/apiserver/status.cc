@@ -2,8 +2,11 @@
 
 #include <utility>
 
+#include "api/text.h"
+#include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
+#include "boost/json/string.hpp"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -11,25 +14,28 @@ namespace muster::apiserver {
 namespace json = boost::json;
 
 std::string StatusJson(const ApiError& error) {
+  // Names and values from the URL or headers may be any bytes; JSON must be UTF-8, so invalid
+  // bytes become U+FFFD here, where every Status is built, as kube-apiserver's encoder does.
+  auto text = [](std::string_view s) { return json::string(api::ToValidUtf8(s)); };
   json::object status;
   status["kind"] = "Status";
   status["apiVersion"] = "v1";
   status["metadata"] = json::object();
   status["status"] = "Failure";
-  status["message"] = error.message;
-  status["reason"] = error.reason;
+  status["message"] = text(error.message);
+  status["reason"] = text(error.reason);
   if (!error.name.empty() || !error.kind.empty() || !error.causes.empty()) {
     json::object details;
-    if (!error.name.empty()) details["name"] = error.name;
-    if (!error.group.empty()) details["group"] = error.group;
-    if (!error.kind.empty()) details["kind"] = error.kind;
+    if (!error.name.empty()) details["name"] = text(error.name);
+    if (!error.group.empty()) details["group"] = text(error.group);
+    if (!error.kind.empty()) details["kind"] = text(error.kind);
     if (!error.causes.empty()) {
       json::array causes;
       for (const auto& c : error.causes) {
         json::object cause;
-        cause["reason"] = c.reason;
-        cause["message"] = c.message;
-        cause["field"] = c.field;
+        cause["reason"] = text(c.reason);
+        cause["message"] = text(c.message);
+        cause["field"] = text(c.field);
         causes.push_back(std::move(cause));
       }
       details["causes"] = std::move(causes);
