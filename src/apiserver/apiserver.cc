@@ -1,7 +1,6 @@
 #include "apiserver/apiserver.h"
 
 #include <atomic>
-#include <filesystem>
 #include <mutex>
 #include <utility>
 
@@ -10,6 +9,7 @@
 #include "apiserver/kubeconfig.h"
 #include "apiserver/lifecycle.h"
 #include "apiserver/server.h"
+#include "common/files.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -96,11 +96,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   auto listen = ParseListenAddress(options.listen);
   if (!listen.ok()) return listen.status();
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
-  std::error_code ec;
-  std::filesystem::create_directories(options.data_dir, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        fmt::format("cannot create data directory {}: {}", options.data_dir, ec.message()));
+  // Owner-only: it holds the store, the kubeconfig and credentials.
+  if (absl::Status s = common::CreatePrivateDirectories(options.data_dir); !s.ok()) {
+    return absl::UnavailableError(fmt::format("data directory: {}", std::string(s.message())));
   }
 
   auto state = std::make_unique<State>();
