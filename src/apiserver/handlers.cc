@@ -447,17 +447,10 @@ struct ObjectFilter {
 ApiResult<std::shared_ptr<const ObjectFilter>> CompileFilter(const HttpRequest& req,
                                                              const ResourceInfo& resource) {
   auto filter = std::make_shared<ObjectFilter>();
+  // Both parsers refuse with kube's own messages, which kube-apiserver answers as they are.
   if (std::string_view text = req.Param("labelSelector"); !text.empty()) {
-    auto selector = api::ParseLabelSelector(text);
-    if (!selector.ok()) {
-      return BadRequest(
-          fmt::format("unable to parse requirement: {}", std::string(selector.status().message())));
-    }
-    auto matcher = api::LabelSelectorMatcher::Compile(*selector);
-    if (!matcher.ok()) {
-      return BadRequest(
-          fmt::format("unable to parse requirement: {}", std::string(matcher.status().message())));
-    }
+    auto matcher = api::LabelSelectorMatcher::Parse(text);
+    if (!matcher.ok()) return BadRequest(std::string(matcher.status().message()));
     filter->labels = std::move(*matcher);
     filter->has_labels = !filter->labels.MatchesEverything();
   }

@@ -376,6 +376,71 @@ TEST_F(HandlersTest, ExpiredContinueTokenIs410) {
   EXPECT_EQ(Body(expired).at("reason").as_string(), "Expired");
 }
 
+// Query parameters as kube-apiserver checks them (k8s.io/apiserver pkg/storage,
+// pkg/endpoints/handlers/get.go; apimachinery internalversion/validation).
+class ListParamsTest : public HandlersTest {
+ protected:
+  HttpResponse List(std::vector<std::pair<std::string, std::string>> query,
+                    std::string path = kPods) {
+    return Call("GET", std::move(path), "", "", std::move(query));
+  }
+  static std::string Message(const HttpResponse& r) {
+    return std::string(Body(r).at("message").as_string());
+  }
+};
+
+TEST_F(ListParamsTest, SelectorsAreParsedAsKubeParsesThem) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("empty", R"({"a":""})")).status, 201);
+  ASSERT_EQ(Call("POST", kPods, PodJson("five", R"({"a":"x","n":"5"})")).status, 201);
+  struct Case {
+    std::string label;
+    std::string field;
+    std::string want;
+  };
+  const std::vector<Case> refused = {
+      {"=a", "", "found '=', expected: !, identifier, or 'end of string'"},
+      {"a,", "", "found '', expected: identifier after ','"},
+      {"a in (x", "", "unable to parse requirement: found '', expected: ',' or ')'"},
+      {"a$b=c", "",
+       "unable to parse requirement: <nil>: Invalid value: \"a$b\": name part must consist of "
+       "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+       "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+       "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+      {"", "metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"},
+      {"", "=x", "field label not supported: "},
+      {"", "metadata.name=a=b", "invalid field selector: unescaped character in value: 61"},
+  };
+  for (const Case& c : refused) {
+    SCOPED_TRACE(c.label + " | " + c.field);
+    std::vector<std::pair<std::string, std::string>> query;
+    if (!c.label.empty()) query.emplace_back("labelSelector", c.label);
+    if (!c.field.empty()) query.emplace_back("fieldSelector", c.field);
+    auto list = List(query);
+    EXPECT_EQ(list.status, 400);
+    EXPECT_EQ(Body(list).at("reason").as_string(), "BadRequest");
+    EXPECT_EQ(Message(list), c.want);
+    query.emplace_back("watch", "true");
+    auto watch = List(query);
+    EXPECT_EQ(watch.status, 400);
+    EXPECT_EQ(Message(watch), c.want);
+  }
+  // What kube accepts: "()" is the empty value; Gt and Lt compare integers.
+  auto names = [&](const std::string& selector) {
+    auto list = List({{"labelSelector", selector}});
+    EXPECT_EQ(list.status, 200) << list.body;
+    json::value body = Body(list);
+    std::vector<std::string> out;
+    for (const auto& item : body.at("items").as_array()) {
+      out.emplace_back(item.at("metadata").at("name").as_string());
+    }
+    return out;
+  };
+  EXPECT_EQ(names("a in ()"), std::vector<std::string>{"empty"});
+  EXPECT_EQ(names("a notin ()"), std::vector<std::string>{"five"});
+  EXPECT_EQ(names("n>4"), std::vector<std::string>{"five"});
+  EXPECT_EQ(names("n<5"), std::vector<std::string>{});
+}
+
 TEST_F(HandlersTest, TableForGet) {
   ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
   auto r = Call("GET", std::string(kPods) + "/p", "", "", {},
