@@ -1,5 +1,6 @@
 #include "apiserver/status.h"
 
+#include <string>
 #include <utility>
 
 #include "api/text.h"
@@ -24,7 +25,8 @@ std::string StatusJson(const ApiError& error) {
   status["status"] = "Failure";
   status["message"] = text(error.message);
   status["reason"] = text(error.reason);
-  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty()) {
+  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty() ||
+      error.retry_after_seconds > 0) {
     json::object details;
     if (!error.name.empty()) details["name"] = text(error.name);
     if (!error.group.empty()) details["group"] = text(error.group);
@@ -35,11 +37,12 @@ std::string StatusJson(const ApiError& error) {
         json::object cause;
         cause["reason"] = text(c.reason);
         cause["message"] = text(c.message);
-        cause["field"] = text(c.field);
+        if (!c.field.empty()) cause["field"] = text(c.field);
         causes.push_back(std::move(cause));
       }
       details["causes"] = std::move(causes);
     }
+    if (error.retry_after_seconds > 0) details["retryAfterSeconds"] = error.retry_after_seconds;
     status["details"] = std::move(details);
   }
   status["code"] = error.code;
@@ -50,6 +53,9 @@ HttpResponse ErrorResponse(const ApiError& error) {
   HttpResponse response;
   response.status = error.code;
   response.body = StatusJson(error);
+  if (error.retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
   return response;
 }
 
@@ -124,6 +130,15 @@ ApiError ModifiedConflict(std::string_view resource, std::string_view name) {
 ApiError Gone(std::string message) { return Make(410, "Gone", std::move(message)); }
 
 ApiError Expired(std::string message) { return Make(410, "Expired", std::move(message)); }
+
+ApiError TooLargeResourceVersion(uint64_t requested, int64_t current) {
+  ApiError e =
+      Make(504, "Timeout",
+           fmt::format("Timeout: Too large resource version: {}, current: {}", requested, current));
+  e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
+  e.retry_after_seconds = 1;
+  return e;
+}
 
 ApiError TooLarge(size_t limit_bytes) {
   return Make(413, "RequestEntityTooLarge",
