@@ -75,6 +75,13 @@ class LabelSelectorMatcher {
   static absl::StatusOr<LabelSelectorMatcher> Compile(const LabelSelector& selector);
   // The selector that matches no label set (what kube makes of a nil or invalid selector).
   static LabelSelectorMatcher Nothing();
+  // Label selector text as labels.Parse reads it (a list's or watch's labelSelector):
+  // comma-separated requirements `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`,
+  // `a>1`, `a<1`; whitespace between tokens is ignored, "()" is the set of the empty value and
+  // "in"/"notin" may be keys. Refused where labels.Parse refuses, InvalidArgument with its
+  // message ("unable to parse requirement: <nil>: Invalid value: \"-a\": name part must ...",
+  // "found ',', expected: identifier after ','"). An empty string matches everything.
+  static absl::StatusOr<LabelSelectorMatcher> Parse(std::string_view text);
 
   bool Matches(const StringMap& labels) const;
   bool MatchesEverything() const { return !nothing_ && requirements_.empty(); }
@@ -186,13 +193,7 @@ std::string UntoleratedTaintReason(const Taint& taint);
 
 // --- Selector text -------------------------------------------------------------------------------
 
-// Parses label selector text (labels.Parse grammar): comma-separated requirements `a=b`, `a==b`,
-// `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`; whitespace between tokens is ignored. `a=b`
-// lands in match_labels (as In when the key already has one there, keeping AND semantics);
-// `a!=b` becomes NotIn [b], which matches the same sets. An empty string is the empty selector.
-// Errors are InvalidArgument and quote the input and the offending part. `>` and `<` are
-// rejected: LabelSelector has no Gt/Lt.
-absl::StatusOr<LabelSelector> ParseLabelSelector(std::string_view text);
+// (Label selector text: LabelSelectorMatcher::Parse.)
 
 struct FieldRequirement {
   std::string field;
@@ -203,8 +204,10 @@ struct FieldRequirement {
 };
 
 // Parses field selector text (fields.ParseSelector grammar): `f=v`, `f==v`, `f!=v` joined by
-// commas; empty terms are skipped; in values `\,` `\=` `\\` escape those characters. Which fields
-// exist is the caller's business (the API server per kind).
+// commas; empty terms are skipped; in values `\,` `\=` `\\` escape those characters. Errors are
+// InvalidArgument with fields.ParseSelector's messages ("invalid selector: 'x'; can't understand
+// 'x'"). Which fields exist, the empty one included, is the caller's business (the API server per
+// kind).
 absl::StatusOr<std::vector<FieldRequirement>> ParseFieldSelector(std::string_view text);
 
 // All requirements hold; a field missing from `fields` reads as "" (fields.Set.Get).

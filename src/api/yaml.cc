@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/text.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/string.hpp"
@@ -455,33 +456,13 @@ class DocumentCounter : public YAML::EventHandler {
 };
 
 // The line of the first byte that is not valid UTF-8, or 0 when the text is valid. Valid as RFC
-// 3629 (and Boost.JSON, which later parses what the store keeps) means it: no overlong forms (C0,
-// C1, E0 80-9F, F0 80-8F), no surrogates (ED A0-BF) and nothing past U+10FFFF (F4 90-BF, F5-FF).
+// 3629 (and Boost.JSON, which later parses what the store keeps) means it (Utf8SequenceLength).
 size_t FirstInvalidUtf8Line(std::string_view text) {
   size_t line = 1;
   for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') ++line;
-    size_t len = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-    if (c < 0x80) {
-      len = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) low = 0xA0;
-      if (c == 0xED) high = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) low = 0x90;
-      if (c == 0xF4) high = 0x8F;
-    }
-    if (len == 0 || i + len > text.size()) return line;
-    for (size_t k = 1; k < len; ++k) {
-      const unsigned char b = static_cast<unsigned char>(text[i + k]);
-      if (k == 1 ? (b < low || b > high) : (b & 0xC0) != 0x80) return line;
-    }
+    if (text[i] == '\n') ++line;
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) return line;
     i += len;
   }
   return 0;

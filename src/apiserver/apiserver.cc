@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "apiserver/kubeconfig.h"
 #include "apiserver/lifecycle.h"
 #include "apiserver/server.h"
+#include "common/files.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -98,11 +98,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   auto listen = ParseListenAddress(options.listen);
   if (!listen.ok()) return listen.status();
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
-  std::error_code ec;
-  std::filesystem::create_directories(options.data_dir, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        fmt::format("cannot create data directory {}: {}", options.data_dir, ec.message()));
+  // Owner-only: it holds the store, the kubeconfig and credentials.
+  if (absl::Status s = common::CreatePrivateDirectories(options.data_dir); !s.ok()) {
+    return absl::UnavailableError(fmt::format("data directory: {}", std::string(s.message())));
   }
 
   auto state = std::make_unique<State>();

@@ -1,5 +1,6 @@
 #include "apiserver/handlers.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -8,15 +9,22 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "api/json_parse.h"
 #include "api/selector.h"
+#include "api/text.h"
 #include "api/yaml.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
 #include "apiserver/tables.h"
+#include "boost/json/array.hpp"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "boost/json/string.hpp"
 #include "fmt/format.h"
+#include "openssl/crypto.h"
+#include "openssl/evp.h"
+#include "openssl/hmac.h"
 
 namespace muster::apiserver {
 
@@ -61,12 +69,34 @@ HttpResponse TextResponse(int status, std::string body) {
   return r;
 }
 
-// The opaque `continue` token: the list's revision and the last key returned.
-std::string EncodeContinue(int64_t revision, std::string_view ns, std::string_view name) {
+// The `continue` token: kube's (storage.EncodeContinue: base64url of {"v","rv","start"}, the
+// list's revision and the last key returned) plus "sig", an HMAC-SHA256 under this server's key
+// of the revision, the resource, the list's namespace and the start key. A token is only good
+// for the list it came from, and one made up by a client is refused rather than read.
+constexpr std::string_view kContinueVersion = "meta.k8s.io/v1";
+
+std::string ContinueSignature(std::string_view key, int64_t revision, std::string_view resource,
+                              std::string_view ns, std::string_view start) {
+  auto text = [](std::string_view v) { return json::string(v.data(), v.size()); };
+  const std::string signed_text =
+      json::serialize(json::array{revision, text(resource), text(ns), text(start)});
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac,
+       &length);
+  return absl::WebSafeBase64Escape(
+      absl::string_view(reinterpret_cast<const char*>(mac), static_cast<size_t>(length)));
+}
+
+std::string EncodeContinue(std::string_view key, int64_t revision, std::string_view resource,
+                           std::string_view list_ns, std::string_view ns, std::string_view name) {
   json::object token;
-  token["v"] = "meta.k8s.io/v1";
+  token["v"] = std::string(kContinueVersion);
   token["rv"] = revision;
-  token["start"] = fmt::format("{}/{}", ns, name);
+  const std::string start = fmt::format("{}/{}", ns, name);
+  token["start"] = start;
+  token["sig"] = ContinueSignature(key, revision, resource, list_ns, start);
   return absl::WebSafeBase64Escape(json::serialize(token));
 }
 
@@ -74,27 +104,69 @@ struct ContinueToken {
   int64_t revision = 0;
   std::string ns;
   std::string name;
+  std::string start;
+  std::string signature;
 };
 
-std::optional<ContinueToken> DecodeContinue(std::string_view text) {
+// storage.DecodeContinue's checks and messages (400 "invalid continue token: ...").
+ApiResult<ContinueToken> DecodeContinue(std::string_view text) {
+  auto invalid = [](std::string_view why) {
+    return BadRequest(fmt::format("invalid continue token: continue key is not valid: {}", why));
+  };
+  // base64.RawURLEncoding: the URL-safe alphabet, no padding.
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  size_t bad = text.find_first_not_of(kAlphabet);
+  if (bad == std::string_view::npos && text.size() % 4 == 1) bad = text.size() - 1;
   std::string raw;
-  if (!absl::WebSafeBase64Unescape(absl::string_view(text.data(), text.size()), &raw)) {
-    return std::nullopt;
+  if (bad != std::string_view::npos ||
+      !absl::WebSafeBase64Unescape(absl::string_view(text.data(), text.size()), &raw)) {
+    return invalid(fmt::format("illegal base64 data at input byte {}",
+                               bad != std::string_view::npos ? bad : 0));
   }
   json::error_code ec;
   json::value v = json::parse(raw, ec);
-  if (ec || !v.is_object()) return std::nullopt;
+  if (ec || !v.is_object()) return invalid("the token is not a JSON object");
   const auto& o = v.get_object();
+  const json::value* version = o.if_contains("v");
   const json::value* rv = o.if_contains("rv");
   const json::value* start = o.if_contains("start");
-  if (rv == nullptr || !rv->is_int64() || start == nullptr || !start->is_string()) {
-    return std::nullopt;
+  const json::value* sig = o.if_contains("sig");
+  if ((version != nullptr && !version->is_string()) || (rv != nullptr && !rv->is_int64()) ||
+      (start != nullptr && !start->is_string()) || (sig != nullptr && !sig->is_string())) {
+    return invalid("a field of the token has the wrong type");
   }
-  std::string_view s = start->get_string();
+  std::string_view v_text = version != nullptr ? std::string_view(version->get_string()) : "";
+  if (v_text != kContinueVersion) {
+    return invalid(fmt::format("server does not recognize this encoded version {}", v_text));
+  }
+  if (rv == nullptr || rv->get_int64() == 0) {
+    return invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  }
+  std::string_view s = start != nullptr ? std::string_view(start->get_string()) : "";
+  if (s.empty()) return invalid("encoded start key empty (version meta.k8s.io/v1)");
+  // kube refuses a start key that path.Clean would change ("..", "//"); muster's are ns/name.
   auto slash = s.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  return ContinueToken{rv->get_int64(), std::string(s.substr(0, slash)),
-                       std::string(s.substr(slash + 1))};
+  if (slash == std::string_view::npos || s.find('/', slash + 1) != std::string_view::npos ||
+      s.substr(slash + 1).empty() || s.substr(slash + 1) == "." || s.substr(slash + 1) == ".." ||
+      s.substr(0, slash) == "." || s.substr(0, slash) == "..") {
+    return invalid(s);
+  }
+  ContinueToken token;
+  token.revision = rv->get_int64();
+  token.ns = std::string(s.substr(0, slash));
+  token.name = std::string(s.substr(slash + 1));
+  token.start = std::string(s);
+  if (sig != nullptr) token.signature = std::string(sig->get_string());
+  return token;
+}
+
+// Whether `token` was issued by this server (its `key`) for the list of `resource` in `list_ns`.
+bool ContinueSignedFor(const ContinueToken& token, std::string_view key, std::string_view resource,
+                       std::string_view list_ns) {
+  const std::string want = ContinueSignature(key, token.revision, resource, list_ns, token.start);
+  return !want.empty() && token.signature.size() == want.size() &&
+         CRYPTO_memcmp(token.signature.data(), want.data(), want.size()) == 0;
 }
 
 }  // namespace
@@ -165,6 +237,82 @@ std::optional<int64_t> ParseInt(std::string_view text) {
   return v;
 }
 
+ApiResult<uint64_t> ParseResourceVersion(std::string_view text) {
+  if (text.empty() || text == "0") return uint64_t{0};
+  const bool digits =
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (digits && ec == std::errc() && end == text.data() + text.size()) return v;
+  return BadRequest(fmt::format(
+      "invalid resource version: resourceVersion: Invalid value: {0}: strconv.ParseUint: parsing "
+      "{0}: {1}",
+      api::GoQuote(text), digits ? "value out of range" : "invalid syntax"));
+}
+
+bool QueryBool(std::string_view value) {
+  return !(value == "0" ||
+           absl::EqualsIgnoreCase(absl::string_view(value.data(), value.size()), "false"));
+}
+
+std::optional<ApiError> CheckListOptions(const HttpRequest& req, bool watch) {
+  const std::string_view rv = req.Param("resourceVersion");
+  const std::string_view match = req.Param("resourceVersionMatch");
+  const bool has_continue = !req.Param("continue").empty();
+  const bool initial_events = req.HasParam("sendInitialEvents");
+  std::vector<StatusCause> causes;
+  auto forbid = [&](std::string field, std::string_view detail) {
+    causes.push_back(
+        {"FieldValueForbidden", fmt::format("Forbidden: {}", detail), std::move(field)});
+  };
+  auto unsupported = [&](std::string_view supported) {
+    causes.push_back(
+        {"FieldValueNotSupported",
+         fmt::format("Unsupported value: {}: supported values: {}", api::GoQuote(match), supported),
+         "resourceVersionMatch"});
+  };
+  if (!watch) {
+    if (!match.empty()) {
+      if (rv.empty()) {
+        forbid("resourceVersionMatch",
+               "resourceVersionMatch is forbidden unless resourceVersion is provided");
+      }
+      if (has_continue) {
+        forbid("resourceVersionMatch",
+               "resourceVersionMatch is forbidden when continue is provided");
+      }
+      if (match != "Exact" && match != "NotOlderThan") {
+        unsupported(R"("Exact", "NotOlderThan", "")");
+      }
+      if (match == "Exact" && rv == "0") {
+        forbid("resourceVersionMatch",
+               R"(resourceVersionMatch "exact" is forbidden for resourceVersion "0")");
+      }
+    }
+    if (initial_events) forbid("sendInitialEvents", "sendInitialEvents is forbidden for list");
+  } else {
+    // Without sendInitialEvents and resourceVersionMatch, SetListOptionsDefaults sets both (for
+    // an unset or "0" resourceVersion) or leaves a legacy watch: valid either way.
+    if (initial_events && match != "NotOlderThan") {
+      forbid("resourceVersionMatch",
+             "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+    }
+    if (!match.empty()) {
+      if (!initial_events) {
+        forbid("resourceVersionMatch",
+               "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+      }
+      if (match != "NotOlderThan") unsupported(R"("NotOlderThan")");
+      if (has_continue) {
+        forbid("resourceVersionMatch",
+               "resourceVersionMatch is forbidden when continue is provided");
+      }
+    }
+  }
+  if (causes.empty()) return std::nullopt;
+  return Invalid("ListOptions", "meta.k8s.io", "", std::move(causes));
+}
+
 HttpResponse JsonResponse(int status, std::string body) {
   HttpResponse r;
   r.status = status;
@@ -183,7 +331,13 @@ ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& o
 // --- Handlers ------------------------------------------------------------------------------------
 
 Handlers::Handlers(store::Store& store, HandlerOptions options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store), options_(std::move(options)) {
+  std::random_device random;
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t word = random();
+    continue_key_.append(reinterpret_cast<const char*>(&word), sizeof(word));
+  }
+}
 
 Handlers::~Handlers() = default;
 
@@ -357,6 +511,17 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
 
 namespace {
 
+// Whether no event of `resource` in `ns` (all namespaces when empty) came after revision `since`
+// up to `upto`, as far as the store's history tells (false once it no longer does).
+bool UnchangedSince(store::Store& store, const std::string& resource, const std::string& ns,
+                    int64_t since, int64_t upto) {
+  auto watch = store.WatchFrom(resource, ns, since);
+  if (!watch.ok()) return false;  // events since were dropped from the history
+  auto event = (*watch)->Next(std::chrono::milliseconds(0));
+  (*watch)->Close();
+  return event.ok() && (!event->has_value() || (*event)->revision > upto);
+}
+
 TableOptions TableOptionsFor(const HttpRequest& req) {
   TableOptions options;
   options.include_object = ParseIncludeObject(req.Param("includeObject"));
@@ -367,6 +532,14 @@ TableOptions TableOptionsFor(const HttpRequest& req) {
 
 HttpResponse Handlers::Get(const HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
+  // resourceVersion N asks for a state at least as new as N: the store's latest always is, unless
+  // N is ahead of the store. kube waits up to 3 s for its watch cache to catch up; this store has
+  // no lag behind its writes to wait out.
+  auto min_revision = ParseResourceVersion(req.Param("resourceVersion"));
+  if (!min_revision.ok()) return ErrorResponse(min_revision.error());
+  if (const int64_t current = store_.Revision(); *min_revision > static_cast<uint64_t>(current)) {
+    return ErrorResponse(TooLargeResourceVersion(*min_revision, current));
+  }
   auto obj = store_.Get({res.StoreResource(), t.ns, t.name});
   if (!obj.ok()) {
     if (absl::IsNotFound(obj.status())) return ErrorResponse(NotFound(res.StoreResource(), t.name));
@@ -389,6 +562,7 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
   auto filter = CompileFilter(req, res);
   if (!filter.ok()) return ErrorResponse(filter.error());
   const bool filtered = !FilterIsEmpty(**filter);
+  if (auto invalid = CheckListOptions(req, /*watch=*/false)) return ErrorResponse(*invalid);
 
   int64_t limit = 0;
   if (std::string_view l = req.Param("limit"); !l.empty()) {
@@ -399,25 +573,56 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
     }
   }
 
+  const std::string_view rv = req.Param("resourceVersion");
   store::ListResult list = store_.List(res.StoreResource(), t.ns);
   int64_t revision = list.revision;
   std::optional<ContinueToken> from;
   if (std::string_view c = req.Param("continue"); !c.empty()) {
-    from = DecodeContinue(c);
-    if (!from) return ErrorResponse(BadRequest("continue key is not valid: incorrect encoding"));
-    // A token whose revision left the retained history can no longer give a consistent list.
-    auto probe = store_.WatchFrom(res.StoreResource(), t.ns, from->revision);
-    if (!probe.ok()) {
-      return ErrorResponse(Expired(
-          "The provided continue parameter is too old to display a consistent list result. You "
-          "can start a new list without the continue parameter, or use the continue token in "
-          "this response to retrieve the remainder of the results. Continuing with the provided "
-          "token results in an inconsistent list - objects that were created, modified, or "
-          "deleted between the time the first chunk was returned and now may show up in the "
-          "list."));
+    // storage.ValidateListOptions: the token first, then the resourceVersion beside it.
+    auto token = DecodeContinue(c);
+    if (!token.ok()) return ErrorResponse(token.error());
+    if (!rv.empty() && rv != "0") {
+      return ErrorResponse(
+          BadRequest("specifying resource version is not allowed when using continue"));
     }
-    (*probe)->Close();
-    revision = from->revision;
+    // A token whose revision left the retained history can no longer give a consistent list.
+    // That comes before the signature: a token from before a restart, signed with the key of
+    // then, is as expired as kube's compacted ones. (A negative "rv", kube's "the latest", muster
+    // never issues: such a token fails its signature.)
+    if (token->revision > 0) {
+      auto probe = store_.WatchFrom(res.StoreResource(), t.ns, token->revision);
+      if (!probe.ok()) {
+        return ErrorResponse(Expired(
+            "The provided continue parameter is too old to display a consistent list result. "
+            "You can start a new list without the continue parameter."));
+      }
+      (*probe)->Close();
+    }
+    if (!ContinueSignedFor(*token, continue_key_, res.StoreResource(), t.ns)) {
+      return ErrorResponse(
+          BadRequest("invalid continue token: continue key is not valid: it was not issued by "
+                     "this server for this list"));
+    }
+    revision = token->revision;
+    from = std::move(*token);
+  } else if (!rv.empty()) {
+    auto min_revision = ParseResourceVersion(rv);
+    if (!min_revision.ok()) return ErrorResponse(min_revision.error());
+    // NotOlderThan (and the legacy default): the latest state is never older, unless N is ahead
+    // of the store (see Get).
+    if (*min_revision > static_cast<uint64_t>(list.revision)) {
+      return ErrorResponse(TooLargeResourceVersion(*min_revision, list.revision));
+    }
+    // Exact: the store keeps no older states, but the latest is the state at N when nothing of
+    // this list changed since.
+    if (req.Param("resourceVersionMatch") == "Exact" &&
+        static_cast<int64_t>(*min_revision) != list.revision) {
+      const auto at = static_cast<int64_t>(*min_revision);
+      if (!UnchangedSince(store_, res.StoreResource(), t.ns, at, list.revision)) {
+        return ErrorResponse(Expired("The resourceVersion for the provided list is too old."));
+      }
+      revision = at;
+    }
   }
 
   const bool table = WantsTable(req.accept);
@@ -442,7 +647,8 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
     }
     if (limit > 0 && static_cast<int64_t>(selected.size()) == limit) {
       const store::Object& last = *selected.back();
-      next_continue = EncodeContinue(revision, last.key.ns, last.key.name);
+      next_continue = EncodeContinue(continue_key_, revision, res.StoreResource(), t.ns,
+                                     last.key.ns, last.key.name);
       break;
     }
     selected.push_back(&item);
@@ -483,17 +689,10 @@ struct ObjectFilter {
 ApiResult<std::shared_ptr<const ObjectFilter>> CompileFilter(const HttpRequest& req,
                                                              const ResourceInfo& resource) {
   auto filter = std::make_shared<ObjectFilter>();
+  // Both parsers refuse with kube's own messages, which kube-apiserver answers as they are.
   if (std::string_view text = req.Param("labelSelector"); !text.empty()) {
-    auto selector = api::ParseLabelSelector(text);
-    if (!selector.ok()) {
-      return BadRequest(
-          fmt::format("unable to parse requirement: {}", std::string(selector.status().message())));
-    }
-    auto matcher = api::LabelSelectorMatcher::Compile(*selector);
-    if (!matcher.ok()) {
-      return BadRequest(
-          fmt::format("unable to parse requirement: {}", std::string(matcher.status().message())));
-    }
+    auto matcher = api::LabelSelectorMatcher::Parse(text);
+    if (!matcher.ok()) return BadRequest(std::string(matcher.status().message()));
     filter->labels = std::move(*matcher);
     filter->has_labels = !filter->labels.MatchesEverything();
   }

@@ -165,6 +165,7 @@ class Handlers {
 
   store::Store& store_;
   HandlerOptions options_;
+  std::string continue_key_;  // signs `continue` tokens (random per server)
 };
 
 // --- Helpers shared by the handler files -------------------------------------------------------
@@ -181,6 +182,21 @@ std::string RandomNameSuffix();
 bool WantsTable(std::string_view accept);
 // A decimal integer (what absl::SimpleAtoi accepts, for std::string_view); nullopt otherwise.
 std::optional<int64_t> ParseInt(std::string_view text);
+// A resourceVersion parameter as kube's storage reads it (APIObjectVersioner.ParseResourceVersion):
+// "" and "0" are 0, anything else a decimal unsigned 64-bit integer; else 400 `invalid resource
+// version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid
+// syntax`.
+ApiResult<uint64_t> ParseResourceVersion(std::string_view text);
+// A boolean query parameter's value as kube's parameter codec reads it: false for "0" and "false"
+// (any case), true for anything else, the empty value included.
+bool QueryBool(std::string_view value);
+// ListOptions checked as kube-apiserver's ListResource checks them (apimachinery
+// internalversion/validation ValidateListOptions, or validateWatchOptions for a watch, after
+// SetListOptionsDefaults): resourceVersionMatch only with a resourceVersion, not with continue,
+// Exact or NotOlderThan (NotOlderThan only, and only with sendInitialEvents, for a watch), Exact
+// not with "0"; sendInitialEvents only for a watch, with NotOlderThan. The error is 422
+// `ListOptions.meta.k8s.io "" is invalid: ...` with one cause per broken rule.
+std::optional<ApiError> CheckListOptions(const HttpRequest& req, bool watch);
 // A JSON response with the given code.
 HttpResponse JsonResponse(int status, std::string body);
 // The 500 for reading or changing an object whose stored text cannot be served

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -196,6 +197,24 @@ TEST_F(HandlersTest, YamlThatDecodesToInvalidUtf8Is400AndStoresNothing) {
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_THAT(r.body, HasSubstr("not valid UTF-8"));
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/configmaps/c").status, 404);
+}
+
+TEST_F(HandlersTest, ErrorBodiesAreJsonWhateverBytesTheRequestCarried) {
+  // A name from the URL (%ff%fe) and a field selector with a raw 0xff byte come back in the
+  // Status with U+FFFD for each invalid byte; json::parse refuses invalid UTF-8.
+  auto by_name = Call("GET", std::string(kPods) + "/\xff\xfe");
+  EXPECT_EQ(by_name.status, 404);
+  json::error_code error;
+  json::value status = json::parse(by_name.body, error);
+  ASSERT_FALSE(error) << error.message() << ": " << by_name.body;
+  EXPECT_EQ(status.at("message").as_string(), "pods \"\uFFFD\uFFFD\" not found");
+  EXPECT_EQ(status.at("details").at("name").as_string(), "\uFFFD\uFFFD");
+
+  auto by_field = Call("GET", kPods, "", "", {{"fieldSelector", "spec.\xff=x"}});
+  EXPECT_EQ(by_field.status, 400);
+  status = json::parse(by_field.body, error);
+  ASSERT_FALSE(error) << error.message() << ": " << by_field.body;
+  EXPECT_EQ(status.at("message").as_string(), "field label not supported: spec.\uFFFD");
 }
 
 TEST_F(HandlersTest, DryRunStoresNothing) {
@@ -632,6 +651,307 @@ TEST_F(HandlersTest, ExpiredContinueTokenIs410) {
   auto expired = Call("GET", kPods, "", "", {{"limit", "1"}, {"continue", token}});
   EXPECT_EQ(expired.status, 410);
   EXPECT_EQ(Body(expired).at("reason").as_string(), "Expired");
+  EXPECT_EQ(Body(expired).at("message").as_string(),
+            "The provided continue parameter is too old to display a consistent list result. You "
+            "can start a new list without the continue parameter.");
+}
+
+// Query parameters as kube-apiserver checks them (k8s.io/apiserver pkg/storage,
+// pkg/endpoints/handlers/get.go; apimachinery internalversion/validation).
+class ListParamsTest : public HandlersTest {
+ protected:
+  HttpResponse List(std::vector<std::pair<std::string, std::string>> query,
+                    std::string path = kPods) {
+    return Call("GET", std::move(path), "", "", std::move(query));
+  }
+  static std::string Message(const HttpResponse& r) {
+    return std::string(Body(r).at("message").as_string());
+  }
+  static std::string Token(std::string_view json_text) {
+    return absl::WebSafeBase64Escape(absl::string_view(json_text.data(), json_text.size()));
+  }
+  // The first page's continue token of a list of pods (3 pods, limit 1).
+  std::string FirstPageToken(std::string path = kPods) {
+    for (const char* name : {"p0", "p1", "p2"}) Call("POST", kPods, PodJson(name));
+    auto page = List({{"limit", "1"}}, std::move(path));
+    EXPECT_EQ(page.status, 200) << page.body;
+    return std::string(Body(page).at("metadata").at("continue").as_string());
+  }
+};
+
+TEST_F(ListParamsTest, AResourceVersionThatIsNoDecimalUnsignedIntegerIs400) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
+  const std::string pod = std::string(kPods) + "/p";
+  for (const char* rv : {"abc", "-1", "+1", "1.5", " 1", "0x10"}) {
+    SCOPED_TRACE(rv);
+    const std::string want = fmt::format(
+        "invalid resource version: resourceVersion: Invalid value: \"{0}\": strconv.ParseUint: "
+        "parsing \"{0}\": invalid syntax",
+        rv);
+    auto list = List({{"resourceVersion", rv}});
+    EXPECT_EQ(list.status, 400);
+    EXPECT_EQ(Body(list).at("reason").as_string(), "BadRequest");
+    EXPECT_EQ(Message(list), want);
+    auto get = Call("GET", pod, "", "", {{"resourceVersion", rv}});
+    EXPECT_EQ(get.status, 400);
+    EXPECT_EQ(Message(get), want);
+    auto watch = List({{"watch", "true"}, {"resourceVersion", rv}});
+    EXPECT_FALSE(watch.stream);
+    EXPECT_EQ(watch.status, 400);
+    EXPECT_EQ(Message(watch), want);
+  }
+  auto huge = List({{"resourceVersion", "18446744073709551616"}});
+  EXPECT_EQ(huge.status, 400);
+  EXPECT_EQ(Message(huge),
+            "invalid resource version: resourceVersion: Invalid value: \"18446744073709551616\": "
+            "strconv.ParseUint: parsing \"18446744073709551616\": value out of range");
+  // Invalid UTF-8 is quoted as Go quotes it, and the body stays JSON.
+  EXPECT_THAT(Message(List({{"resourceVersion", "\xff"}})), HasSubstr(R"(Invalid value: "\xff")"));
+  for (const char* rv : {"", "0", "1", "007"}) {
+    EXPECT_EQ(List({{"resourceVersion", rv}}).status, 200) << rv;
+    EXPECT_EQ(Call("GET", pod, "", "", {{"resourceVersion", rv}}).status, 200) << rv;
+  }
+}
+
+TEST_F(ListParamsTest, AResourceVersionAheadOfTheStoreIs504TooLarge) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
+  const int64_t current = store_->Revision();
+  const std::string ahead = std::to_string(current + 5);
+  const std::string want =
+      fmt::format("Timeout: Too large resource version: {}, current: {}", current + 5, current);
+  auto expect_too_large = [&](const HttpResponse& r) {
+    EXPECT_EQ(r.status, 504) << r.body;
+    json::value status = Body(r);
+    EXPECT_EQ(status.at("reason").as_string(), "Timeout");
+    EXPECT_EQ(status.at("message").as_string(), want);
+    EXPECT_EQ(status.at("details").at("causes").at(0).at("reason").as_string(),
+              "ResourceVersionTooLarge");
+    EXPECT_EQ(status.at("details").at("causes").at(0).at("message").as_string(),
+              "Too large resource version");
+    EXPECT_EQ(status.at("details").at("retryAfterSeconds").as_int64(), 1);
+    EXPECT_THAT(r.headers,
+                ::testing::Contains(std::pair<std::string, std::string>("Retry-After", "1")));
+  };
+  expect_too_large(List({{"resourceVersion", ahead}}));
+  expect_too_large(List({{"resourceVersion", ahead}, {"resourceVersionMatch", "NotOlderThan"}}));
+  expect_too_large(List({{"resourceVersion", ahead}, {"resourceVersionMatch", "Exact"}}));
+  expect_too_large(Call("GET", std::string(kPods) + "/p", "", "", {{"resourceVersion", ahead}}));
+  EXPECT_EQ(List({{"resourceVersion", std::to_string(current)}}).status, 200);
+
+  // A watch that lists first answers with an ERROR event; a plain watch waits for events after N.
+  auto initial = List({{"watch", "true"},
+                       {"sendInitialEvents", "true"},
+                       {"resourceVersionMatch", "NotOlderThan"},
+                       {"resourceVersion", ahead}});
+  ASSERT_TRUE(initial.stream);
+  RecordingSink sink;
+  initial.stream(sink);
+  json::value event = json::parse(sink.text);
+  EXPECT_EQ(event.at("type").as_string(), "ERROR");
+  EXPECT_EQ(event.at("object").at("code").as_int64(), 504);
+  EXPECT_EQ(event.at("object").at("message").as_string(), want);
+  auto plain = List(
+      {{"watch", "true"}, {"resourceVersion", "18446744073709551615"}, {"timeoutSeconds", "1"}});
+  ASSERT_TRUE(plain.stream);
+  RecordingSink quiet;
+  plain.stream(quiet);
+  EXPECT_EQ(quiet.text, "");
+}
+
+TEST_F(ListParamsTest, ResourceVersionMatchAndSendInitialEventsAreCheckedAsKubeDoes) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> query;
+    std::string want;  // after `ListOptions.meta.k8s.io "" is invalid: `
+  };
+  const std::string unset =
+      "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+      "unless resourceVersion is provided";
+  const std::vector<Case> cases = {
+      {{{"resourceVersionMatch", "NotOlderThan"}}, unset},
+      {{{"resourceVersion", "0"}, {"resourceVersionMatch", "Exact"}},
+       R"(resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for )"
+       R"(resourceVersion "0")"},
+      {{{"resourceVersion", "1"}, {"resourceVersionMatch", "Newest"}},
+       R"(resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", )"
+       R"("NotOlderThan", "")"},
+      {{{"resourceVersionMatch", "Newest"}},
+       "[" + unset +
+           R"(, resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", )"
+           R"("NotOlderThan", ""])"},
+      {{{"resourceVersion", "1"}, {"resourceVersionMatch", "NotOlderThan"}, {"continue", "x"}},
+       "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is "
+       "provided"},
+      {{{"sendInitialEvents", "true"}},
+       "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"},
+      {{{"watch", "true"}, {"sendInitialEvents", "true"}},
+       "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch "
+       "to NotOlderThan"},
+      {{{"watch", "true"}, {"sendInitialEvents", "false"}},
+       "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch "
+       "to NotOlderThan"},
+      {{{"watch", "true"}, {"resourceVersionMatch", "NotOlderThan"}},
+       "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
+       "sendInitialEvents is provided"},
+      {{{"watch", "true"}, {"sendInitialEvents", "true"}, {"resourceVersionMatch", "Exact"}},
+       "[resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+       "resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "
+       R"("Exact": supported values: "NotOlderThan"])"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.want);
+    auto r = List(c.query);
+    EXPECT_FALSE(r.stream);
+    ASSERT_EQ(r.status, 422) << r.body;
+    json::value status = Body(r);
+    EXPECT_EQ(status.at("reason").as_string(), "Invalid");
+    EXPECT_EQ(status.at("details").at("kind").as_string(), "ListOptions");
+    EXPECT_EQ(status.at("details").at("group").as_string(), "meta.k8s.io");
+    EXPECT_EQ(status.at("message").as_string(),
+              "ListOptions.meta.k8s.io \"\" is invalid: " + c.want);
+  }
+  const std::string rv = std::to_string(store_->Revision());
+  EXPECT_EQ(List({{"resourceVersion", rv}, {"resourceVersionMatch", "NotOlderThan"}}).status, 200);
+  EXPECT_EQ(List({{"resourceVersion", rv}, {"resourceVersionMatch", "Exact"}}).status, 200);
+  // kube does not ask a watch-list for bookmarks.
+  auto watch_list = List({{"watch", "true"},
+                          {"sendInitialEvents", "true"},
+                          {"resourceVersionMatch", "NotOlderThan"},
+                          {"timeoutSeconds", "1"}});
+  EXPECT_EQ(watch_list.status, 200);
+  EXPECT_TRUE(watch_list.stream);
+}
+
+TEST_F(ListParamsTest, AnExactListIsServedWhileNothingOfItChangedSinceItsRevision) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("p0")).status, 201);
+  const std::string at = std::to_string(store_->Revision());
+  ASSERT_EQ(Call("POST", kQueues,
+                 R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+                 R"("metadata":{"name":"q"},"spec":{"weight":1}})")
+                .status,
+            201);
+  ASSERT_GT(store_->Revision(), std::stoll(at));
+  auto same = List({{"resourceVersion", at}, {"resourceVersionMatch", "Exact"}});
+  ASSERT_EQ(same.status, 200) << same.body;
+  EXPECT_EQ(Body(same).at("metadata").at("resourceVersion").as_string(), at);
+  EXPECT_EQ(Body(same).at("items").as_array().size(), 1u);
+
+  ASSERT_EQ(Call("POST", kPods, PodJson("p1")).status, 201);
+  auto changed = List({{"resourceVersion", at}, {"resourceVersionMatch", "Exact"}});
+  EXPECT_EQ(changed.status, 410);
+  EXPECT_EQ(Body(changed).at("reason").as_string(), "Expired");
+  EXPECT_EQ(Message(changed), "The resourceVersion for the provided list is too old.");
+  // Other namespaces' pods are not this list's.
+  auto elsewhere = List({{"resourceVersion", at}, {"resourceVersionMatch", "Exact"}},
+                        "/api/v1/namespaces/kube-system/pods");
+  EXPECT_EQ(elsewhere.status, 200) << elsewhere.body;
+}
+
+TEST_F(ListParamsTest, ContinueTokensAreDecodedAsKubeDoesAndOnlyThisServersListsAreTaken) {
+  const std::string token = FirstPageToken();
+  EXPECT_EQ(List({{"limit", "1"}, {"continue", token}}).status, 200);
+  EXPECT_EQ(List({{"limit", "1"}, {"continue", token}, {"resourceVersion", "0"}}).status, 200);
+  auto with_rv = List({{"continue", token}, {"resourceVersion", "3"}});
+  EXPECT_EQ(with_rv.status, 400);
+  EXPECT_EQ(Message(with_rv), "specifying resource version is not allowed when using continue");
+
+  std::string decoded;
+  ASSERT_TRUE(absl::WebSafeBase64Unescape(token, &decoded));
+  json::object fields = json::parse(decoded).as_object();
+  const int64_t rv = fields.at("rv").as_int64();
+  struct Case {
+    std::string token;
+    std::string want;  // after "invalid continue token: continue key is not valid"
+  };
+  json::object moved = fields;
+  moved["start"] = "default/p1";  // the signature of another start key
+  json::object unsigned_token = fields;
+  unsigned_token.erase("sig");  // what kube-apiserver issues
+  const std::string forged = ": it was not issued by this server for this list";
+  const std::vector<Case> cases = {
+      {"garbage!", ": illegal base64 data at input byte 7"},
+      {token + "=", fmt::format(": illegal base64 data at input byte {}", token.size())},
+      {Token("not json"), ": the token is not a JSON object"},
+      {Token(R"({"v":"meta.k8s.io/v2","rv":5,"start":"default/p0"})"),
+       ": server does not recognize this encoded version meta.k8s.io/v2"},
+      {Token(R"({"v":"meta.k8s.io/v1","rv":0,"start":"default/p0"})"),
+       ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
+      {Token(R"({"v":"meta.k8s.io/v1","rv":5,"start":""})"),
+       ": encoded start key empty (version meta.k8s.io/v1)"},
+      {Token(fmt::format(R"({{"v":"meta.k8s.io/v1","rv":{},"start":"default/../x"}})", rv)),
+       ": default/../x"},
+      {Token(json::serialize(moved)), forged},
+      {Token(json::serialize(unsigned_token)), forged},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.token);
+    auto r = List({{"limit", "1"}, {"continue", c.token}});
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(Body(r).at("reason").as_string(), "BadRequest");
+    EXPECT_EQ(Message(r), "invalid continue token: continue key is not valid" + c.want);
+  }
+  // A token is good for its own list only, and for the server that issued it.
+  EXPECT_EQ(Message(List({{"continue", token}}, "/api/v1/pods")),
+            "invalid continue token: continue key is not valid" + forged);
+  EXPECT_EQ(Message(List({{"continue", token}}, "/api/v1/namespaces/default/configmaps")),
+            "invalid continue token: continue key is not valid" + forged);
+  Handlers other(*store_, HandlerOptions{});
+  HttpRequest req;
+  req.method = "GET";
+  req.path = kPods;
+  req.query = {{"continue", token}};
+  EXPECT_EQ(other.Handle(req).status, 400);
+}
+
+TEST_F(ListParamsTest, SelectorsAreParsedAsKubeParsesThem) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("empty", R"({"a":""})")).status, 201);
+  ASSERT_EQ(Call("POST", kPods, PodJson("five", R"({"a":"x","n":"5"})")).status, 201);
+  struct Case {
+    std::string label;
+    std::string field;
+    std::string want;
+  };
+  const std::vector<Case> refused = {
+      {"=a", "", "found '=', expected: !, identifier, or 'end of string'"},
+      {"a,", "", "found '', expected: identifier after ','"},
+      {"a in (x", "", "unable to parse requirement: found '', expected: ',' or ')'"},
+      {"a$b=c", "",
+       "unable to parse requirement: <nil>: Invalid value: \"a$b\": name part must consist of "
+       "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+       "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+       "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"},
+      {"", "metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"},
+      {"", "=x", "field label not supported: "},
+      {"", "metadata.name=a=b", "invalid field selector: unescaped character in value: 61"},
+  };
+  for (const Case& c : refused) {
+    SCOPED_TRACE(c.label + " | " + c.field);
+    std::vector<std::pair<std::string, std::string>> query;
+    if (!c.label.empty()) query.emplace_back("labelSelector", c.label);
+    if (!c.field.empty()) query.emplace_back("fieldSelector", c.field);
+    auto list = List(query);
+    EXPECT_EQ(list.status, 400);
+    EXPECT_EQ(Body(list).at("reason").as_string(), "BadRequest");
+    EXPECT_EQ(Message(list), c.want);
+    query.emplace_back("watch", "true");
+    auto watch = List(query);
+    EXPECT_EQ(watch.status, 400);
+    EXPECT_EQ(Message(watch), c.want);
+  }
+  // What kube accepts: "()" is the empty value; Gt and Lt compare integers.
+  auto names = [&](const std::string& selector) {
+    auto list = List({{"labelSelector", selector}});
+    EXPECT_EQ(list.status, 200) << list.body;
+    json::value body = Body(list);
+    std::vector<std::string> out;
+    for (const auto& item : body.at("items").as_array()) {
+      out.emplace_back(item.at("metadata").at("name").as_string());
+    }
+    return out;
+  };
+  EXPECT_EQ(names("a in ()"), std::vector<std::string>{"empty"});
+  EXPECT_EQ(names("a notin ()"), std::vector<std::string>{"five"});
+  EXPECT_EQ(names("n>4"), std::vector<std::string>{"five"});
+  EXPECT_EQ(names("n<5"), std::vector<std::string>{});
 }
 
 TEST_F(HandlersTest, TableForGet) {

@@ -1,9 +1,13 @@
 #include "apiserver/status.h"
 
+#include <string>
 #include <utility>
 
+#include "api/text.h"
+#include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
+#include "boost/json/string.hpp"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -11,29 +15,34 @@ namespace muster::apiserver {
 namespace json = boost::json;
 
 std::string StatusJson(const ApiError& error) {
+  // Names and values from the URL or headers may be any bytes; JSON must be UTF-8, so invalid
+  // bytes become U+FFFD here, where every Status is built, as kube-apiserver's encoder does.
+  auto text = [](std::string_view s) { return json::string(api::ToValidUtf8(s)); };
   json::object status;
   status["kind"] = "Status";
   status["apiVersion"] = "v1";
   status["metadata"] = json::object();
   status["status"] = "Failure";
-  status["message"] = error.message;
-  status["reason"] = error.reason;
-  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty()) {
+  status["message"] = text(error.message);
+  status["reason"] = text(error.reason);
+  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty() ||
+      error.retry_after_seconds > 0) {
     json::object details;
-    if (!error.name.empty()) details["name"] = error.name;
-    if (!error.group.empty()) details["group"] = error.group;
-    if (!error.kind.empty()) details["kind"] = error.kind;
+    if (!error.name.empty()) details["name"] = text(error.name);
+    if (!error.group.empty()) details["group"] = text(error.group);
+    if (!error.kind.empty()) details["kind"] = text(error.kind);
     if (!error.causes.empty()) {
       json::array causes;
       for (const auto& c : error.causes) {
         json::object cause;
-        cause["reason"] = c.reason;
-        cause["message"] = c.message;
-        cause["field"] = c.field;
+        cause["reason"] = text(c.reason);
+        cause["message"] = text(c.message);
+        if (!c.field.empty()) cause["field"] = text(c.field);
         causes.push_back(std::move(cause));
       }
       details["causes"] = std::move(causes);
     }
+    if (error.retry_after_seconds > 0) details["retryAfterSeconds"] = error.retry_after_seconds;
     status["details"] = std::move(details);
   }
   status["code"] = error.code;
@@ -44,6 +53,9 @@ HttpResponse ErrorResponse(const ApiError& error) {
   HttpResponse response;
   response.status = error.code;
   response.body = StatusJson(error);
+  if (error.retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
   return response;
 }
 
@@ -118,6 +130,15 @@ ApiError ModifiedConflict(std::string_view resource, std::string_view name) {
 ApiError Gone(std::string message) { return Make(410, "Gone", std::move(message)); }
 
 ApiError Expired(std::string message) { return Make(410, "Expired", std::move(message)); }
+
+ApiError TooLargeResourceVersion(uint64_t requested, int64_t current) {
+  ApiError e =
+      Make(504, "Timeout",
+           fmt::format("Timeout: Too large resource version: {}, current: {}", requested, current));
+  e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
+  e.retry_after_seconds = 1;
+  return e;
+}
 
 ApiError TooLarge(size_t limit_bytes) {
   return Make(413, "RequestEntityTooLarge",

@@ -6,6 +6,7 @@
 // ../shared/reference/kube-api.md §8). kubectl prints them as
 // `Error from server (<reason>): <message>`.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ struct ApiError {
   std::string group;
   std::string kind;
   std::vector<StatusCause> causes;
+  // details.retryAfterSeconds and the Retry-After header, when not 0.
+  int retry_after_seconds = 0;
 };
 
 // The Status JSON body for `error`.
@@ -52,6 +55,10 @@ ApiError Conflict(std::string_view resource, std::string_view name, std::string_
 ApiError ModifiedConflict(std::string_view resource, std::string_view name);
 ApiError Gone(std::string message);     // 410 reason Gone
 ApiError Expired(std::string message);  // 410 reason Expired
+// 504 reason Timeout for a resourceVersion the store has not reached (storage
+// NewTooLargeResourceVersionError): "Timeout: Too large resource version: N, current: M", cause
+// ResourceVersionTooLarge, retry after 1 s.
+ApiError TooLargeResourceVersion(uint64_t requested, int64_t current);
 ApiError TooLarge(size_t limit_bytes);  // 413
 // 413 for an object the store will not hold (store::StoreOptions::max_object_bytes).
 ApiError ObjectTooLarge(std::string message);

@@ -2,18 +2,25 @@
 //
 //   resourceVersion unset or "0"  synthetic ADDED events for the current matches, then live ones
 //   resourceVersion N             events after N; N older than the store's history: one ERROR
-//                                 event (410 Expired), then the stream ends
+//                                 event (410 Expired), then the stream ends; not a decimal
+//                                 unsigned integer: 400
 //   selectors                     applied per event, with ADDED/DELETED when an object starts or
 //                                 stops matching
 //   allowWatchBookmarks=true      a BOOKMARK every HandlerOptions::bookmark_interval
-//   sendInitialEvents=true        the synthetic ADDED events end with a BOOKMARK annotated
-//                                 k8s.io/initial-events-end
+//   sendInitialEvents=true        synthetic ADDED events for the current state, which must be at
+//                                 least resourceVersion (else one ERROR event, 504 Timeout "Too
+//                                 large resource version"); with bookmarks they end with a
+//                                 BOOKMARK annotated k8s.io/initial-events-end
+//   sendInitialEvents=false       no synthetic events: events after resourceVersion, or from now
+//   resourceVersionMatch          as kube validates it for watches (CheckListOptions): 422 but
+//                                 NotOlderThan with sendInitialEvents
 //   timeoutSeconds                the stream ends after it (default: 30 minutes)
 //   Table Accept header           every event's object is a one-row Table
 
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -40,7 +47,8 @@ struct WatchParams {
   std::string ns;
   std::shared_ptr<const ObjectFilter> filter;
   bool filtered = false;
-  bool synthetic = false;  // resourceVersion unset or 0
+  bool synthetic = false;     // resourceVersion unset or 0, or sendInitialEvents
+  uint64_t min_revision = 0;  // synthetic: the state must be at least this new
   int64_t from = 0;
   bool bookmarks = false;
   bool initial_events_end = false;
@@ -66,6 +74,9 @@ class WatchStream {
     int64_t last_rv = 0;
     if (p_.synthetic) {
       store::ListResult list = store_.List(p_.resource->StoreResource(), p_.ns);
+      if (p_.min_revision > static_cast<uint64_t>(list.revision)) {
+        return SendError(TooLargeResourceVersion(p_.min_revision, list.revision));
+      }
       last_rv = list.revision;
       auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, list.revision);
       if (!w.ok()) return SendExpired(w.status());
@@ -224,8 +235,11 @@ class WatchStream {
 
   // The store's OutOfRange says "too old resource version: N (M)", kube's words for it.
   void SendExpired(const absl::Status& status) {
-    ApiError e = absl::IsOutOfRange(status) ? Expired(std::string(status.message()))
-                                            : Internal(std::string(status.message()));
+    SendError(absl::IsOutOfRange(status) ? Expired(std::string(status.message()))
+                                         : Internal(std::string(status.message())));
+  }
+
+  void SendError(const ApiError& e) {
     sink_->Write(fmt::format(R"({{"type":"ERROR","object":{}}})"
                              "\n",
                              StatusJson(e)));
@@ -250,25 +264,26 @@ HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
   p.filter = *filter;
   p.filtered = !FilterIsEmpty(**filter);
 
-  std::string_view rv = req.Param("resourceVersion");
-  if (rv.empty() || rv == "0") {
-    p.synthetic = true;
-  } else if (auto from = ParseInt(rv); from && *from >= 0) {
-    p.from = *from;
-  } else {
-    return ErrorResponse(BadRequest(fmt::format("invalid resource version: \"{}\"", rv)));
-  }
-  p.bookmarks = req.Param("allowWatchBookmarks") == "true";
-  if (req.Param("sendInitialEvents") == "true") {
-    if (!p.bookmarks) {
-      return ErrorResponse(Invalid("ListOptions", "meta.k8s.io", "",
-                                   {{"FieldValueForbidden",
-                                     "Forbidden: sendInitialEvents requires setting "
-                                     "allowWatchBookmarks=true",
-                                     "allowWatchBookmarks"}}));
+  if (auto invalid = CheckListOptions(req, /*watch=*/true)) return ErrorResponse(*invalid);
+  auto rv = ParseResourceVersion(req.Param("resourceVersion"));
+  if (!rv.ok()) return ErrorResponse(rv.error());
+  // A resourceVersion past int64 is past every revision the store will reach: clamped so that
+  // the store's `after + 1` stays in range.
+  const int64_t after =
+      static_cast<int64_t>(std::min<uint64_t>(*rv, std::numeric_limits<int64_t>::max() - 1));
+  p.bookmarks = req.HasParam("allowWatchBookmarks") && QueryBool(req.Param("allowWatchBookmarks"));
+  if (req.HasParam("sendInitialEvents")) {
+    if (QueryBool(req.Param("sendInitialEvents"))) {
+      p.synthetic = true;
+      p.min_revision = *rv;
+      p.initial_events_end = p.bookmarks;
+    } else {
+      p.from = after;  // 0: from now
     }
+  } else if (*rv == 0) {
     p.synthetic = true;
-    p.initial_events_end = true;
+  } else {
+    p.from = after;
   }
   p.timeout = options_.default_watch_timeout;
   if (std::string_view ts = req.Param("timeoutSeconds"); !ts.empty()) {

@@ -14,10 +14,22 @@
 namespace muster::cmd {
 namespace {
 
+struct ApiServerFlags {
+  muster::apiserver::ApiServerOptions options;
+  bool reset = false;
+};
+
 // Runs the API server until SIGINT or SIGTERM. The signals are blocked in every thread (the
 // mask is inherited) and taken here with sigwait, so shutdown runs in ordinary code.
-int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
+int RunApiServer(const ApiServerFlags& flags) {
   const sigset_t signals = BlockSignals();
+  const muster::apiserver::ApiServerOptions& options = flags.options;
+  if (flags.reset) {
+    if (absl::Status s = ResetDataDir(options.data_dir); !s.ok()) {
+      fmt::print(stderr, "muster apiserver: {}\n", std::string(s.message()));
+      return 1;
+    }
+  }
 
   auto server = muster::apiserver::ApiServer::Start(options);
   if (!server.ok()) {
@@ -37,7 +49,8 @@ int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
 }  // namespace
 
 Subcommand AddApiServerCommand(CLI::App& parent) {
-  auto options = std::make_shared<muster::apiserver::ApiServerOptions>();
+  auto flags = std::make_shared<ApiServerFlags>();
+  auto* options = &flags->options;
   auto* app = parent.add_subcommand(
       "apiserver",
       "Run the embedded Kubernetes API server alone (store, REST, watch) for kubectl. Prints the "
@@ -52,7 +65,10 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
   app->add_option("--watch-history", options->watch_history,
                   "events kept for watches; a watch from before them gets 410 Expired "
                   "(0: the store's default, 100000)");
-  return {app, [options] { return RunApiServer(*options); }};
+  app->add_flag("--reset", flags->reset,
+                "start from an empty cluster: remove the store, the kubeconfig and credentials, "
+                "logs and pod directories of the data directory first");
+  return {app, [flags] { return RunApiServer(*flags); }};
 }
 
 }  // namespace muster::cmd

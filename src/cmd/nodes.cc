@@ -9,15 +9,14 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "client/client.h"
 #include "cmd/commands.h"
 #include "cmd/process.h"
+#include "common/files.h"
 #include "fmt/format.h"
 #include "node/agent.h"
 #include "node/cluster_file.h"
@@ -64,11 +63,8 @@ int RunNodes(const NodesFlags& flags) {
     }
     data_dir = made;
   } else {
-    std::error_code ec;
-    std::filesystem::create_directories(data_dir, ec);
-    if (ec) {
-      fmt::print(stderr, "muster nodes: cannot create --data-dir {}: {}\n", data_dir,
-                 ec.message());
+    if (absl::Status s = common::CreatePrivateDirectories(data_dir); !s.ok()) {
+      fmt::print(stderr, "muster nodes: --data-dir: {}\n", std::string(s.message()));
       return 1;
     }
   }

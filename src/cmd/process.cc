@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <system_error>
 
 #include "client/http_transport.h"
 #include "fmt/format.h"
@@ -100,6 +102,20 @@ absl::StatusOr<RemoteApi> Connect(const std::string& kubeconfig_flag, const std:
                                     std::string(config.status().message())));
   }
   return ConnectWith(std::move(*config), "in-cluster service account", limits);
+}
+
+absl::Status ResetDataDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* name : {"store.db", "store.db-wal", "store.db-shm", "kubeconfig", "token",
+                           "ca.crt", "ca.key", "server.crt", "server.key", "logs", "pods"}) {
+    fs::remove_all(fs::path(dir) / name, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(fmt::format(
+          "--reset: cannot remove {}: {}", (fs::path(dir) / name).string(), ec.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace muster::cmd

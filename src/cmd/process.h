@@ -1,8 +1,9 @@
 #pragma once
 
 // What every long-running subcommand needs from the process: stop signals taken in ordinary code,
-// and a connection to an API server named by a kubeconfig or, inside a pod, by its service
-// account (as client-go's clientcmd.BuildConfigFromFlags falls back to rest.InClusterConfig).
+// a connection to an API server named by a kubeconfig or, inside a pod, by its service account
+// (as client-go's clientcmd.BuildConfigFromFlags falls back to rest.InClusterConfig), and the
+// --reset of a data directory.
 
 #include <signal.h>
 
@@ -11,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/client.h"
 #include "client/http_transport.h"
@@ -61,5 +63,10 @@ absl::StatusOr<RemoteApi> ConnectWithKubeconfig(const std::string& path,
 // kubeconfig does not exist; other errors name the file at fault.
 absl::StatusOr<RemoteApi> Connect(const std::string& kubeconfig_flag, const std::string& context,
                                   const ClientLimits& limits = {});
+
+// --reset of `muster up` and `muster apiserver`: removes what muster left in the data directory
+// `dir` (the store with its -wal and -shm files, the kubeconfig and credentials, logs and pod
+// working directories). Other files are left alone.
+absl::Status ResetDataDir(const std::string& dir);
 
 }  // namespace muster::cmd

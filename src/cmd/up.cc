@@ -15,15 +15,15 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "apiserver/apiserver.h"
 #include "cmd/cluster.h"
 #include "cmd/commands.h"
 #include "cmd/component_ops.h"
-#include "cmd/process.h"
 #include "cmd/gpu_node.h"
+#include "cmd/process.h"
+#include "common/files.h"
 #include "deviceplugin/config.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
@@ -52,23 +52,6 @@ std::string DefaultDataDir() {
   }
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr && *home != '\0' ? home : ".") + "/.local/share/muster";
-}
-
-// Removes what a previous `muster up` left in the data directory: the store, the kubeconfig and
-// credentials, logs and pod working directories. Other files are left alone.
-absl::Status ResetDataDir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const char* name : {"store.db", "store.db-wal", "store.db-shm", "kubeconfig", "token",
-                           "ca.crt", "ca.key", "server.crt", "server.key", "logs", "pods"}) {
-    fs::remove_all(fs::path(dir) / name, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          fmt::format("--reset: cannot remove {}: {}", (fs::path(dir) / name).string(),
-                      ec.message()));
-    }
-  }
-  return absl::OkStatus();
 }
 
 // This machine as the one node, with its GPUs when NVML finds any: one nvidia.com/gpu each, or
@@ -156,11 +139,8 @@ int RunUp(const UpFlags& flags) {
     fmt::print(stderr, "muster up: --scheduler-conf {}: no such file\n", flags.scheduler_conf);
     return 1;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  if (ec) {
-    fmt::print(stderr, "muster up: cannot create the data directory {}: {}\n", data_dir,
-               ec.message());
+  if (absl::Status s = common::CreatePrivateDirectories(data_dir); !s.ok()) {
+    fmt::print(stderr, "muster up: data directory: {}\n", std::string(s.message()));
     return 1;
   }
   if (flags.reset) {
@@ -250,8 +230,8 @@ Subcommand AddUpCommand(CLI::App& parent) {
                   "volcano-scheduler.conf to schedule with, reloaded when it changes (default: "
                   "Volcano's built-in configuration)");
   app->add_flag("--reset", flags->reset,
-                "start from an empty cluster: remove the store, logs and pod directories of the "
-                "data directory first");
+                "start from an empty cluster: remove the store, the kubeconfig and credentials, "
+                "logs and pod directories of the data directory first");
   app->add_flag("--no-summary", flags->no_summary, "do not print the live summary line");
   app->add_option("--metrics-address", flags->metrics_address,
                   "where the scheduler's and controller's /metrics and /healthz, /livez, /readyz "

@@ -20,11 +20,23 @@
 //
 // The database is opened with locking_mode=EXCLUSIVE: a second Store (in this or any process) on
 // the same file fails to open instead of forking the revision counter.
+//
+// Opening: a new file is created 0600 and gets the schema and the marker (application_id,
+// user_version) in one transaction, so a file is either empty (never written: refused, like a
+// truncated store) or a whole store. An existing file is checked read-only before anything is
+// written to it, so that what is refused is left as it was.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -47,18 +59,66 @@
 namespace muster::store {
 namespace {
 
+// What marks a muster store: the SQLite header's application_id ("MUST") and the schema version
+// in user_version, both written with the tables when the store is created.
+constexpr int64_t kApplicationId = 0x4D555354;
+constexpr int64_t kSchemaVersion = 1;
+
 constexpr std::string_view kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS objects(
+CREATE TABLE objects(
   resource  TEXT    NOT NULL,
   namespace TEXT    NOT NULL,
   name      TEXT    NOT NULL,
   revision  INTEGER NOT NULL,
   json      TEXT    NOT NULL,
   PRIMARY KEY(resource, namespace, name));
-CREATE TABLE IF NOT EXISTS meta(
+CREATE TABLE meta(
   key   TEXT PRIMARY KEY,
   value INTEGER NOT NULL);
 )sql";
+
+// The refusal of a file that is not a usable muster store, naming it and what to do.
+absl::Status NotAStore(const std::string& path, std::string_view why) {
+  return absl::FailedPreconditionError(
+      fmt::format("{}: {}: not a muster store. Move it away, or start over with an empty store "
+                  "with --reset (which deletes it)",
+                  path, why));
+}
+
+// Creates `path` empty with mode 0600 whatever the umask (SQLite gives the -wal and -shm files
+// it creates the database file's mode); true when it did. An existing file is narrowed to 0600,
+// with its companions, and refused when it is empty: SQLite would take a truncated store for a
+// new one, and the cluster would silently start empty.
+absl::StatusOr<bool> CreateIfMissing(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return NotAStore(path, "not a regular file");
+    if (st.st_size == 0) return NotAStore(path, "the file is empty (zero length)");
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      const std::string file = path + suffix;
+      if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) ::chmod(file.c_str(), 0600);
+    }
+    return false;
+  }
+  if (errno != ENOENT) {
+    return absl::UnavailableError(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  }
+  ::fchmod(fd, 0600);
+  ::close(fd);
+  return true;
+}
+
+// Whether the file starts with SQLite's header string.
+bool HasSqliteHeader(const std::string& path) {
+  static constexpr std::string_view kMagic("SQLite format 3\0", 16);
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kMagic.size(), '\0');
+  return in.read(head.data(), static_cast<std::streamsize>(head.size())) && head == kMagic;
+}
 
 struct Entry {
   int64_t revision = 0;
@@ -176,7 +236,8 @@ class SqliteStore final : public Store {
     if (ring_ != nullptr) ring_->Shutdown();
   }
 
-  absl::Status Init();
+  // `created`: the file was just created empty (CreateIfMissing); otherwise it must hold a store.
+  absl::Status Init(const std::string& path, bool created);
 
   absl::StatusOr<std::vector<Object>> Commit(std::vector<Op> ops) override;
   absl::StatusOr<Object> Get(const Key& key) const override;
@@ -211,6 +272,9 @@ class SqliteStore final : public Store {
     bool done = false;
   };
 
+  // Whether the file is a muster store (else NotAStore), read only; true when it lacks the marker
+  // (a store made before the marker existed).
+  absl::StatusOr<bool> CheckSchema(const std::string& path);
   // Requires write_mu_. The committed state of `key` (no state_mu_ needed: see the file comment).
   const Entry* FindCommitted(const Key& key) const;
   // Plans `ops` as one commit after the states in `batch`; on success adds its effects to it.
@@ -236,10 +300,15 @@ class SqliteStore final : public Store {
   std::shared_ptr<EventRing> ring_;
 };
 
-absl::Status SqliteStore::Init() {
+absl::Status SqliteStore::Init(const std::string& path, bool created) {
+  if (!created && !HasSqliteHeader(path)) return NotAStore(path, "not an SQLite database");
   // EXCLUSIVE before WAL: the WAL index then lives in heap memory, and the lock taken by the
   // first write below is held until close.
   if (absl::Status s = db_->Exec("PRAGMA locking_mode=EXCLUSIVE"); !s.ok()) return s;
+  // Checked before anything is written: a file that is not a store is left as it was.
+  absl::StatusOr<bool> unmarked = false;
+  if (!created) unmarked = CheckSchema(path);
+  if (!unmarked.ok()) return unmarked.status();
   absl::StatusOr<std::string> mode = db_->QueryText("PRAGMA journal_mode=WAL");
   if (!mode.ok()) return mode.status();
   if (*mode != "wal" && *mode != "memory") {
@@ -250,9 +319,18 @@ absl::Status SqliteStore::Init() {
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = db_->Exec(std::string(kSchema)); !s.ok()) return s;
   // Take the exclusive lock now, so that a second store on this file fails here.
   if (absl::Status s = db_->Exec("BEGIN EXCLUSIVE; COMMIT"); !s.ok()) return s;
+  const std::string mark = fmt::format("PRAGMA application_id={}; PRAGMA user_version={};",
+                                       kApplicationId, kSchemaVersion);
+  if (created) {
+    if (absl::Status s = db_->Exec(fmt::format("BEGIN; {} {} COMMIT", mark, kSchema)); !s.ok()) {
+      return s;
+    }
+  } else if (*unmarked) {
+    // A store created before the marker existed: its tables are muster's, so mark it.
+    if (absl::Status s = db_->Exec(mark); !s.ok()) return s;
+  }
 
   int64_t revision = 0;
   {
@@ -277,8 +355,20 @@ absl::Status SqliteStore::Init() {
     if (!meta.ok()) return meta.status();
     absl::StatusOr<bool> row = meta->Step();
     if (!row.ok()) return row.status();
+    const bool counted = *row && meta->ColumnInt64(0) >= revision;
     if (*row) revision = std::max(revision, meta->ColumnInt64(0));
     meta->Reset();
+    // A counter below an object's revision (a damaged file) would hand out revisions again, and
+    // resourceVersions would go backwards: it is repaired upward, on disk too.
+    if (!counted && revision > 0) {
+      if (absl::Status s =
+              db_->Exec(fmt::format("INSERT INTO meta(key, value) VALUES('revision', {0}) "
+                                    "ON CONFLICT(key) DO UPDATE SET value = {0}",
+                                    revision));
+          !s.ok()) {
+        return s;
+      }
+    }
   }
   revision_.store(revision);
   ring_ = std::make_shared<EventRing>(options_.history, revision);
@@ -305,6 +395,34 @@ absl::Status SqliteStore::Init() {
     *stmt = *std::move(prepared);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SqliteStore::CheckSchema(const std::string& path) {
+  absl::StatusOr<std::string> id = db_->QueryText("PRAGMA application_id");
+  if (!id.ok()) return id.status();
+  absl::StatusOr<std::string> version = db_->QueryText("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  const bool marked = *id == std::to_string(kApplicationId);
+  if (!marked && *id != "0") {
+    return NotAStore(path, fmt::format("an SQLite database of another application "
+                                       "(application_id {})",
+                                       *id));
+  }
+  if (marked && *version != std::to_string(kSchemaVersion)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: a muster store of schema version {}, which this muster (version {}) cannot read", path,
+        *version, kSchemaVersion));
+  }
+  absl::StatusOr<std::string> tables = db_->QueryText(
+      "SELECT (SELECT count(*) FROM pragma_table_info('objects') WHERE name IN "
+      "('resource', 'namespace', 'name', 'revision', 'json')) = 5 AND "
+      "(SELECT count(*) FROM pragma_table_info('meta') WHERE name IN ('key', 'value')) = 2");
+  if (!tables.ok()) return tables.status();
+  if (*tables != "1") {
+    return NotAStore(path, marked ? "muster's tables are missing (the file is damaged)"
+                                  : "an SQLite database without muster's tables");
+  }
+  return !marked;
 }
 
 const Entry* SqliteStore::FindCommitted(const Key& key) const {
@@ -554,10 +672,12 @@ std::optional<std::string> StoredObjectProblem(std::string_view json) {
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
+  absl::StatusOr<bool> created = CreateIfMissing(path);
+  if (!created.ok()) return created.status();
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path);
   if (!db.ok()) return db.status();
   auto store = std::make_unique<SqliteStore>(*std::move(db), options);
-  if (absl::Status s = store->Init(); !s.ok()) return s;
+  if (absl::Status s = store->Init(path, *created); !s.ok()) return s;
   return store;
 }
 

@@ -104,10 +104,15 @@ struct StoreOptions {
 
 class Store {
  public:
-  // Opens (creating if needed) the SQLite database at `path` and loads every object. The file
-  // stays locked while the Store lives: a second Open of it, from this or another process, fails
-  // with Unavailable (two writers would fork the revision counter). The history starts empty, so
-  // watches may start at Revision() or later.
+  // Opens the SQLite database at `path` and loads every object. A missing file is created with
+  // mode 0600, as are SQLite's -wal and -shm files (an existing store is narrowed to 0600). A
+  // file that is not a muster store fails with FailedPrecondition naming it and what to do: an
+  // empty one, one that is not SQLite, an SQLite database of another application or without
+  // muster's tables; never does it open as an empty store. A revision counter below the newest
+  // object's revision (a damaged file) is raised to it, so resourceVersions never go backwards.
+  // The file stays locked while the Store lives: a second Open of it, from this or another
+  // process, fails with Unavailable (two writers would fork the revision counter). The history
+  // starts empty, so watches may start at Revision() or later.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
                                                      StoreOptions options = {});
   virtual ~Store() = default;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -562,6 +565,165 @@ TEST(StoreTest, SecondOpenOfTheSameFileFails) {
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
   EXPECT_EQ(Store::Open(dir.File("missing-dir/db")).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// Runs `sql` on the database file at `path` with SQLite directly (no store open on it).
+void Sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+            SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error != nullptr ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// The first column of the first row of `sql`, as text ("" when there is none).
+std::string SqlText(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string text;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return text;
+}
+
+unsigned Mode(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void WriteAll(const std::string& path, const std::string& contents) {
+  std::ofstream(path, std::ios::binary) << contents;
+}
+
+// Open fails with FailedPrecondition naming the file, saying why and what to do.
+void ExpectRefused(const std::string& path, const std::string& why) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_THAT(store.status().message(), HasSubstr(path));
+  EXPECT_THAT(store.status().message(), HasSubstr(why));
+  EXPECT_THAT(store.status().message(), HasSubstr("not a muster store"));
+  EXPECT_THAT(store.status().message(), HasSubstr("--reset"));
+}
+
+TEST(StoreFileTest, TheStoreAndItsWalAreOwnerOnlyWhateverTheUmask) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  const mode_t umask_before = ::umask(022);
+  {
+    auto store = MustOpen(path);
+    ASSERT_NE(store, nullptr);
+    MustCommitOne(*store, CreatePod("a"));
+    EXPECT_EQ(Mode(path), 0600u);
+    ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+    EXPECT_EQ(Mode(path + "-wal"), 0600u);
+    if (std::filesystem::exists(path + "-shm")) {
+      EXPECT_EQ(Mode(path + "-shm"), 0600u);
+    }
+  }
+  // A store left readable by others (made before this rule) is narrowed when opened.
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  EXPECT_NE(MustOpen(path), nullptr);
+  EXPECT_EQ(Mode(path), 0600u);
+  ::umask(umask_before);
+}
+
+TEST(StoreFileTest, AnEmptyFileIsRefusedNotTakenForANewStore) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  WriteAll(path, "");
+  ExpectRefused(path, "the file is empty (zero length)");
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+}
+
+TEST(StoreFileTest, AFileThatIsNotSqliteIsRefusedAndLeftAlone) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  const std::string text = "apiVersion: v1\nkind: Config\n";
+  WriteAll(path, text);
+  ExpectRefused(path, "not an SQLite database");
+  EXPECT_EQ(ReadAll(path), text);
+}
+
+TEST(StoreFileTest, AnSqliteDatabaseThatIsNotMustersIsRefused) {
+  TempDir dir;
+  const std::string other = dir.File("other.db");
+  Sql(other, "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)");
+  ExpectRefused(other, "an SQLite database without muster's tables");
+  EXPECT_EQ(SqlText(other, "SELECT count(*) FROM sqlite_master"), "1");
+  EXPECT_EQ(SqlText(other, "PRAGMA journal_mode"), "delete");  // not switched to WAL
+
+  const std::string app = dir.File("app.db");
+  Sql(app, "PRAGMA application_id=42; CREATE TABLE objects(x)");
+  ExpectRefused(app, "an SQLite database of another application (application_id 42)");
+
+  // Marked as muster's, but its tables are gone.
+  const std::string damaged = dir.File("damaged.db");
+  Sql(damaged, fmt::format("PRAGMA application_id={}; PRAGMA user_version=1; CREATE TABLE x(y)",
+                           0x4D555354));
+  ExpectRefused(damaged, "muster's tables are missing");
+}
+
+TEST(StoreFileTest, ANewStoreIsMarkedAndAnUnmarkedOldOneIsKeptAndMarked) {
+  TempDir dir;
+  const std::string fresh = dir.File("fresh.db");
+  EXPECT_NE(MustOpen(fresh), nullptr);
+  EXPECT_EQ(SqlText(fresh, "PRAGMA application_id"), std::to_string(0x4D555354));
+  EXPECT_EQ(SqlText(fresh, "PRAGMA user_version"), "1");
+
+  // What muster wrote before the marker: the two tables, nothing in the header.
+  const std::string old = dir.File("old.db");
+  Sql(old,
+      "CREATE TABLE objects(resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, "
+      "revision INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY(resource, namespace, name));"
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+      "INSERT INTO objects VALUES('pods', 'default', 'a', 7, "
+      "'{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"}}');"
+      "INSERT INTO meta VALUES('revision', 9);");
+  {
+    auto store = MustOpen(old);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Revision(), 9);
+    EXPECT_EQ(store->Get(PodKey("a"))->revision, 7);
+  }
+  EXPECT_EQ(SqlText(old, "PRAGMA application_id"), std::to_string(0x4D555354));
+}
+
+TEST(StoreFileTest, ARevisionCounterBelowTheNewestObjectIsRaisedOnDisk) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  {
+    auto store = MustOpen(path);
+    ASSERT_NE(store, nullptr);
+    for (const char* name : {"a", "b", "c"}) MustCommitOne(*store, CreatePod(name));
+  }
+  Sql(path, "UPDATE meta SET value = 1 WHERE key = 'revision'");
+  {
+    auto store = MustOpen(path);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Revision(), 3);
+  }
+  EXPECT_EQ(SqlText(path, "SELECT value FROM meta WHERE key = 'revision'"), "3");
+
+  Sql(path, "DELETE FROM meta");
+  auto store = MustOpen(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Revision(), 3);
+  EXPECT_EQ(MustCommitOne(*store, CreatePod("d")), 4);  // never a revision already handed out
 }
 
 // Writers on several threads get distinct, dense revisions; a List taken at any moment holds
