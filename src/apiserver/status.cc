@@ -18,7 +18,8 @@ std::string StatusJson(const ApiError& error) {
   status["status"] = "Failure";
   status["message"] = error.message;
   status["reason"] = error.reason;
-  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty()) {
+  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty() ||
+      error.retry_after_seconds > 0) {
     json::object details;
     if (!error.name.empty()) details["name"] = error.name;
     if (!error.group.empty()) details["group"] = error.group;
@@ -34,6 +35,7 @@ std::string StatusJson(const ApiError& error) {
       }
       details["causes"] = std::move(causes);
     }
+    if (error.retry_after_seconds > 0) details["retryAfterSeconds"] = error.retry_after_seconds;
     status["details"] = std::move(details);
   }
   status["code"] = error.code;
@@ -44,6 +46,9 @@ HttpResponse ErrorResponse(const ApiError& error) {
   HttpResponse response;
   response.status = error.code;
   response.body = StatusJson(error);
+  if (error.retry_after_seconds > 0) {
+    response.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
   return response;
 }
 
@@ -122,6 +127,17 @@ ApiError Expired(std::string message) { return Make(410, "Expired", std::move(me
 ApiError TooLarge(size_t limit_bytes) {
   return Make(413, "RequestEntityTooLarge",
               fmt::format("Request entity too large: limit is {}", limit_bytes));
+}
+
+ApiError HeaderTooLarge(size_t limit_bytes) {
+  return Make(431, "RequestHeaderFieldsTooLarge",
+              fmt::format("Request header fields too large: limit is {}", limit_bytes));
+}
+
+ApiError TooManyRequests() {
+  ApiError e = Make(429, "TooManyRequests", "Too many requests, please try again later.");
+  e.retry_after_seconds = 1;
+  return e;
 }
 
 ApiError ObjectTooLarge(std::string message) {

@@ -29,6 +29,8 @@ struct ApiError {
   std::string group;
   std::string kind;
   std::vector<StatusCause> causes;
+  // When > 0: details.retryAfterSeconds, and ErrorResponse sets Retry-After (as kube-apiserver).
+  int retry_after_seconds = 0;
 };
 
 // The Status JSON body for `error`.
@@ -53,6 +55,10 @@ ApiError ModifiedConflict(std::string_view resource, std::string_view name);
 ApiError Gone(std::string message);     // 410 reason Gone
 ApiError Expired(std::string message);  // 410 reason Expired
 ApiError TooLarge(size_t limit_bytes);  // 413
+// 431 for request headers (with the request line) over `limit_bytes`.
+ApiError HeaderTooLarge(size_t limit_bytes);
+// 429 with Retry-After: 1, kube-apiserver's answer past --max-requests-inflight.
+ApiError TooManyRequests();
 // 413 for an object the store will not hold (store::StoreOptions::max_object_bytes).
 ApiError ObjectTooLarge(std::string message);
 ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic);
