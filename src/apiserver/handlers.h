@@ -177,6 +177,10 @@ bool WantsTable(std::string_view accept);
 std::optional<int64_t> ParseInt(std::string_view text);
 // A JSON response with the given code.
 HttpResponse JsonResponse(int status, std::string body);
+// kube-apiserver's long-running check (BasicLongRunningRequestCheck with the verbs watch and
+// proxy, the subresources attach, exec, log, portforward and proxy): such requests are not
+// counted against --max-requests-inflight (ServerOptions::long_running).
+bool IsLongRunning(const HttpRequest& req);
 
 // Field selectors (fields.cc): the fields of `obj` that field selectors may name for `resource`,
 // and whether `field` is one of them.
