@@ -30,6 +30,10 @@ struct ApiServerOptions {
   int threads = 4;
   // Events kept for watches (a watch from before them gets 410 Expired); 0: the store's default.
   size_t watch_history = 0;
+  // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight: requests
+  // served at once past which HTTP clients get 429 (ServerOptions); 0: no limit.
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
 };
 
 class ApiServer {

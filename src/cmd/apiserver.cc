@@ -36,6 +36,20 @@ int RunApiServer(const muster::apiserver::ApiServerOptions& options) {
 
 }  // namespace
 
+void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
+                      int& max_mutating_requests_inflight) {
+  app.add_option("--max-requests-inflight", max_requests_inflight,
+                 "the most read-only requests served at once over HTTP; past it, 429 with "
+                 "Retry-After: 1 (watches and log streams are not counted; 0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-mutating-requests-inflight", max_mutating_requests_inflight,
+                 "the most mutating requests (POST, PUT, PATCH, DELETE) served at once over "
+                 "HTTP; past it, 429 with Retry-After: 1 (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 Subcommand AddApiServerCommand(CLI::App& parent) {
   auto options = std::make_shared<muster::apiserver::ApiServerOptions>();
   auto* app = parent.add_subcommand(
@@ -52,6 +66,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
   app->add_option("--watch-history", options->watch_history,
                   "events kept for watches; a watch from before them gets 410 Expired "
                   "(0: the store's default, 100000)");
+  AddInflightFlags(*app, options->max_requests_inflight, options->max_mutating_requests_inflight);
   return {app, [options] { return RunApiServer(*options); }};
 }
 
