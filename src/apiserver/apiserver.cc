@@ -133,6 +133,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.address = listen->address;
   server_options.port = listen->port;
   server_options.threads = options.threads;
+  server_options.max_requests_inflight = options.max_requests_inflight;
+  server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
+  server_options.long_running = IsLongRunning;
   std::string ca_pem;
   if (!loopback) {
     auto token = LoadOrCreateToken(options.data_dir + "/token");

@@ -36,6 +36,10 @@ struct ApiServerOptions {
   // start, and those a list or watch leaves out; stderr, prefixed "muster apiserver: ", when
   // unset.
   std::function<void(std::string_view)> log;
+  // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight: requests
+  // served at once past which HTTP clients get 429 (ServerOptions); 0: no limit.
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
 };
 
 class ApiServer {

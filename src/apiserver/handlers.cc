@@ -328,6 +328,31 @@ ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& o
       store::StoredObjectProblem(*object.json).value_or("unknown")));
 }
 
+bool IsLongRunning(const HttpRequest& req) {
+  auto parts = SplitPath(req.path);
+  size_t rest = 0;
+  if (parts.size() > 2 && parts[0] == "api") {
+    rest = 2;
+  } else if (parts.size() > 3 && parts[0] == "apis") {
+    rest = 3;
+  } else {
+    return false;
+  }
+  std::vector<std::string_view> r(parts.begin() + static_cast<long>(rest), parts.end());
+  if (r[0] == "watch" || r[0] == "proxy") return true;  // the legacy /watch/ and /proxy/ paths
+  // namespaces/{ns}/{resource}/...; namespaces/{name}/status and /finalize are the namespace's.
+  if (r[0] == "namespaces" && r.size() > 2 && r[2] != "status" && r[2] != "finalize") {
+    r.erase(r.begin(), r.begin() + 2);
+  }
+  if (r.size() >= 3) {
+    return r[2] == "attach" || r[2] == "exec" || r[2] == "log" || r[2] == "portforward" ||
+           r[2] == "proxy";
+  }
+  // A GET of a collection with watch is the verb watch (what Handlers serve as a watch).
+  std::string_view watch = req.Param("watch");
+  return r.size() == 1 && req.method == "GET" && (watch == "true" || watch == "1");
+}
+
 // --- Handlers ------------------------------------------------------------------------------------
 
 Handlers::Handlers(store::Store& store, HandlerOptions options)

@@ -203,6 +203,11 @@ HttpResponse JsonResponse(int status, std::string body);
 // (store::Object::damaged): what is wrong, and that deleting it works.
 ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& object);
 
+// kube-apiserver's long-running check (BasicLongRunningRequestCheck with the verbs watch and
+// proxy, the subresources attach, exec, log, portforward and proxy): such requests are not
+// counted against --max-requests-inflight (ServerOptions::long_running).
+bool IsLongRunning(const HttpRequest& req);
+
 // Field selectors (fields.cc): the fields of `obj` that field selectors may name for `resource`,
 // and whether `field` is one of them.
 bool FieldSelectable(const ResourceInfo& resource, std::string_view field);

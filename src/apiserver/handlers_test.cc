@@ -965,6 +965,35 @@ TEST_F(HandlersTest, TableForGet) {
   EXPECT_EQ(table.at("rows").at(0).at("object").at("metadata").at("name").as_string(), "p");
 }
 
+TEST(IsLongRunningTest, PicksWatchesAndStreamingSubresourcesAsKubeApiserverDoes) {
+  auto req = [](std::string method, std::string path,
+                std::vector<std::pair<std::string, std::string>> query = {}) {
+    HttpRequest r;
+    r.method = std::move(method);
+    r.path = std::move(path);
+    r.query = std::move(query);
+    return r;
+  };
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/pods", {{"watch", "true"}})));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces/default/pods", {{"watch", "1"}})));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces", {{"watch", "true"}})));
+  EXPECT_TRUE(
+      IsLongRunning(req("GET", "/apis/batch.volcano.sh/v1alpha1/jobs", {{"watch", "true"}})));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/watch/pods")));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces/default/pods/p/log")));
+  EXPECT_TRUE(IsLongRunning(req("POST", "/api/v1/namespaces/default/pods/p/exec")));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces/default/pods/p/portforward")));
+
+  EXPECT_FALSE(IsLongRunning(req("GET", "/api/v1/pods")));
+  EXPECT_FALSE(IsLongRunning(req("GET", "/api/v1/pods", {{"watch", "false"}})));
+  EXPECT_FALSE(IsLongRunning(req("GET", "/api/v1/namespaces/default/pods/p", {{"watch", "1"}})));
+  EXPECT_FALSE(IsLongRunning(req("POST", "/api/v1/namespaces/default/pods", {{"watch", "1"}})));
+  EXPECT_FALSE(IsLongRunning(req("PUT", "/api/v1/namespaces/default/pods/p/status")));
+  EXPECT_FALSE(IsLongRunning(req("PUT", "/api/v1/namespaces/ns/finalize")));
+  EXPECT_FALSE(IsLongRunning(req("GET", "/version")));
+  EXPECT_FALSE(IsLongRunning(req("GET", "/api")));
+}
+
 TEST_F(HandlersTest, WatchSelectorTransitions) {
   ASSERT_EQ(Call("POST", kPods, PodJson("a", R"({"app":"x"})")).status, 201);
   auto w = Call("GET", kPods, "", "",

@@ -2,13 +2,19 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+#include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,9 +26,11 @@
 
 #include "absl/status/status.h"
 #include "apiserver/status.h"
+#include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
 #include "boost/asio/ssl.hpp"
+#include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/beast/core.hpp"
@@ -40,10 +48,15 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
-// Idle keep-alive connections are dropped after this long without a request.
-constexpr auto kIdleTimeout = std::chrono::minutes(10);
 // Stop() lets streams end by themselves (a clean last chunk) for this long, then cuts them.
 constexpr auto kStreamGrace = std::chrono::seconds(2);
+// A client refused before its request was read in full gets this long to take the answer.
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+// Accepting while out of descriptors is retried after 10 ms, doubling up to 1 s.
+constexpr std::chrono::milliseconds kAcceptBackoffMin(10);
+constexpr std::chrono::milliseconds kAcceptBackoffMax(1000);
+// TCP keep-alive probes on accepted connections, as kube-apiserver's defaultKeepAlivePeriod.
+constexpr int kKeepAliveSeconds = 180;
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -104,14 +117,55 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+// Go raises the soft RLIMIT_NOFILE to the hard one when a program starts (Go 1.19), so
+// kube-apiserver serves with the hard limit; so does this server.
+void RaiseOpenFileLimit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  const rlim_t was = files.rlim_cur;
+  files.rlim_cur = files.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
+    fmt::print(stderr, "muster: cannot raise the open-file limit from {} to {}: {}\n", was,
+               files.rlim_max, std::strerror(errno));
+  }
+}
+
+// Accept errors that a retry at once would only repeat: out of descriptors or memory.
+bool OutOfResources(const beast::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) return false;
+  const int e = ec.value();
+  return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+}
+
+void SetSocketOptions(tcp::socket& socket) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  socket.set_option(net::socket_base::keep_alive(true), ignored);
+  const int fd = socket.native_handle();
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepAliveSeconds, sizeof kKeepAliveSeconds);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepAliveSeconds, sizeof kKeepAliveSeconds);
+}
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions options;
   RequestHandler handler;
+  // Updated by sessions until they are destroyed, which may be in ioc's destructor: declared
+  // before it.
+  std::atomic<int> connections{0};
+  std::atomic<int> readonly_inflight{0};
+  std::atomic<int> mutating_inflight{0};
   net::io_context ioc;
+  // Keeps the pool running while the accept loop only waits on its timer, until Stop().
+  net::executor_work_guard<net::io_context::executor_type> work{ioc.get_executor()};
   std::optional<ssl::context> tls;
-  tcp::acceptor acceptor{ioc};
+  // The acceptor and its back-off timer are used on this strand only (Stop() closes it there).
+  net::strand<net::io_context::executor_type> accept_strand{ioc.get_executor()};
+  tcp::acceptor acceptor{accept_strand};
+  net::steady_timer accept_timer{accept_strand};
+  std::chrono::milliseconds accept_backoff{0};
+  uint16_t port = 0;
   std::vector<std::thread> pool;
   std::atomic<bool> stopping{false};
 
@@ -146,6 +200,55 @@ struct Server::Impl {
 };
 
 namespace {
+
+// A request parser that keeps only what this file and the handler read. Beast's
+// http::request_parser stores every field in basic_fields, whose 16-bit offsets make a field over
+// 64 KiB throw out of the read (Boost 1.81), where kube-apiserver takes any field within its
+// 1 MiB header limit. The first of repeated fields counts, as Go's Header.Get.
+class RequestParser : public http::basic_parser<true> {
+ public:
+  std::string method;
+  std::string target;
+  unsigned version = 11;
+  std::string authorization;
+  std::string content_type;
+  std::string accept;
+  std::string expect;
+  std::string body;
+
+ private:
+  void on_request_impl(http::verb, beast::string_view method_str, beast::string_view target_str,
+                       int http_version, beast::error_code&) override {
+    method = std::string(method_str);
+    target = std::string(target_str);
+    version = static_cast<unsigned>(http_version);
+  }
+  void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
+  void on_field_impl(http::field name, beast::string_view, beast::string_view value,
+                     beast::error_code&) override {
+    for (auto [field, keep] :
+         {std::pair{http::field::authorization, &authorization},
+          std::pair{http::field::content_type, &content_type},
+          std::pair{http::field::accept, &accept}, std::pair{http::field::expect, &expect}}) {
+      if (name == field && keep->empty()) *keep = std::string(value);
+    }
+  }
+  void on_header_impl(beast::error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         beast::error_code&) override {
+    if (content_length) body.reserve(static_cast<size_t>(*content_length));  // within body_limit
+  }
+  size_t on_body_impl(beast::string_view data, beast::error_code&) override {
+    body.append(data.data(), data.size());
+    return data.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view data, beast::error_code&) override {
+    body.append(data.data(), data.size());
+    return data.size();
+  }
+  void on_finish_impl(beast::error_code&) override {}
+};
 
 // Chunks written synchronously from a stream's own thread; the session's async machinery is idle
 // meanwhile, so the socket has one user at a time.
@@ -186,17 +289,24 @@ class ChunkSink : public StreamSink {
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Server::Impl* server, Stream stream) : server_(server), stream_(std::move(stream)) {}
+  Session(Server::Impl* server, Stream stream) : server_(server), stream_(std::move(stream)) {
+    server_->connections.fetch_add(1);
+  }
+  ~Session() {
+    ReleaseInflight();
+    server_->connections.fetch_sub(1);
+  }
 
   void Start() {
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      DoRead();
+      DoRead(/*first=*/true);
     } else {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
+      // Go bounds the TLS handshake by ReadHeaderTimeout too.
+      beast::get_lowest_layer(stream_).expires_after(server_->options.header_timeout);
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
                                 if (ec) return self->Close();
-                                self->DoRead();
+                                self->DoRead(/*first=*/true);
                               });
     }
   }
@@ -204,27 +314,64 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  private:
   tcp::socket& Socket() { return beast::get_lowest_layer(stream_).socket(); }
 
-  void DoRead() {
+  // The next request, with the timeouts of Go's http.Server: a keep-alive connection waits
+  // idle_timeout for the request's first byte; from then on (from the start for a connection's
+  // first request) the headers must be in within header_timeout.
+  void DoRead(bool first) {
     if (server_->stopping) return Close();
     parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(
+        std::min<size_t>(server_->options.max_header_bytes, std::numeric_limits<uint32_t>::max())));
     parser_->body_limit(server_->options.max_body_bytes);
-    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+    if (first || buffer_.size() > 0) return ReadHeader();
+    beast::get_lowest_layer(stream_).expires_after(server_->options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->Close();
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
+    beast::get_lowest_layer(stream_).expires_after(server_->options.header_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
-  // A Content-Length over the limit is refused before the body is read; a client waiting for
-  // "100 Continue" (curl does for large bodies) gets it.
+  // Refusals that need no body come before it is read: headers or a Content-Length over the
+  // limits, a malformed URL, a missing token (the connection is then closed: a client without
+  // the token gets nothing more), the in-flight limits. A client waiting for "100 Continue"
+  // (curl does for large bodies) gets it only past these.
   void OnHeader(beast::error_code ec) {
+    const ServerOptions& options = server_->options;
+    if (ec == http::error::header_limit) {
+      return ReplyAndDrain(ErrorResponse(HeaderTooLarge(options.max_header_bytes)));
+    }
     if (ec == http::error::body_limit) {
-      return ReplyAndDrain(ErrorResponse(TooLarge(server_->options.max_body_bytes)));
+      return ReplyAndDrain(ErrorResponse(TooLarge(options.max_body_bytes)));
     }
     if (ec) return Close();
-    const auto& msg = parser_->get();
-    if (beast::iequals(msg[http::field::expect], "100-continue")) {
-      auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
-                                                                      msg.version());
+    RequestParser& p = *parser_;
+    req_ = HttpRequest();
+    req_.method = p.method;
+    if (!ParseTarget(p.target, req_)) {
+      return ReplyAndDrain(ErrorResponse(BadRequest("malformed request URL")));
+    }
+    if (!options.bearer_token.empty() &&
+        !ConstantTimeEquals(p.authorization, "Bearer " + options.bearer_token)) {
+      return ReplyAndDrain(ErrorResponse(Unauthorized()));
+    }
+    if (!TakeInflightSlot()) {
+      // Without a body to skip the connection stays usable, as kube-apiserver's.
+      if (p.is_done()) return Reply(ErrorResponse(TooManyRequests()), p.version, p.keep_alive());
+      return ReplyAndDrain(ErrorResponse(TooManyRequests()));
+    }
+    beast::get_lowest_layer(stream_).expires_after(options.body_timeout);
+    if (beast::iequals(p.expect, "100-continue")) {
+      auto go_on =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, p.version);
       return http::async_write(
           stream_, *go_on, [self = this->shared_from_this(), go_on](beast::error_code ec, size_t) {
             if (ec) return self->Close();
@@ -232,6 +379,31 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
           });
     }
     ReadBody();
+  }
+
+  // Counts the request against its in-flight limit (kube-apiserver's WithMaxInFlightLimit),
+  // unless it is long-running. False when the limit is reached.
+  bool TakeInflightSlot() {
+    const ServerOptions& options = server_->options;
+    if (options.long_running && options.long_running(req_)) return true;
+    const std::string& m = req_.method;
+    const bool mutating = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE";
+    const int limit =
+        mutating ? options.max_mutating_requests_inflight : options.max_requests_inflight;
+    if (limit <= 0) return true;
+    std::atomic<int>& count = mutating ? server_->mutating_inflight : server_->readonly_inflight;
+    if (count.fetch_add(1) >= limit) {
+      count.fetch_sub(1);
+      return false;
+    }
+    inflight_ = &count;
+    return true;
+  }
+
+  void ReleaseInflight() {
+    if (inflight_ == nullptr) return;
+    inflight_->fetch_sub(1);
+    inflight_ = nullptr;
   }
 
   void ReadBody() {
@@ -245,28 +417,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return ReplyAndDrain(ErrorResponse(TooLarge(server_->options.max_body_bytes)));
     }
     if (ec) return Close();
-    auto& msg = parser_->get();
-    bool keep_alive = msg.keep_alive();
-    unsigned version = msg.version();
-
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
-    if (!ParseTarget(msg.target(), req)) {
-      return Reply(ErrorResponse(BadRequest("malformed request URL")), version, false);
-    }
-    if (!server_->options.bearer_token.empty()) {
-      std::string_view auth = msg[http::field::authorization];
-      std::string want = "Bearer " + server_->options.bearer_token;
-      if (!ConstantTimeEquals(auth, want)) {
-        return Reply(ErrorResponse(Unauthorized()), version, keep_alive);
-      }
-    }
-    req.content_type = std::string(msg[http::field::content_type]);
-    req.accept = std::string(msg[http::field::accept]);
-    req.body = std::move(msg.body());
-    HttpResponse res = server_->Call(req);
-    if (res.stream) return StartStream(std::move(res), version, keep_alive);
-    Reply(std::move(res), version, keep_alive);
+    RequestParser& p = *parser_;
+    req_.content_type = std::move(p.content_type);
+    req_.accept = std::move(p.accept);
+    req_.body = std::move(p.body);
+    HttpResponse res = server_->Call(req_);
+    if (res.stream) return StartStream(std::move(res), p.version, p.keep_alive());
+    Reply(std::move(res), p.version, p.keep_alive());
   }
 
   static void SetHeaders(http::response_header<>& h, const HttpResponse& res) {
@@ -281,29 +438,35 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     out->body() = std::move(res.body);
     out->keep_alive(keep_alive);
     out->prepare_payload();
+    // Not timed, as kube-apiserver sets no WriteTimeout: a slow reader of a large list is not cut
+    // off (the connection cap bounds how many there can be).
+    beast::get_lowest_layer(stream_).expires_never();
+    ReleaseInflight();  // the answer is made: the client may send the next request
     http::async_write(
         stream_, *out,
         [self = this->shared_from_this(), out, keep_alive](beast::error_code ec, size_t) {
           if (ec || !keep_alive) return self->Close();
-          self->DoRead();
+          self->DoRead(/*first=*/false);
         });
   }
 
-  // For 413: the rest of the body was not read, so answer, stop sending and read what the
+  // For refusals before the request was read in full: answer, stop sending and read what the
   // client still sends until it closes, so that it sees the answer rather than a reset.
   void ReplyAndDrain(HttpResponse res) {
+    ReleaseInflight();
     auto out = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(res.status), 11);
     SetHeaders(out->base(), res);
     out->body() = std::move(res.body);
     out->keep_alive(false);
     out->prepare_payload();
+    beast::get_lowest_layer(stream_).expires_after(kDrainTimeout);
     http::async_write(
         stream_, *out, [self = this->shared_from_this(), out](beast::error_code ec, size_t) {
           if (ec) return self->Close();
           beast::error_code ignored;
           self->Socket().shutdown(tcp::socket::shutdown_send, ignored);
-          beast::get_lowest_layer(self->stream_).expires_after(std::chrono::seconds(5));
+          beast::get_lowest_layer(self->stream_).expires_after(kDrainTimeout);
           self->Drain();
         });
   }
@@ -318,6 +481,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void StartStream(HttpResponse res, unsigned version, bool keep_alive) {
+    ReleaseInflight();
     beast::get_lowest_layer(stream_).expires_never();
     int fd = Socket().native_handle();
     server_->StreamStarted(fd);
@@ -327,7 +491,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       bool ok = self->RunStream(res, version);
       if (ok && keep_alive && !server->stopping) {
         auto executor = self->stream_.get_executor();
-        net::post(executor, [self]() { self->DoRead(); });
+        net::post(executor, [self]() { self->DoRead(/*first=*/false); });
       } else {
         self->Close();
       }
@@ -366,19 +530,34 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   Server::Impl* server_;
   Stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
+  HttpRequest req_;  // method, path and query from the headers; the rest from the body's end
+  std::atomic<int>* inflight_ = nullptr;  // the in-flight count this request holds a place in
 };
 
 }  // namespace
 
 void Server::Impl::DoAccept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (stopping || !acceptor.is_open()) return;
     if (ec) {
-      if (stopping || !acceptor.is_open()) return;
-      return DoAccept();  // e.g. EMFILE: keep serving the connections we have
+      if (!OutOfResources(ec)) return DoAccept();
+      // The connection stays in the backlog and the socket readable: retrying at once would
+      // spin at a full core. Connections being served go on meanwhile and may free descriptors.
+      accept_backoff = std::clamp(accept_backoff * 2, kAcceptBackoffMin, kAcceptBackoffMax);
+      accept_timer.expires_after(accept_backoff);
+      accept_timer.async_wait([this](beast::error_code ec) {
+        if (!ec && !stopping) DoAccept();
+      });
+      return;
     }
-    beast::error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
+    accept_backoff = {};
+    if (options.max_connections > 0 && connections.load() >= options.max_connections) {
+      beast::error_code ignored;
+      socket.close(ignored);
+      return DoAccept();
+    }
+    SetSocketOptions(socket);
     if (tls) {
       std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
           this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls))
@@ -395,14 +574,11 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() { Stop(); }
 
-uint16_t Server::port() const {
-  beast::error_code ec;
-  auto endpoint = impl_->acceptor.local_endpoint(ec);
-  return ec ? 0 : endpoint.port();
-}
+uint16_t Server::port() const { return impl_->port; }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options,
                                                       RequestHandler handler) {
+  RaiseOpenFileLimit();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->handler = std::move(handler);
@@ -438,6 +614,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     return absl::UnavailableError(
         fmt::format("cannot listen on {}:{}: {}", options.address, options.port, ec.message()));
   }
+  impl->port = impl->acceptor.local_endpoint(ec).port();
   impl->DoAccept();
   int threads = options.threads > 0 ? options.threads : 1;
   for (int i = 0; i < threads; ++i) {
@@ -454,10 +631,16 @@ void Server::Stop() {
     s.stopped = true;
   }
   s.stopping = true;
-  net::post(s.ioc, [&s]() {
+  // Closed before Stop() returns (the pool runs until ioc.stop() below), on the acceptor's
+  // strand: from here on a connection attempt is refused.
+  std::promise<void> closed;
+  net::post(s.accept_strand, [&s, &closed]() {
     beast::error_code ec;
     s.acceptor.close(ec);
+    s.accept_timer.cancel();
+    closed.set_value();
   });
+  closed.get_future().wait();
   {
     // Streams notice `stopping` within a poll interval and end with a clean last chunk; those
     // stuck in a write to a client that does not read are cut.

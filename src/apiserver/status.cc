@@ -145,6 +145,17 @@ ApiError TooLarge(size_t limit_bytes) {
               fmt::format("Request entity too large: limit is {}", limit_bytes));
 }
 
+ApiError HeaderTooLarge(size_t limit_bytes) {
+  return Make(431, "RequestHeaderFieldsTooLarge",
+              fmt::format("Request header fields too large: limit is {}", limit_bytes));
+}
+
+ApiError TooManyRequests() {
+  ApiError e = Make(429, "TooManyRequests", "Too many requests, please try again later.");
+  e.retry_after_seconds = 1;
+  return e;
+}
+
 ApiError ObjectTooLarge(std::string message) {
   return Make(413, "RequestEntityTooLarge", "Request entity too large: " + message);
 }

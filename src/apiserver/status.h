@@ -60,6 +60,10 @@ ApiError Expired(std::string message);  // 410 reason Expired
 // ResourceVersionTooLarge, retry after 1 s.
 ApiError TooLargeResourceVersion(uint64_t requested, int64_t current);
 ApiError TooLarge(size_t limit_bytes);  // 413
+// 431 for request headers (with the request line) over `limit_bytes`.
+ApiError HeaderTooLarge(size_t limit_bytes);
+// 429 with Retry-After: 1, kube-apiserver's answer past --max-requests-inflight.
+ApiError TooManyRequests();
 // 413 for an object the store will not hold (store::StoreOptions::max_object_bytes).
 ApiError ObjectTooLarge(std::string message);
 ApiError UnsupportedMediaType(std::string_view content_type, bool allow_strategic);

@@ -48,6 +48,20 @@ int RunApiServer(const ApiServerFlags& flags) {
 
 }  // namespace
 
+void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
+                      int& max_mutating_requests_inflight) {
+  app.add_option("--max-requests-inflight", max_requests_inflight,
+                 "the most read-only requests served at once over HTTP; past it, 429 with "
+                 "Retry-After: 1 (watches and log streams are not counted; 0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-mutating-requests-inflight", max_mutating_requests_inflight,
+                 "the most mutating requests (POST, PUT, PATCH, DELETE) served at once over "
+                 "HTTP; past it, 429 with Retry-After: 1 (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 Subcommand AddApiServerCommand(CLI::App& parent) {
   auto flags = std::make_shared<ApiServerFlags>();
   auto* options = &flags->options;
@@ -68,6 +82,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
   app->add_flag("--reset", flags->reset,
                 "start from an empty cluster: remove the store, the kubeconfig and credentials, "
                 "logs and pod directories of the data directory first");
+  AddInflightFlags(*app, options->max_requests_inflight, options->max_mutating_requests_inflight);
   return {app, [flags] { return RunApiServer(*flags); }};
 }
 

@@ -13,6 +13,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   apiserver::ApiServerOptions server_options;
   server_options.data_dir = options.data_dir;
   server_options.listen = options.listen;
+  server_options.max_requests_inflight = options.max_requests_inflight;
+  server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
   auto server = apiserver::ApiServer::Start(server_options);
   if (!server.ok()) return server.status();
   c->server_ = *std::move(server);

@@ -37,6 +37,9 @@ struct LocalClusterOptions {
   std::string data_dir;
   // API server address; port 0 picks a free one.
   std::string listen = "127.0.0.1:6443";
+  // The API server's HTTP in-flight limits (apiserver::ApiServerOptions).
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
   // The nodes the agents run (cluster_file.h); at least one.
   std::vector<node::NodeConfig> nodes;
   // volcano-scheduler.conf ("" for Volcano's built-in default), reloaded when it changes.

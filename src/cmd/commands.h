@@ -25,4 +25,9 @@ Subcommand AddNodesCommand(CLI::App& parent);      // nodes.cc
 Subcommand AddManifestsCommand(CLI::App& parent);  // manifests.cc
 Subcommand AddFsckCommand(CLI::App& parent);       // fsck.cc
 
+// kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight, for the
+// commands that run the API server (apiserver.cc).
+void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
+                      int& max_mutating_requests_inflight);
+
 }  // namespace muster::cmd

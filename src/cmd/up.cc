@@ -44,6 +44,8 @@ struct UpFlags {
   std::string metrics_address = "127.0.0.1:0";
   std::string nvml_library = std::string(gpu::kDefaultNvmlLibrary);
   std::string gpu_config;
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
 };
 
 std::string DefaultDataDir() {
@@ -160,6 +162,8 @@ int RunUp(const UpFlags& flags) {
   LocalClusterOptions cluster_options;
   cluster_options.data_dir = data_dir;
   cluster_options.listen = flags.listen;
+  cluster_options.max_requests_inflight = flags.max_requests_inflight;
+  cluster_options.max_mutating_requests_inflight = flags.max_mutating_requests_inflight;
   cluster_options.nodes = nodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
   cluster_options.scheduler.metrics = (*ops)->registry();
@@ -248,6 +252,7 @@ Subcommand AddUpCommand(CLI::App& parent) {
                   "Discovery's labels")
       ->check(CLI::ExistingFile)
       ->excludes(config);
+  AddInflightFlags(*app, flags->max_requests_inflight, flags->max_mutating_requests_inflight);
   return {app, [flags] { return RunUp(*flags); }};
 }
 

