@@ -255,6 +255,10 @@ bool QueryBool(std::string_view value) {
            absl::EqualsIgnoreCase(absl::string_view(value.data(), value.size()), "false"));
 }
 
+bool IsWatch(const HttpRequest& req) {
+  return req.HasParam("watch") && QueryBool(req.Param("watch"));
+}
+
 std::optional<ApiError> CheckListOptions(const HttpRequest& req, bool watch) {
   const std::string_view rv = req.Param("resourceVersion");
   const std::string_view match = req.Param("resourceVersionMatch");
@@ -349,8 +353,7 @@ bool IsLongRunning(const HttpRequest& req) {
            r[2] == "proxy";
   }
   // A GET of a collection with watch is the verb watch (what Handlers serve as a watch).
-  std::string_view watch = req.Param("watch");
-  return r.size() == 1 && req.method == "GET" && (watch == "true" || watch == "1");
+  return r.size() == 1 && req.method == "GET" && IsWatch(req);
 }
 
 // --- Handlers ------------------------------------------------------------------------------------
@@ -504,8 +507,7 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
   const std::string& m = req.method;
   if (t.name.empty()) {
     if (m == "GET") {
-      std::string_view watch = req.Param("watch");
-      if (watch == "true" || watch == "1") return Watch(req, t);
+      if (IsWatch(req)) return Watch(req, t);
       return List(req, t);
     }
     if (m == "POST") {

@@ -190,6 +190,9 @@ ApiResult<uint64_t> ParseResourceVersion(std::string_view text);
 // A boolean query parameter's value as kube's parameter codec reads it: false for "0" and "false"
 // (any case), true for anything else, the empty value included.
 bool QueryBool(std::string_view value);
+// A GET of a collection with `watch` true as QueryBool reads it (the Python client sends
+// `watch=True`): the verb watch.
+bool IsWatch(const HttpRequest& req);
 // ListOptions checked as kube-apiserver's ListResource checks them (apimachinery
 // internalversion/validation ValidateListOptions, or validateWatchOptions for a watch, after
 // SetListOptionsDefaults): resourceVersionMatch only with a resourceVersion, not with continue,

@@ -965,6 +965,23 @@ TEST_F(HandlersTest, TableForGet) {
   EXPECT_EQ(table.at("rows").at(0).at("object").at("metadata").at("name").as_string(), "p");
 }
 
+// kube-apiserver reads a boolean query parameter as false for "0" and "false" in any case and
+// true otherwise (apimachinery's Convert_Slice_string_To_bool): the Python client's `watch=True`
+// is a watch, `watch=False` a list.
+TEST_F(HandlersTest, WatchIsABooleanAsKubeReadsIt) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  for (const char* yes : {"true", "True", "TRUE", "1", "t", ""}) {
+    auto w = Call("GET", cms, "", "", {{"watch", yes}, {"timeoutSeconds", "1"}});
+    EXPECT_TRUE(w.stream) << "watch=" << yes << ": " << w.body;
+  }
+  for (const char* no : {"false", "False", "FALSE", "0"}) {
+    auto l = Call("GET", cms, "", "", {{"watch", no}});
+    EXPECT_FALSE(l.stream) << "watch=" << no;
+    EXPECT_EQ(l.status, 200) << l.body;
+    EXPECT_THAT(l.body, HasSubstr("\"kind\":\"ConfigMapList\"")) << "watch=" << no;
+  }
+}
+
 TEST(IsLongRunningTest, PicksWatchesAndStreamingSubresourcesAsKubeApiserverDoes) {
   auto req = [](std::string method, std::string path,
                 std::vector<std::pair<std::string, std::string>> query = {}) {
@@ -975,6 +992,7 @@ TEST(IsLongRunningTest, PicksWatchesAndStreamingSubresourcesAsKubeApiserverDoes)
     return r;
   };
   EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/pods", {{"watch", "true"}})));
+  EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/pods", {{"watch", "True"}})));
   EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces/default/pods", {{"watch", "1"}})));
   EXPECT_TRUE(IsLongRunning(req("GET", "/api/v1/namespaces", {{"watch", "true"}})));
   EXPECT_TRUE(

@@ -123,8 +123,8 @@ HttpResponse Handlers::Logs(const HttpRequest& req, const Target& t) {
     if (!n) return ErrorResponse(BadRequest(fmt::format("invalid limitBytes: \"{}\"", v)));
     limit_bytes = *n;
   }
-  const bool follow = req.Param("follow") == "true" || req.Param("follow") == "1";
-  const bool previous = req.Param("previous") == "true";
+  const bool follow = req.HasParam("follow") && QueryBool(req.Param("follow"));
+  const bool previous = req.HasParam("previous") && QueryBool(req.Param("previous"));
 
   std::string path =
       options_.data_dir.empty()
