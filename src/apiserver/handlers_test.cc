@@ -583,6 +583,36 @@ TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {
   EXPECT_EQ(Body(strategic).at("reason").as_string(), "UnsupportedMediaType");
 }
 
+// Applying a Volcano Job unchanged, server-side or as a merge patch of what kubectl's client-side
+// apply sends, writes nothing: no new resourceVersion or generation, so `kubectl diff` finds
+// nothing and no watcher wakes (the defaults admission adds were compared before they were).
+TEST_F(HandlersTest, AnUnchangedApplyOfAVolcanoJobWritesNoNewRevision) {
+  std::string job = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",)"
+                    R"("metadata":{"name":"j"},"spec":{"minAvailable":1,"tasks":[{"name":"t",)"
+                    R"("replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})";
+  auto created = Call("PATCH", std::string(kJobs) + "/j", job, "application/apply-patch+yaml",
+                      {{"fieldManager", "kubectl"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json::value first = Body(created).at("metadata");
+  auto meta = [&] { return Body(Call("GET", std::string(kJobs) + "/j")).at("metadata"); };
+  for (int i = 0; i < 2; ++i) {
+    auto again = Call("PATCH", std::string(kJobs) + "/j", job, "application/apply-patch+yaml",
+                      {{"fieldManager", "kubectl"}});
+    ASSERT_EQ(again.status, 200) << again.body;
+    auto merged = Call("PATCH", std::string(kJobs) + "/j", R"({"spec":{"minAvailable":1}})",
+                       "application/merge-patch+json");
+    ASSERT_EQ(merged.status, 200) << merged.body;
+    EXPECT_EQ(meta().at("resourceVersion"), first.at("resourceVersion")) << "apply " << i;
+    EXPECT_EQ(meta().at("generation"), first.at("generation")) << "apply " << i;
+  }
+  auto changed = Call("PATCH", std::string(kJobs) + "/j",
+                      R"({"spec":{"tasks":[{"name":"t","replicas":2,)"
+                      R"("template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})",
+                      "application/merge-patch+json");
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(meta().at("generation").as_int64(), first.at("generation").as_int64() + 1);
+}
+
 TEST_F(HandlersTest, BindingAndAlreadyBound) {
   ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
   std::string binding = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},)"

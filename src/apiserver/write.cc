@@ -492,9 +492,6 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
                                                              json::object next, bool dry_run,
                                                              bool user_precondition) {
   const ResourceInfo& res = *t.resource;
-  if (SpecChanged(live_obj, next)) {
-    Meta(next)["generation"] = std::max<int64_t>(IntAt(MetaOf(live_obj), "generation"), 0) + 1;
-  }
   AdmissionRequest admission;
   admission.resource = &res;
   admission.subresource = t.subresource == "finalize" ? "" : t.subresource;
@@ -502,6 +499,11 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
   admission.store = &store_;
   admission.now_unix = Now();
   if (auto refused = Admit(admission, next)) return FromAdmission(*refused, res, t.name);
+  // After admission, whose defaults the stored object has already: an unchanged apply is no
+  // change of spec, and then (below) no write at all.
+  if (SpecChanged(live_obj, next)) {
+    Meta(next)["generation"] = std::max<int64_t>(IntAt(MetaOf(live_obj), "generation"), 0) + 1;
+  }
   Meta(next)["resourceVersion"] = std::to_string(live.revision);
   if (next == live_obj) return ApiResult<std::string>(*live.json);  // no-op: no new revision
   if (dry_run) return ApiResult<std::string>(json::serialize(next));
