@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/names.h"
+#include "api/text.h"
 #include "api/selector.h"
 #include "boost/json.hpp"
 #include "common/quantity.h"
@@ -64,41 +65,6 @@ constexpr char kQuantityFormatError[] =
 
 // --- Go text -------------------------------------------------------------------------------------
 
-// Go's %q for a string: double quotes, with quotes, backslashes and control bytes escaped.
-std::string Quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
 // Go's %v of a []string: "[a b c]".
 std::string GoList(const std::vector<std::string>& items) {
   std::string out = "[";
@@ -114,7 +80,7 @@ std::string GoStringSlice(const std::vector<std::string>& items) {
   std::string out = "[]string{";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += Quote(items[i]);
+    out += api::GoQuote(items[i]);
   }
   return out + "}";
 }
@@ -174,7 +140,7 @@ class Errors {
         {ErrorType::kInvalid, std::move(field), std::move(rendered_value), std::move(detail)});
   }
   void InvalidString(std::string field, std::string_view value, std::string detail) {
-    Invalid(std::move(field), Quote(value), std::move(detail));
+    Invalid(std::move(field), api::GoQuote(value), std::move(detail));
   }
   void InvalidInt(std::string field, int64_t value, std::string detail) {
     Invalid(std::move(field), std::to_string(value), std::move(detail));
@@ -186,16 +152,16 @@ class Errors {
       detail = "supported values: ";
       for (size_t i = 0; i < supported.size(); ++i) {
         if (i > 0) detail += ", ";
-        detail += Quote(supported[i]);
+        detail += api::GoQuote(supported[i]);
       }
     }
-    list_.push_back({ErrorType::kNotSupported, std::move(field), Quote(value), std::move(detail)});
+    list_.push_back({ErrorType::kNotSupported, std::move(field), api::GoQuote(value), std::move(detail)});
   }
   void Forbidden(std::string field, std::string detail) {
     list_.push_back({ErrorType::kForbidden, std::move(field), std::nullopt, std::move(detail)});
   }
   void Duplicate(std::string field, std::string_view value) {
-    list_.push_back({ErrorType::kDuplicate, std::move(field), Quote(value), ""});
+    list_.push_back({ErrorType::kDuplicate, std::move(field), api::GoQuote(value), ""});
   }
   void TooLong(std::string field, size_t max_bytes) {
     list_.push_back({ErrorType::kTooLong, std::move(field), std::nullopt,
@@ -244,7 +210,7 @@ AdmissionError InvalidError(const ResourceInfo& res, std::string_view name,
   AdmissionError err;
   err.code = 422;
   err.reason = "Invalid";
-  err.message = fmt::format("{} {} is invalid: {}", QualifiedKind(res), Quote(name),
+  err.message = fmt::format("{} {} is invalid: {}", QualifiedKind(res), api::GoQuote(name),
                             AggregateFieldErrors(errors));
   for (const FieldError& e : errors) {
     err.causes.push_back({std::string(e.Reason()), e.Body(), e.field});
@@ -258,7 +224,7 @@ AdmissionError ForbiddenError(const ResourceInfo& res, std::string_view name,
   AdmissionError err;
   err.code = 403;
   err.reason = "Forbidden";
-  err.message = fmt::format("{} {} is forbidden: {}", res.StoreResource(), Quote(name), why);
+  err.message = fmt::format("{} {} is forbidden: {}", res.StoreResource(), api::GoQuote(name), why);
   return err;
 }
 
@@ -267,7 +233,7 @@ AdmissionError WebhookDenied(std::string_view webhook, std::string_view message)
   AdmissionError err;
   err.code = 400;
   err.reason = "";
-  err.message = fmt::format("admission webhook {} denied the request: {}", Quote(webhook), message);
+  err.message = fmt::format("admission webhook {} denied the request: {}", api::GoQuote(webhook), message);
   return err;
 }
 
@@ -277,7 +243,7 @@ AdmissionError DecodeError(const ResourceInfo& res, std::string_view why) {
   err.code = 400;
   err.reason = "BadRequest";
   err.message = fmt::format("{} in version {} cannot be handled as a {}: {}", res.kind,
-                            Quote(res.version), res.kind, why);
+                            api::GoQuote(res.version), res.kind, why);
   return err;
 }
 
@@ -562,11 +528,11 @@ std::optional<AdmissionError> TypeProblemsError(const Context& c) {
   std::vector<FieldError> errors;
   for (const TypeProblem& p : c.problems) {
     if (p.quantity) {
-      errors.push_back({ErrorType::kInvalid, p.path, Quote(p.go_got), kQuantityFormatError});
+      errors.push_back({ErrorType::kInvalid, p.path, api::GoQuote(p.go_got), kQuantityFormatError});
     } else {
-      errors.push_back({ErrorType::kInvalid, p.path, Quote(p.schema_got),
+      errors.push_back({ErrorType::kInvalid, p.path, api::GoQuote(p.schema_got),
                         fmt::format("{} in body must be of type {}: {}", p.path, p.schema_want,
-                                    Quote(p.schema_got))});
+                                    api::GoQuote(p.schema_got))});
     }
   }
   return InvalidError(c.res, c.name, errors);
@@ -1558,7 +1524,7 @@ std::optional<std::string> QueueState(const store::Store* st, const std::string&
 }
 
 std::string QueueNotFound(const std::string& name) {
-  return fmt::format("queues.scheduling.volcano.sh {} not found", Quote(name));
+  return fmt::format("queues.scheduling.volcano.sh {} not found", api::GoQuote(name));
 }
 
 // pkg/webhooks/admission/jobs/validate/util.go: policyEventMap and policyActionMap entries open
@@ -1631,13 +1597,13 @@ std::string ValidatePolicies(const json::value* policies_json, const std::string
       for (const std::string& e : list) {
         if (std::find(valid_events.begin(), valid_events.end(), e) == valid_events.end()) {
           errors.push_back(
-              fmt::format("{}: Invalid value: {}: invalid policy event", path, Quote(e)));
+              fmt::format("{}: Invalid value: {}: invalid policy event", path, api::GoQuote(e)));
           stop = true;
           break;
         }
         if (std::find(valid_actions.begin(), valid_actions.end(), action) == valid_actions.end()) {
           errors.push_back(
-              fmt::format("{}: Invalid value: {}: invalid policy action", path, Quote(action)));
+              fmt::format("{}: Invalid value: {}: invalid policy action", path, api::GoQuote(action)));
           stop = true;
           break;
         }
@@ -1691,7 +1657,7 @@ std::string ValidateTaskTemplate(const AdmissionRequest& req, const json::object
   for (const TypeProblem& p : sub.problems) {
     // unverified: the CRD schema would refuse these before the webhook runs.
     errors.push_back(
-        {ErrorType::kInvalid, p.path, Quote(p.quantity ? p.go_got : p.schema_got),
+        {ErrorType::kInvalid, p.path, api::GoQuote(p.quantity ? p.go_got : p.schema_got),
          p.quantity ? kQuantityFormatError : fmt::format("must be of type {}", p.schema_want)});
   }
   if (errors.empty()) return "";
@@ -2135,7 +2101,7 @@ std::optional<AdmissionError> AdmitQueue(Context& c) {
   std::string state;
   if (const json::object* status = FindObject(c.obj, "status")) state = StringAt(*status, "state");
   if (!state.empty() && state != "Open" && state != "Closed") {
-    errors.push_back({ErrorType::kInvalid, "requestBody.spec.state", Quote(state),
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.state", api::GoQuote(state),
                       "queue state must be in [Open Closed]"});
   }
   if (weight.value_or(0) <= 0) {
