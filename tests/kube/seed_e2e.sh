@@ -166,6 +166,7 @@ expect "gc: with the controller stopped, delete the job" 'job.batch.volcano.sh "
 eventually "gc: Kubernetes' garbage collector removes its pods" 60 no_pods volcano.sh/job-name=gc-job
 start_component controller "$MUSTER" controller --kubeconfig "$ctrl_kc" --leader-elect=true \
   --leader-elect-resource-namespace=muster-system --listen-address=127.0.0.1:0
+controller_pid=$component_pid
 eventually "controller: restarted, leads again" 60 wait_line controller 1 'became leader'
 
 # --- health, metrics, RBAC ---------------------------------------------------------------------
@@ -173,7 +174,15 @@ sport=$(listen_port scheduler)
 cport=$(listen_port controller)
 expect_eq "scheduler: /healthz" "ok" curl -s "http://127.0.0.1:$sport/healthz"
 expect_eq "scheduler: /readyz" "ok" curl -s "http://127.0.0.1:$sport/readyz"
-expect_eq "controller: /livez" "ok" curl -s "http://127.0.0.1:$cport/livez"
+# Failed once in CI with nothing answering after the restart, not reproduced here: should it
+# happen again, say whether the controller still runs, and its last lines.
+livez_ok() { [ "$(curl -s "http://127.0.0.1:$cport/livez")" = ok ]; }
+if wait_for 10 livez_ok; then
+  ok "controller: /livez"
+else
+  bad "controller: /livez" "ok from port '$cport'" "controller running: $(kill -0 "$controller_pid" 2>/dev/null &&
+    echo yes || echo no); its last lines: $(tail -5 "$work/controller.err" "$work/controller.out")"
+fi
 check_metrics scheduler "$sport" volcano_e2e_scheduling_latency_milliseconds_bucket \
   volcano_action_scheduling_latency_milliseconds_bucket \
   volcano_plugin_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
