@@ -480,8 +480,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                             });
   }
 
+  // Runs on a pool thread, so before Stop() has joined the pool: a stream is either counted
+  // here, where Stop() then waits for it, or not started at all.
   void StartStream(HttpResponse res, unsigned version, bool keep_alive) {
     ReleaseInflight();
+    if (server_->stopping) return Close();
     beast::get_lowest_layer(stream_).expires_never();
     int fd = Socket().native_handle();
     server_->StreamStarted(fd);
@@ -495,7 +498,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       } else {
         self->Close();
       }
-      self.reset();  // before StreamEnded: the session must not outlive the io_context
+      // Before StreamEnded, after which the server may be gone: the session and whatever the
+      // response's stream function holds.
+      self.reset();
+      res = HttpResponse();
       server->StreamEnded(fd);
     }).detach();
   }
@@ -641,18 +647,19 @@ void Server::Stop() {
     closed.set_value();
   });
   closed.get_future().wait();
-  {
-    // Streams notice `stopping` within a poll interval and end with a clean last chunk; those
-    // stuck in a write to a client that does not read are cut.
-    std::unique_lock lock(s.streams_mu);
-    if (!s.streams_cv.wait_for(lock, kStreamGrace, [&s] { return s.stream_fds.empty(); })) {
-      for (int fd : s.stream_fds) ::shutdown(fd, SHUT_RDWR);
-      s.streams_cv.wait_for(lock, std::chrono::seconds(5), [&s] { return s.stream_fds.empty(); });
-    }
-  }
+  // The pool first: a handler still running may yet start a stream (StartStream runs on the
+  // pool), and only once none can do the streams below make a complete list.
   s.ioc.stop();
   for (auto& t : s.pool) {
     if (t.joinable()) t.join();
+  }
+  // Streams notice `stopping` within a poll interval and end with a clean last chunk; those
+  // stuck in a write to a client that does not read are cut. Their threads use this server,
+  // so Stop() returns only once every one has ended.
+  std::unique_lock lock(s.streams_mu);
+  if (!s.streams_cv.wait_for(lock, kStreamGrace, [&s] { return s.stream_fds.empty(); })) {
+    for (int fd : s.stream_fds) ::shutdown(fd, SHUT_RDWR);
+    s.streams_cv.wait(lock, [&s] { return s.stream_fds.empty(); });
   }
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -636,6 +637,46 @@ TEST(ServerTest, StopClosesTheListeningSocketBeforeReturning) {
     server->Stop();
     EXPECT_TRUE(Refused(port)) << "round " << i << ": a connection after Stop() was not refused";
   }
+}
+
+// A watch whose handler is still running when Stop() begins (an informer re-watching as the
+// server goes down) must not start its stream after Stop() has returned: the stream's thread
+// would use the server after it is destroyed (found as heap corruption in a client test).
+TEST(ServerTest, StopReturnsOnlyOnceNoStreamRunsOrCanStart) {
+  ServerOptions options = Local();
+  options.threads = 2;
+  std::atomic<bool> stop_begun{false};
+  std::atomic<int> handlers_entered{0};
+  std::atomic<int> streams_started{0};
+  std::atomic<int> streams_ended{0};
+  auto server = StartServer(options, [&](const HttpRequest&) {
+    handlers_entered.fetch_add(1);
+    const auto deadline = Clock::now() + 20s;
+    while (!stop_begun && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(300ms);  // Stop() is under way meanwhile
+    HttpResponse r;
+    r.stream = [&](StreamSink& sink) {
+      streams_started.fetch_add(1);
+      while (!sink.Cancelled()) std::this_thread::sleep_for(10ms);
+      streams_ended.fetch_add(1);
+    };
+    return r;
+  });
+  ASSERT_NE(server, nullptr);
+  Conn c(server->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send(Request("GET", "/api/v1/pods?watch=true")));
+  const auto deadline = Clock::now() + 20s;
+  while (handlers_entered == 0 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(handlers_entered, 1);
+  stop_begun = true;
+  server->Stop();
+  const int started = streams_started;
+  const int ended = streams_ended;
+  EXPECT_EQ(started, ended) << "a stream still ran when Stop() returned";
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(streams_started, started) << "a stream started after Stop() returned";
+  EXPECT_EQ(streams_ended, started);
 }
 
 }  // namespace
