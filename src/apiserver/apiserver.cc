@@ -135,6 +135,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.threads = options.threads;
   server_options.max_requests_inflight = options.max_requests_inflight;
   server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
+  server_options.max_streams = options.max_watches;
+  server_options.max_streams_per_client = options.max_watches_per_client;
   server_options.long_running = IsLongRunning;
   std::string ca_pem;
   if (!loopback) {

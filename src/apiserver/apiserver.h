@@ -40,6 +40,10 @@ struct ApiServerOptions {
   // served at once past which HTTP clients get 429 (ServerOptions); 0: no limit.
   int max_requests_inflight = 400;
   int max_mutating_requests_inflight = 200;
+  // Watches and log streams open at once over HTTP, in all and from one client address, past
+  // which a new one gets 429 (ServerOptions::max_streams); 0: no limit.
+  int max_watches = 20000;
+  int max_watches_per_client = 10000;
 };
 
 class ApiServer {

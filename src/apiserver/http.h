@@ -4,6 +4,7 @@
 // only translation unit that includes Boost.Beast) and the REST handlers. Keeping Beast out of
 // the handlers keeps their compile time small and lets tests call them without sockets.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -64,6 +65,32 @@ class StreamSink {
   }
 };
 
+// A streaming response that needs no thread of its own: the server (server.cc) serves many of
+// them on its pool, asking each for output when it says it has some (the `wake` callback), when
+// its next deadline comes (a timeout, a bookmark) or when the previous output has been sent.
+// Watches use this over HTTP; in-process callers (LocalTransport) run the same watch through
+// HttpResponse::stream.
+class StreamSource {
+ public:
+  using Clock = std::chrono::steady_clock;
+  enum class Poll {
+    kWait,   // nothing more for now: poll again after a wake or at NextPoll()
+    kMore,   // more is ready: poll again once `out` is sent (bounds what one poll buffers)
+    kEnded,  // `out` holds the last output
+  };
+  virtual ~StreamSource() = default;
+  // Called once, before the first Next. `wake` may be called from any thread, any number of
+  // times, and may still be called while or just after Stop() runs (the server ignores those).
+  virtual void Start(std::function<void()> wake) = 0;
+  // Appends the output ready now to `out`; never blocks for long (no waiting for events).
+  virtual Poll Next(std::string& out) = 0;
+  // When to poll again without a wake (Clock::time_point::max(): only after one).
+  [[nodiscard]] virtual Clock::time_point NextPoll() const = 0;
+  // Releases what the stream holds: the client went away, the server stops or the stream ended.
+  // Called once, never concurrently with Next.
+  virtual void Stop() = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -73,6 +100,9 @@ struct HttpResponse {
   // headers are sent the server calls `stream` on a thread of its own and ends the response
   // when it returns. Watches and `pods/log?follow=true` use this.
   std::function<void(StreamSink&)> stream;
+  // The same stream without a thread (see StreamSource); where set the server uses it instead
+  // of `stream`, which stays set for callers that run streams on their own threads.
+  std::shared_ptr<StreamSource> source;
 };
 
 }  // namespace muster::apiserver

@@ -15,11 +15,13 @@
 #include <exception>
 #include <future>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -148,6 +150,44 @@ void SetSocketOptions(tcp::socket& socket) {
 
 }  // namespace
 
+// What Stop() needs of a connection serving a StreamSource.
+class StreamControl {
+ public:
+  virtual ~StreamControl() = default;
+  // Thread-safe: the stream ends with a clean last chunk, on the connection's executor.
+  virtual void RequestEnd() = 0;
+  // Thread-safe: no more wake-ups are posted to the pool (before it is destroyed).
+  virtual void Silence() = 0;
+  virtual int Fd() = 0;
+};
+
+// A StreamSource's wake callback: posts one poll to the connection at a time, and nothing once
+// silenced (the stream ended, or the server is going away: the store may still call it).
+class Waker {
+ public:
+  explicit Waker(std::function<void()> post) : post_(std::move(post)) {}
+  void Wake() {
+    std::lock_guard lock(mu_);
+    if (silenced_ || queued_) return;
+    queued_ = true;
+    post_();
+  }
+  void Taken() {  // the posted poll runs: a wake from now on posts another
+    std::lock_guard lock(mu_);
+    queued_ = false;
+  }
+  void Silence() {
+    std::lock_guard lock(mu_);
+    silenced_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool silenced_ = false;
+  bool queued_ = false;
+  std::function<void()> post_;
+};
+
 struct Server::Impl {
   ServerOptions options;
   RequestHandler handler;
@@ -172,22 +212,62 @@ struct Server::Impl {
   std::mutex stop_mu;
   bool stopped = false;
 
-  // Streaming responses in flight, by socket descriptor, so Stop() can cut stuck ones.
+  // Streaming responses in flight: those on threads of their own by socket descriptor (so
+  // Stop() can cut stuck ones), those the pool serves (StreamSource) by their connection, and
+  // both counted by client against the stream limits.
   std::mutex streams_mu;
   std::condition_variable streams_cv;
+  bool streams_closed = false;  // Stop() has begun: no stream starts from now on
   std::multiset<int> stream_fds;
+  std::map<StreamControl*, std::weak_ptr<StreamControl>> sources;
+  std::map<std::string, int> streams_by_client;
+  int streams = 0;
 
-  void DoAccept();
-  void StreamStarted(int fd) {
-    std::lock_guard lock(streams_mu);
-    stream_fds.insert(fd);
+  enum class Admit { kYes, kStopping, kLimit };
+  // Counts a stream from `client` (its address) against ServerOptions::max_streams and
+  // max_streams_per_client.
+  Admit AdmitStreamLocked(const std::string& client) {
+    if (streams_closed) return Admit::kStopping;
+    if (options.max_streams > 0 && streams >= options.max_streams) return Admit::kLimit;
+    int& mine = streams_by_client[client];
+    if (options.max_streams_per_client > 0 && mine >= options.max_streams_per_client) {
+      if (mine == 0) streams_by_client.erase(client);
+      return Admit::kLimit;
+    }
+    ++mine;
+    ++streams;
+    return Admit::kYes;
   }
-  void StreamEnded(int fd) {
+  void ReleaseStreamLocked(const std::string& client) {
+    --streams;
+    auto it = streams_by_client.find(client);
+    if (it != streams_by_client.end() && --it->second <= 0) streams_by_client.erase(it);
+    streams_cv.notify_all();
+  }
+  Admit StreamStarted(int fd, const std::string& client) {
+    std::lock_guard lock(streams_mu);
+    Admit admit = AdmitStreamLocked(client);
+    if (admit == Admit::kYes) stream_fds.insert(fd);
+    return admit;
+  }
+  void StreamEnded(int fd, const std::string& client) {
     std::lock_guard lock(streams_mu);
     auto it = stream_fds.find(fd);
     if (it != stream_fds.end()) stream_fds.erase(it);
-    streams_cv.notify_all();
+    ReleaseStreamLocked(client);
   }
+  Admit SourceStarted(StreamControl* key, std::weak_ptr<StreamControl> control,
+                      const std::string& client) {
+    std::lock_guard lock(streams_mu);
+    Admit admit = AdmitStreamLocked(client);
+    if (admit == Admit::kYes) sources.emplace(key, std::move(control));
+    return admit;
+  }
+  void SourceEnded(StreamControl* key, const std::string& client) {
+    std::lock_guard lock(streams_mu);
+    if (sources.erase(key) > 0) ReleaseStreamLocked(client);
+  }
+  void DoAccept();
   HttpResponse Call(const HttpRequest& req) {
     try {
       return handler(req);
@@ -287,15 +367,29 @@ class ChunkSink : public StreamSink {
 };
 
 template <class Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
+class Session : public std::enable_shared_from_this<Session<Stream>>, public StreamControl {
  public:
   Session(Server::Impl* server, Stream stream) : server_(server), stream_(std::move(stream)) {
     server_->connections.fetch_add(1);
   }
-  ~Session() {
+  // May run in the io_context's destructor (a pending handler held the last reference), where
+  // only what Impl declares before the io_context is still there.
+  ~Session() override {
+    if (waker_) waker_->Silence();
     ReleaseInflight();
     server_->connections.fetch_sub(1);
   }
+
+  void RequestEnd() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->end_requested_ = true;
+      self->Pump();
+    });
+  }
+  void Silence() override {
+    if (waker_) waker_->Silence();
+  }
+  int Fd() override { return Socket().native_handle(); }
 
   void Start() {
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -422,6 +516,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     req_.accept = std::move(p.accept);
     req_.body = std::move(p.body);
     HttpResponse res = server_->Call(req_);
+    if (res.source) return StartSource(std::move(res), p.version, p.keep_alive());
     if (res.stream) return StartStream(std::move(res), p.version, p.keep_alive());
     Reply(std::move(res), p.version, p.keep_alive());
   }
@@ -480,30 +575,157 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                             });
   }
 
-  // Runs on a pool thread, so before Stop() has joined the pool: a stream is either counted
-  // here, where Stop() then waits for it, or not started at all.
+  std::string ClientAddress() {
+    beast::error_code ec;
+    auto endpoint = Socket().remote_endpoint(ec);
+    return ec ? std::string() : endpoint.address().to_string();
+  }
+
+  // The answer when a stream cannot start: the stream limits, or no thread to run it on.
+  void RefuseStream(unsigned version, bool keep_alive) {
+    Reply(ErrorResponse(TooManyRequests()), version, keep_alive);
+  }
+
+  // Runs on a pool thread, so before Stop() has joined the pool; Stop() waits for every stream
+  // counted here and none starts once it has begun.
   void StartStream(HttpResponse res, unsigned version, bool keep_alive) {
     ReleaseInflight();
-    if (server_->stopping) return Close();
+    const int fd = Socket().native_handle();
+    std::string client = ClientAddress();
+    switch (server_->StreamStarted(fd, client)) {
+      case Server::Impl::Admit::kStopping:
+        return Close();
+      case Server::Impl::Admit::kLimit:
+        return RefuseStream(version, keep_alive);
+      case Server::Impl::Admit::kYes:
+        break;
+    }
     beast::get_lowest_layer(stream_).expires_never();
-    int fd = Socket().native_handle();
-    server_->StreamStarted(fd);
-    std::thread([self = this->shared_from_this(), res = std::move(res), version, keep_alive,
-                 fd]() mutable {
-      Server::Impl* server = self->server_;
-      bool ok = self->RunStream(res, version);
-      if (ok && keep_alive && !server->stopping) {
-        auto executor = self->stream_.get_executor();
-        net::post(executor, [self]() { self->DoRead(/*first=*/false); });
-      } else {
-        self->Close();
-      }
-      // Before StreamEnded, after which the server may be gone: the session and whatever the
-      // response's stream function holds.
-      self.reset();
-      res = HttpResponse();
-      server->StreamEnded(fd);
-    }).detach();
+    try {
+      std::thread([self = this->shared_from_this(), res = std::move(res), version, keep_alive,
+                   fd, client]() mutable {
+        Server::Impl* server = self->server_;
+        bool ok = self->RunStream(res, version);
+        if (ok && keep_alive && !server->stopping) {
+          auto executor = self->stream_.get_executor();
+          net::post(executor, [self]() { self->DoRead(/*first=*/false); });
+        } else {
+          self->Close();
+        }
+        // Before StreamEnded, after which the server may be gone: the session and whatever the
+        // response's stream function holds.
+        self.reset();
+        res = HttpResponse();
+        server->StreamEnded(fd, client);
+      }).detach();
+    } catch (const std::system_error& e) {  // out of threads: the client may retry
+      server_->StreamEnded(fd, client);
+      fmt::print(stderr, "muster: cannot start a thread for a stream: {}\n", e.what());
+      RefuseStream(version, keep_alive);
+    }
+  }
+
+  // A StreamSource, served on the pool: the chunks are written as the source has them (Pump),
+  // and a read waits meanwhile for the client to close. The response says Connection: close, as
+  // the read may have taken bytes a next request would need.
+  void StartSource(HttpResponse res, unsigned version, bool keep_alive) {
+    ReleaseInflight();
+    stream_client_ = ClientAddress();
+    switch (server_->SourceStarted(this, this->weak_from_this(), stream_client_)) {
+      case Server::Impl::Admit::kStopping:
+        return Close();
+      case Server::Impl::Admit::kLimit:
+        return RefuseStream(version, keep_alive);
+      case Server::Impl::Admit::kYes:
+        break;
+    }
+    source_ = std::move(res.source);
+    beast::get_lowest_layer(stream_).expires_never();
+    timer_.emplace(stream_.get_executor());
+    std::weak_ptr<Session> weak = this->shared_from_this();
+    waker_ = std::make_shared<Waker>([weak, executor = stream_.get_executor()] {
+      net::post(executor, [weak] {
+        if (auto self = weak.lock()) {
+          self->waker_->Taken();
+          self->Pump();
+        }
+      });
+    });
+    source_->Start([waker = waker_] { waker->Wake(); });
+    auto head = std::make_shared<http::response<http::empty_body>>(
+        static_cast<http::status>(res.status), version);
+    SetHeaders(head->base(), res);
+    head->chunked(true);
+    head->keep_alive(false);
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+    writing_ = true;
+    http::async_write_header(stream_, *serializer,
+                             [self = this->shared_from_this(), head, serializer](
+                                 beast::error_code ec, size_t) {
+                               self->writing_ = false;
+                               if (ec) return self->EndSource();
+                               self->WaitForClientClose();
+                               self->Pump();
+                             });
+  }
+
+  // On the connection's executor: sends what the source has, or waits for its next wake or
+  // deadline.
+  void Pump() {
+    if (source_done_ || writing_) return;
+    std::string out;
+    StreamSource::Poll poll =
+        end_requested_ ? StreamSource::Poll::kEnded : source_->Next(out);
+    const bool last = poll == StreamSource::Poll::kEnded;
+    if (out.empty() && !last) return ArmTimer();
+    wire_.clear();
+    if (!out.empty()) {
+      wire_ = fmt::format("{:x}\r\n", out.size());
+      wire_ += out;
+      wire_ += "\r\n";
+    }
+    if (last) wire_ += "0\r\n\r\n";
+    writing_ = true;
+    net::async_write(stream_, net::buffer(wire_),
+                     [self = this->shared_from_this(), last](beast::error_code ec, size_t) {
+                       self->writing_ = false;
+                       if (ec || last) return self->EndSource();
+                       self->Pump();
+                     });
+  }
+
+  void ArmTimer() {
+    const auto at = source_->NextPoll();
+    if (at == StreamSource::Clock::time_point::max()) {
+      timer_->cancel();
+      return;
+    }
+    timer_->expires_at(at);
+    timer_->async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec) self->Pump();
+    });
+  }
+
+  // What a client sends during a stream is dropped; its close (or a reset) ends the stream.
+  void WaitForClientClose() {
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (self->source_done_) return;
+                              if (ec) return self->EndSource();
+                              self->buffer_.commit(n);
+                              self->buffer_.consume(self->buffer_.size());
+                              self->WaitForClientClose();
+                            });
+  }
+
+  void EndSource() {
+    if (source_done_) return;
+    source_done_ = true;
+    waker_->Silence();
+    timer_->cancel();
+    source_->Stop();
+    server_->SourceEnded(this, stream_client_);
+    Close();
   }
 
   // Runs on the stream's thread. True when the response ended cleanly.
@@ -539,6 +761,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::optional<RequestParser> parser_;
   HttpRequest req_;  // method, path and query from the headers; the rest from the body's end
   std::atomic<int>* inflight_ = nullptr;  // the in-flight count this request holds a place in
+  // A StreamSource being served (StartSource); used on the connection's executor.
+  std::shared_ptr<StreamSource> source_;
+  std::shared_ptr<Waker> waker_;
+  std::optional<net::steady_timer> timer_;
+  std::string stream_client_;
+  std::string wire_;  // the chunk being written
+  bool writing_ = false;
+  bool end_requested_ = false;  // by Stop()
+  bool source_done_ = false;
 };
 
 }  // namespace
@@ -623,8 +854,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   impl->port = impl->acceptor.local_endpoint(ec).port();
   impl->DoAccept();
   int threads = options.threads > 0 ? options.threads : 1;
-  for (int i = 0; i < threads; ++i) {
-    impl->pool.emplace_back([io = &impl->ioc]() { io->run(); });
+  try {
+    for (int i = 0; i < threads; ++i) {
+      impl->pool.emplace_back([io = &impl->ioc]() { io->run(); });
+    }
+  } catch (const std::system_error& e) {
+    impl->ioc.stop();
+    for (auto& t : impl->pool) t.join();
+    return absl::ResourceExhaustedError(
+        fmt::format("cannot start the server's {} threads: {}", threads, e.what()));
   }
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
@@ -647,15 +885,37 @@ void Server::Stop() {
     closed.set_value();
   });
   closed.get_future().wait();
-  // The pool first: a handler still running may yet start a stream (StartStream runs on the
-  // pool), and only once none can do the streams below make a complete list.
+  // No stream starts from here on; those the pool serves end with a clean last chunk, and
+  // those stuck in a write to a client that does not read are cut after a grace period.
+  std::vector<std::shared_ptr<StreamControl>> sources;
+  {
+    std::lock_guard lock(s.streams_mu);
+    s.streams_closed = true;
+    for (auto& [key, weak] : s.sources) {
+      if (auto control = weak.lock()) sources.push_back(std::move(control));
+    }
+  }
+  for (auto& control : sources) control->RequestEnd();
+  {
+    std::unique_lock lock(s.streams_mu);
+    if (!s.streams_cv.wait_for(lock, kStreamGrace, [&s] { return s.sources.empty(); })) {
+      for (auto& control : sources) ::shutdown(control->Fd(), SHUT_RDWR);
+      s.streams_cv.wait_for(lock, kStreamGrace, [&s] { return s.sources.empty(); });
+    }
+  }
+  // The store may still call a source's wake until its watch is destroyed with the pool's
+  // handlers: from now on that posts nothing.
+  for (auto& control : sources) control->Silence();
+  sources.clear();
+  // The pool next: a handler still running may yet start a stream on a thread (StartStream
+  // runs on the pool), and only once none can do the streams below make a complete list.
   s.ioc.stop();
   for (auto& t : s.pool) {
     if (t.joinable()) t.join();
   }
-  // Streams notice `stopping` within a poll interval and end with a clean last chunk; those
-  // stuck in a write to a client that does not read are cut. Their threads use this server,
-  // so Stop() returns only once every one has ended.
+  // Streams on threads notice `stopping` within a poll interval and end with a clean last
+  // chunk; those stuck in a write to a client that does not read are cut. Their threads use
+  // this server, so Stop() returns only once every one has ended.
   std::unique_lock lock(s.streams_mu);
   if (!s.streams_cv.wait_for(lock, kStreamGrace, [&s] { return s.stream_fds.empty(); })) {
     for (int fd : s.stream_fds) ::shutdown(fd, SHUT_RDWR);

@@ -51,7 +51,12 @@ struct ServerOptions {
   // Sees method, path and query; called from the pool's threads. Unset: none is long-running.
   std::function<bool(const HttpRequest&)> long_running;
   // Open connections; a connection past the cap is accepted and closed at once. 0: no cap.
-  int max_connections = 10000;
+  int max_connections = 30000;
+  // Streaming responses (watches, followed logs) at once, in all and from one client address;
+  // past either, 429 with Retry-After: 1. 0: no limit. Watches (HttpResponse::source) need no
+  // thread each; a stream that does and cannot get one is refused the same way.
+  int max_streams = 20000;
+  int max_streams_per_client = 10000;
   // When not empty, every request must carry `Authorization: Bearer <token>`, else 401 and the
   // connection is closed.
   std::string bearer_token;

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -637,6 +639,190 @@ TEST(ServerTest, StopClosesTheListeningSocketBeforeReturning) {
     server->Stop();
     EXPECT_TRUE(Refused(port)) << "round " << i << ": a connection after Stop() was not refused";
   }
+}
+
+// --- streams without a thread each (StreamSource) ----------------------------------------------
+
+// Lines published to every FeedSource, which the server polls when woken.
+struct Feed {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string published;
+  std::vector<std::function<void()>> wakes;
+  int started = 0;
+  int stopped = 0;
+
+  void Publish(const std::string& line) {
+    std::vector<std::function<void()>> to_call;
+    {
+      std::lock_guard lock(mu);
+      published += line;
+      to_call = wakes;
+    }
+    for (auto& wake : to_call) wake();  // also those of ended streams: the server ignores them
+  }
+  bool WaitFor(std::function<bool()> done) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, 30s, done);
+  }
+};
+
+class FeedSource : public StreamSource {
+ public:
+  explicit FeedSource(Feed& feed) : feed_(feed) {}
+  void Start(std::function<void()> wake) override {
+    std::lock_guard lock(feed_.mu);
+    feed_.wakes.push_back(std::move(wake));
+    sent_ = feed_.published.size();  // from now on
+    ++feed_.started;
+    feed_.cv.notify_all();
+  }
+  Poll Next(std::string& out) override {
+    std::lock_guard lock(feed_.mu);
+    out += feed_.published.substr(sent_);
+    sent_ = feed_.published.size();
+    return Poll::kWait;
+  }
+  [[nodiscard]] Clock::time_point NextPoll() const override { return Clock::time_point::max(); }
+  void Stop() override {
+    std::lock_guard lock(feed_.mu);
+    ++feed_.stopped;
+    feed_.cv.notify_all();
+  }
+
+ private:
+  Feed& feed_;
+  size_t sent_ = 0;
+};
+
+RequestHandler FeedHandler(Feed& feed) {
+  return [&feed](const HttpRequest&) {
+    HttpResponse r;
+    r.source = std::make_shared<FeedSource>(feed);
+    return r;
+  };
+}
+
+int ThreadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// Reads from `c` until `text` has arrived (true) or the connection ends or 30 s pass.
+bool Receives(Conn& c, std::string_view text, std::string& got) {
+  const auto deadline = Clock::now() + 30s;
+  while (got.find(text) == std::string::npos) {
+    if (Clock::now() > deadline || c.ClosedWithin(5ms, &got)) {
+      return got.find(text) != std::string::npos;
+    }
+  }
+  return true;
+}
+
+// A connection from `source` (a loopback address of the caller's choice) to the server.
+std::unique_ptr<Conn> ConnFrom(const char* source, uint16_t port) {
+  auto c = std::make_unique<Conn>(Unconnected{});
+  sockaddr_in from = Loopback(0);
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to = Loopback(port);
+  if (::bind(c->fd(), reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      ::connect(c->fd(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    c->Close();
+  }
+  return c;
+}
+
+TEST(ServerTest, StreamSourcesNeedNoThreadEachAndEndWhenTheClientGoesOrTheServerStops) {
+  constexpr int kStreams = 300;
+  Feed feed;
+  ServerOptions options = Local();
+  options.threads = 2;
+  auto server = StartServer(options, FeedHandler(feed));
+  ASSERT_NE(server, nullptr);
+  const int threads_before = ThreadsOfThisProcess();
+  std::vector<std::unique_ptr<Conn>> conns;
+  for (int i = 0; i < kStreams; ++i) {
+    conns.push_back(std::make_unique<Conn>(server->port()));
+    ASSERT_TRUE(conns.back()->connected());
+    ASSERT_TRUE(conns.back()->Send(Request("GET", "/api/v1/pods?watch=true")));
+  }
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.started == kStreams; })) << feed.started;
+  EXPECT_LE(ThreadsOfThisProcess(), threads_before + 2) << "a thread per stream";
+
+  feed.Publish("event-1\n");
+  std::vector<std::string> got(kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_TRUE(Receives(*conns[i], "event-1\n", got[i])) << "stream " << i << ": " << got[i];
+  }
+  EXPECT_NE(got[0].find("Transfer-Encoding: chunked"), std::string::npos) << got[0];
+  EXPECT_NE(got[0].find("Connection: close"), std::string::npos) << got[0];
+
+  // A third of the clients leave: their streams are stopped, the others go on.
+  for (int i = 0; i < kStreams / 3; ++i) conns[i]->Close();
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.stopped == kStreams / 3; })) << feed.stopped;
+  feed.Publish("event-2\n");
+  for (int i = kStreams / 3; i < kStreams; ++i) {
+    ASSERT_TRUE(Receives(*conns[i], "event-2\n", got[i])) << "stream " << i << ": " << got[i];
+  }
+
+  // Stop() ends the rest with the last chunk and closes them before it returns.
+  server->Stop();
+  {
+    std::lock_guard lock(feed.mu);
+    EXPECT_EQ(feed.stopped, kStreams);
+  }
+  for (int i = kStreams / 3; i < kStreams; ++i) {
+    std::string rest;
+    EXPECT_TRUE(conns[i]->ClosedWithin(10s, &rest)) << "stream " << i;
+    EXPECT_NE((got[i] + rest).find("0\r\n\r\n"), std::string::npos)
+        << "stream " << i << " did not end cleanly: " << got[i] + rest;
+  }
+  feed.Publish("after the stop\n");  // wakes into a stopped server are ignored
+}
+
+TEST(ServerTest, StreamsPastTheTotalOrPerClientLimitGet429WithRetryAfter) {
+  Feed feed;
+  ServerOptions options = Local();
+  options.max_streams = 3;
+  options.max_streams_per_client = 2;
+  auto server = StartServer(options, FeedHandler(feed));
+  ASSERT_NE(server, nullptr);
+  const uint16_t port = server->port();
+  auto watch = [&](const char* from) {
+    auto c = ConnFrom(from, port);
+    EXPECT_TRUE(c->connected());
+    EXPECT_TRUE(c->Send(Request("GET", "/api/v1/pods?watch=true")));
+    return c;
+  };
+  auto refused = [](Conn& c) {
+    auto r = c.Read();
+    if (!r.has_value()) return false;
+    ExpectStatus(*r, 429, "TooManyRequests", "Too many requests, please try again later.");
+    EXPECT_EQ(r->headers["retry-after"], "1");
+    return r->status == 429;
+  };
+  auto a1 = watch("127.0.0.1");
+  auto a2 = watch("127.0.0.1");
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.started == 2; }));
+  auto a3 = watch("127.0.0.1");  // past the per-client limit
+  EXPECT_TRUE(refused(*a3));
+  auto b1 = watch("127.0.0.2");  // another client still may
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.started == 3; }));
+  auto b2 = watch("127.0.0.2");  // past the total
+  EXPECT_TRUE(refused(*b2));
+  // A place freed is taken again.
+  a1->Close();
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.stopped == 1; }));
+  auto b3 = watch("127.0.0.2");
+  ASSERT_TRUE(feed.WaitFor([&] { return feed.started == 4; }));
+  feed.Publish("hello\n");
+  std::string got;
+  EXPECT_TRUE(Receives(*b3, "hello\n", got)) << got;
+  server->Stop();
 }
 
 // A watch whose handler is still running when Stop() begins (an informer re-watching as the

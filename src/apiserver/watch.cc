@@ -62,74 +62,140 @@ struct WatchParams {
   std::chrono::milliseconds bookmark_interval{0};
 };
 
-class WatchStream {
+// One watch, served either by a thread of its own (Run, for in-process sinks) or by the
+// server's event loop (the StreamSource methods): both fill the same buffer through Fill, which
+// never waits.
+class WatchStream : public StreamSource {
  public:
   WatchStream(store::Store& store, WatchParams p) : store_(store), p_(std::move(p)) {}
 
+  // On the caller's thread until the watch ends, the sink fails or the client goes away.
   void Run(StreamSink& sink) {
     sink_ = &sink;
     events_ = sink.TakesEvents() && !p_.table;
-    const auto deadline = Clock::now() + p_.timeout;
-    std::unique_ptr<store::Watch> watch;
-    int64_t last_rv = 0;
-    if (p_.synthetic) {
-      store::ListResult list = store_.List(p_.resource->StoreResource(), p_.ns);
-      if (p_.min_revision > static_cast<uint64_t>(list.revision)) {
-        return SendError(TooLargeResourceVersion(p_.min_revision, list.revision));
-      }
-      last_rv = list.revision;
-      auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, list.revision);
-      if (!w.ok()) return SendExpired(w.status());
-      watch = std::move(*w);
-      for (const auto& item : list.items) {
-        if (item.damaged) {
-          p_.skipped_damaged(item);
-          continue;
-        }
-        std::shared_ptr<const json::value> parsed = item.parsed;
-        if (p_.filtered || events_) {
-          if (!parsed) parsed = Parse(*item.json);
-          if (p_.filtered && !Matches(parsed)) continue;
-        }
-        Append("ADDED", *item.json, parsed);
-        if ((ended_ || buffer_.size() >= kFlushBytes) && !Flush()) return Close(watch);
-      }
-      if (p_.initial_events_end) AppendBookmark(last_rv, /*initial_events_end=*/true);
-      if (!Flush()) return Close(watch);
-    } else {
-      auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, p_.from);
-      if (!w.ok()) return SendExpired(w.status());
-      watch = std::move(*w);
-      last_rv = p_.from;
+    while (true) {
+      Fill(Clock::now());
+      if (!Flush() || finished_) break;
+      if (more_) continue;
+      if (sink.Cancelled()) break;
+      const auto now = Clock::now();
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::min<Clock::duration>(kPollInterval, NextPoll() - now));
+      auto event = watch_->Next(std::max(ms, std::chrono::milliseconds(0)));
+      if (!event.ok() || event->has_value()) pending_ = std::move(event);
     }
+    CloseWatch();
+  }
 
-    auto next_bookmark = Clock::now() + p_.bookmark_interval;
-    while (!sink.Cancelled()) {
-      auto now = Clock::now();
-      if (now >= deadline) break;
-      auto wait = std::min<Clock::duration>(
-          {kPollInterval, deadline - now, p_.bookmarks ? next_bookmark - now : kPollInterval});
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wait);
-      auto event = watch->Next(std::max(ms, std::chrono::milliseconds(0)));
-      // Drain what is already queued into one chunk.
-      while (event.ok() && event->has_value()) {
-        last_rv = (*event)->revision;
-        Deliver(**event);
-        if (ended_ || buffer_.size() >= kFlushBytes) break;
-        event = watch->Next(std::chrono::milliseconds(0));
+  // StreamSource, over HTTP.
+  void Start(std::function<void()> wake) override { wake_ = std::move(wake); }
+
+  Poll Next(std::string& out) override {
+    Fill(Clock::now());
+    out += buffer_;
+    buffer_.clear();
+    if (finished_) return Poll::kEnded;
+    return more_ ? Poll::kMore : Poll::kWait;
+  }
+
+  [[nodiscard]] Clock::time_point NextPoll() const override {
+    if (!opened_) return Clock::time_point::min();
+    return p_.bookmarks ? std::min(deadline_, next_bookmark_) : deadline_;
+  }
+
+  void Stop() override { CloseWatch(); }
+
+ private:
+  // The list (for synthetic events) and the store's watch; on failure the ERROR event.
+  void Open(Clock::time_point now) {
+    opened_ = true;
+    deadline_ = now + p_.timeout;
+    next_bookmark_ = now + p_.bookmark_interval;
+    if (p_.synthetic) {
+      list_ = store_.List(p_.resource->StoreResource(), p_.ns);
+      if (p_.min_revision > static_cast<uint64_t>(list_.revision)) {
+        return Finish(TooLargeResourceVersion(p_.min_revision, list_.revision));
       }
-      if (!event.ok()) {
-        Flush();
-        watch->Close();
-        return SendExpired(event.status());
-      }
-      if (p_.bookmarks && Clock::now() >= next_bookmark) {
-        AppendBookmark(last_rv, false);
-        next_bookmark = Clock::now() + p_.bookmark_interval;
-      }
-      if (!Flush()) break;
+      last_rv_ = list_.revision;
+      initial_end_pending_ = p_.initial_events_end;
+    } else {
+      last_rv_ = p_.from;
     }
-    Close(watch);
+    auto w = store_.WatchFrom(p_.resource->StoreResource(), p_.ns, last_rv_);
+    if (!w.ok()) return FinishExpired(w.status());
+    watch_ = std::move(*w);
+    if (wake_) watch_->SetReadyCallback(wake_);
+  }
+
+  // Appends what is ready to buffer_ (or hands events to an events sink), up to kFlushBytes;
+  // more_ when it stopped there.
+  void Fill(Clock::time_point now) {
+    more_ = false;
+    if (finished_) return;
+    if (!opened_) {
+      Open(now);
+      if (finished_) return;
+    }
+    auto full = [this] { return ended_ || buffer_.size() >= kFlushBytes; };
+    for (; next_item_ < list_.items.size(); ++next_item_) {
+      if (full()) {
+        more_ = true;
+        return;
+      }
+      const store::Object& item = list_.items[next_item_];
+      if (item.damaged) {
+        p_.skipped_damaged(item);
+        continue;
+      }
+      std::shared_ptr<const json::value> parsed = item.parsed;
+      if (p_.filtered || events_) {
+        if (!parsed) parsed = Parse(*item.json);
+        if (p_.filtered && !Matches(parsed)) continue;
+      }
+      Append("ADDED", *item.json, parsed);
+    }
+    if (!list_.items.empty()) list_ = store::ListResult();  // sent: not held for the watch's life
+    if (initial_end_pending_) {
+      AppendBookmark(last_rv_, /*initial_events_end=*/true);
+      initial_end_pending_ = false;
+    }
+    while (true) {
+      if (full()) {
+        more_ = true;
+        return;
+      }
+      absl::StatusOr<std::optional<store::Event>> event =
+          pending_ ? *std::exchange(pending_, std::nullopt)
+                   : watch_->Next(std::chrono::milliseconds(0));
+      if (!event.ok()) return FinishExpired(event.status());
+      if (!event->has_value()) break;
+      last_rv_ = (*event)->revision;
+      Deliver(**event);
+    }
+    if (now >= deadline_) {
+      finished_ = true;
+      return;
+    }
+    if (p_.bookmarks && now >= next_bookmark_) {
+      AppendBookmark(last_rv_, false);
+      next_bookmark_ = now + p_.bookmark_interval;
+    }
+  }
+
+  void CloseWatch() {
+    if (watch_) watch_->Close();
+  }
+
+  void Finish(const ApiError& e) {
+    SendError(e);
+    CloseWatch();
+    finished_ = true;
+  }
+
+  // The store's OutOfRange says "too old resource version: N (M)", kube's words for it.
+  void FinishExpired(const absl::Status& status) {
+    Finish(absl::IsOutOfRange(status) ? Expired(std::string(status.message()))
+                                      : Internal(std::string(status.message())));
   }
 
  private:
@@ -151,10 +217,6 @@ class WatchStream {
     if (meta == nullptr || !meta->is_object()) return "";
     const json::value* rv = meta->get_object().if_contains("resourceVersion");
     return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : "";
-  }
-
-  void Close(std::unique_ptr<store::Watch>& watch) {
-    if (watch) watch->Close();
   }
 
   void Deliver(const store::Event& e) {
@@ -233,23 +295,30 @@ class WatchStream {
     return ok;
   }
 
-  // The store's OutOfRange says "too old resource version: N (M)", kube's words for it.
-  void SendExpired(const absl::Status& status) {
-    SendError(absl::IsOutOfRange(status) ? Expired(std::string(status.message()))
-                                         : Internal(std::string(status.message())));
-  }
-
   void SendError(const ApiError& e) {
-    sink_->Write(fmt::format(R"({{"type":"ERROR","object":{}}})"
-                             "\n",
-                             StatusJson(e)));
+    buffer_ += fmt::format(R"({{"type":"ERROR","object":{}}})"
+                           "\n",
+                           StatusJson(e));
   }
 
   store::Store& store_;
   WatchParams p_;
-  StreamSink* sink_ = nullptr;
-  bool events_ = false;  // the sink takes events parsed (StreamSink::TakesEvents)
-  bool ended_ = false;   // the sink refused an event
+  StreamSink* sink_ = nullptr;  // Run's
+  bool events_ = false;         // the sink takes events parsed (StreamSink::TakesEvents)
+  bool ended_ = false;          // the sink refused an event
+  std::function<void()> wake_;  // the event loop's (Start)
+  bool opened_ = false;
+  bool finished_ = false;             // the ERROR event or the timeout ended the watch
+  bool more_ = false;                 // Fill stopped at kFlushBytes
+  bool initial_end_pending_ = false;  // the initial-events-end BOOKMARK is still to send
+  Clock::time_point deadline_;
+  Clock::time_point next_bookmark_;
+  store::ListResult list_;  // the synthetic ADDED events still to send, from next_item_
+  size_t next_item_ = 0;
+  std::unique_ptr<store::Watch> watch_;
+  int64_t last_rv_ = 0;
+  // An event Run took while waiting, to deliver first.
+  std::optional<absl::StatusOr<std::optional<store::Event>>> pending_;
   std::string buffer_;
 };
 
@@ -306,6 +375,7 @@ HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
   r.content_type = "application/json";
   auto stream = std::make_shared<WatchStream>(store_, std::move(p));
   r.stream = [stream](StreamSink& sink) { stream->Run(sink); };
+  r.source = stream;
   return r;
 }
 

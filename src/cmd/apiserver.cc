@@ -62,6 +62,18 @@ void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
       ->capture_default_str();
 }
 
+void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_client) {
+  app.add_option("--max-watches", max_watches,
+                 "the most watches and log streams open at once over HTTP (served without a "
+                 "thread each); past it, 429 with Retry-After: 1 (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-watches-per-client", max_watches_per_client,
+                 "the most of those from one client address (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 Subcommand AddApiServerCommand(CLI::App& parent) {
   auto flags = std::make_shared<ApiServerFlags>();
   auto* options = &flags->options;
@@ -83,6 +95,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
                 "start from an empty cluster: remove the store, the kubeconfig and credentials, "
                 "logs and pod directories of the data directory first");
   AddInflightFlags(*app, options->max_requests_inflight, options->max_mutating_requests_inflight);
+  AddWatchLimitFlags(*app, options->max_watches, options->max_watches_per_client);
   return {app, [flags] { return RunApiServer(*flags); }};
 }
 

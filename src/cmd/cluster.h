@@ -40,6 +40,8 @@ struct LocalClusterOptions {
   // The API server's HTTP in-flight limits (apiserver::ApiServerOptions).
   int max_requests_inflight = 400;
   int max_mutating_requests_inflight = 200;
+  int max_watches = 20000;
+  int max_watches_per_client = 10000;
   // The nodes the agents run (cluster_file.h); at least one.
   std::vector<node::NodeConfig> nodes;
   // volcano-scheduler.conf ("" for Volcano's built-in default), reloaded when it changes.

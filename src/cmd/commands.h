@@ -29,5 +29,7 @@ Subcommand AddFsckCommand(CLI::App& parent);       // fsck.cc
 // commands that run the API server (apiserver.cc).
 void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
                       int& max_mutating_requests_inflight);
+// --max-watches and --max-watches-per-client (apiserver::ApiServerOptions::max_watches).
+void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_client);
 
 }  // namespace muster::cmd

@@ -46,6 +46,8 @@ struct UpFlags {
   std::string gpu_config;
   int max_requests_inflight = 400;
   int max_mutating_requests_inflight = 200;
+  int max_watches = 20000;
+  int max_watches_per_client = 10000;
 };
 
 std::string DefaultDataDir() {
@@ -164,6 +166,8 @@ int RunUp(const UpFlags& flags) {
   cluster_options.listen = flags.listen;
   cluster_options.max_requests_inflight = flags.max_requests_inflight;
   cluster_options.max_mutating_requests_inflight = flags.max_mutating_requests_inflight;
+  cluster_options.max_watches = flags.max_watches;
+  cluster_options.max_watches_per_client = flags.max_watches_per_client;
   cluster_options.nodes = nodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
   cluster_options.scheduler.metrics = (*ops)->registry();
@@ -253,6 +257,7 @@ Subcommand AddUpCommand(CLI::App& parent) {
       ->check(CLI::ExistingFile)
       ->excludes(config);
   AddInflightFlags(*app, flags->max_requests_inflight, flags->max_mutating_requests_inflight);
+  AddWatchLimitFlags(*app, flags->max_watches, flags->max_watches_per_client);
   return {app, [flags] { return RunUp(*flags); }};
 }
 

@@ -14,11 +14,15 @@ class RingWatch final : public Watch {
  public:
   RingWatch(std::shared_ptr<EventRing> ring, EventRing::Cursor cursor)
       : ring_(std::move(ring)), cursor_(std::move(cursor)) {}
+  ~RingWatch() override { ring_->Close(cursor_); }  // unlists a ready callback
 
   absl::StatusOr<std::optional<Event>> Next(std::chrono::milliseconds timeout) override {
     return ring_->Next(cursor_, timeout);
   }
   void Close() override { ring_->Close(cursor_); }
+  void SetReadyCallback(std::function<void()> ready) override {
+    ring_->SetReady(cursor_, std::move(ready));
+  }
 
  private:
   const std::shared_ptr<EventRing> ring_;
@@ -42,13 +46,23 @@ EventRing::EventRing(size_t capacity, int64_t start_revision)
 
 void EventRing::Append(std::vector<Event> events) {
   absl::InlinedVector<std::condition_variable*, 2> to_wake;
+  std::vector<ReadyCallback> to_call;
   {
     std::lock_guard lock(mu_);
+    ++appends_;
     for (Event& event : events) {
       assert(event.revision == head_ + 1);
       if (auto it = wake_.find(event.key.resource); it != wake_.end()) {
         if (std::find(to_wake.begin(), to_wake.end(), it->second.get()) == to_wake.end()) {
           to_wake.push_back(it->second.get());
+        }
+      }
+      if (auto it = ready_.find(event.key.resource); it != ready_.end()) {
+        for (Cursor* cursor : it->second) {
+          if (cursor->called_at == appends_) continue;  // once per append
+          if (!cursor->ns.empty() && cursor->ns != event.key.ns) continue;
+          cursor->called_at = appends_;
+          to_call.push_back(cursor->ready);
         }
       }
       head_ = event.revision;
@@ -72,6 +86,7 @@ void EventRing::Append(std::vector<Event> events) {
     }
   }
   for (std::condition_variable* wake : to_wake) wake->notify_all();
+  for (const ReadyCallback& ready : to_call) (*ready)();
 }
 
 int64_t EventRing::Head() const {
@@ -100,9 +115,16 @@ absl::StatusOr<std::unique_ptr<Watch>> EventRing::WatchFrom(const std::shared_pt
 }
 
 void EventRing::Shutdown() {
-  std::lock_guard lock(mu_);
-  shutdown_ = true;
-  for (auto& [resource, wake] : wake_) wake->notify_all();
+  std::vector<ReadyCallback> to_call;
+  {
+    std::lock_guard lock(mu_);
+    shutdown_ = true;
+    for (auto& [resource, wake] : wake_) wake->notify_all();
+    for (auto& [resource, cursors] : ready_) {
+      for (Cursor* cursor : cursors) to_call.push_back(cursor->ready);
+    }
+  }
+  for (const ReadyCallback& ready : to_call) (*ready)();
 }
 
 absl::StatusOr<std::optional<Event>> EventRing::Next(Cursor& cursor,
@@ -133,9 +155,38 @@ absl::StatusOr<std::optional<Event>> EventRing::Next(Cursor& cursor,
 }
 
 void EventRing::Close(Cursor& cursor) {
+  ReadyCallback last;
+  {
+    std::lock_guard lock(mu_);
+    if (!cursor.closed) last = UnlistLocked(cursor);
+    cursor.closed = true;
+    cursor.wake->notify_all();
+  }
+  if (last) (*last)();
+}
+
+void EventRing::SetReady(Cursor& cursor, std::function<void()> ready) {
+  ReadyCallback old;  // destroyed outside mu_
   std::lock_guard lock(mu_);
-  cursor.closed = true;
-  cursor.wake->notify_all();
+  if (cursor.closed) return;
+  old = UnlistLocked(cursor);
+  if (!ready) return;
+  cursor.ready = std::make_shared<const std::function<void()>>(std::move(ready));
+  ready_[cursor.resource].push_back(&cursor);
+}
+
+EventRing::ReadyCallback EventRing::UnlistLocked(Cursor& cursor) {
+  if (!cursor.ready) return nullptr;
+  auto it = ready_.find(cursor.resource);
+  if (it != ready_.end()) {
+    std::vector<Cursor*>& cursors = it->second;
+    auto at = std::find(cursors.begin(), cursors.end(), &cursor);
+    if (at != cursors.end()) {
+      *at = cursors.back();
+      cursors.pop_back();
+    }
+  }
+  return std::exchange(cursor.ready, nullptr);
 }
 
 bool EventRing::EvictedSinceLocked(const std::string& resource, int64_t from) const {

@@ -16,11 +16,16 @@
 // the newest evicted event of each resource). Events from before the store was opened are unknown,
 // so they count as evicted for every resource.
 //
+// Event loops (a server serving many watches on a few threads) do not wait in Next: they set a
+// ready callback, which an append calls for the watchers of its resources (outside the lock),
+// and then read with Next(0).
+//
 // Thread-safety: all methods may be called from any thread; one mutex guards the ring.
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +67,8 @@ class EventRing {
  private:
   friend class RingWatch;
 
+  using ReadyCallback = std::shared_ptr<const std::function<void()>>;
+
   // Per-watcher state, guarded by mu_.
   struct Cursor {
     std::string resource;
@@ -69,10 +76,16 @@ class EventRing {
     std::condition_variable* wake = nullptr;  // owned by wake_, stable for the ring's lifetime
     int64_t next = 0;                         // the next revision to read
     bool closed = false;
+    ReadyCallback ready = nullptr;  // set: listed in ready_ under `resource`
+    uint64_t called_at = 0;  // the append that last called `ready`
   };
 
   absl::StatusOr<std::optional<Event>> Next(Cursor& cursor, std::chrono::milliseconds timeout);
   void Close(Cursor& cursor);
+  void SetReady(Cursor& cursor, std::function<void()> ready);
+  // Requires mu_. Drops the cursor from ready_ and returns its callback, to be called once more
+  // (outside mu_) when `notify`.
+  ReadyCallback UnlistLocked(Cursor& cursor);
 
   // Requires mu_. The oldest revision still in the ring (Head()+1 when empty).
   int64_t OldestLocked() const { return head_ - static_cast<int64_t>(slots_.size()) + 1; }
@@ -89,8 +102,11 @@ class EventRing {
   std::vector<Event> slots_;  // grows to capacity_, then wraps
   int64_t head_;
   bool shutdown_ = false;
+  uint64_t appends_ = 0;
   absl::flat_hash_map<std::string, int64_t> newest_evicted_;                         // by resource
   absl::flat_hash_map<std::string, std::unique_ptr<std::condition_variable>> wake_;  // by resource
+  // Cursors with a ready callback, by resource: an append calls each of its resource's.
+  absl::flat_hash_map<std::string, std::vector<Cursor*>> ready_;
 };
 
 }  // namespace muster::store

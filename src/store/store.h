@@ -9,6 +9,7 @@
 // StoreOptions::fsync_every_commit for power loss).
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -157,6 +158,13 @@ class Watch {
   // retained history and lost an event of its resource (the client must relist).
   virtual absl::StatusOr<std::optional<Event>> Next(std::chrono::milliseconds timeout) = 0;
   virtual void Close() = 0;
+  // For a watcher that is not a thread waiting in Next (an event loop serving many): `ready` is
+  // called, from the writer's thread and outside the store's locks, after events of this
+  // watch's resource were appended (Next(0) may then have one), and once when the watch is
+  // closed or the store goes away. It must be cheap and must not call into the store. Null
+  // stops the calls, and so does Close(); one already under way may still finish after either
+  // returns, so `ready` must stay safe to call until the Watch is destroyed.
+  virtual void SetReadyCallback(std::function<void()> ready) = 0;
 };
 
 }  // namespace muster::store

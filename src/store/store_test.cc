@@ -954,6 +954,51 @@ TEST(StoreWatchTest, FromZeroSeesLaterChangesOfItsResourceAndNamespace) {
   ExpectNoEvent(**all);
 }
 
+// What an event loop serving many watches relies on: a ready callback per watch, called after an
+// append of its resource and namespace (once per commit), once more when the watch closes, and
+// never once cleared.
+TEST(StoreWatchTest, AReadyCallbackSaysWhenNextHasAnEventForThatWatch) {
+  TempDir dir;
+  auto store = MustOpen(dir.File("db"));
+  ASSERT_NE(store, nullptr);
+  auto in_default = store->WatchFrom("pods", "default", 0);
+  auto nodes = store->WatchFrom("nodes", "", 0);
+  ASSERT_TRUE(in_default.ok() && nodes.ok());
+  std::atomic<int> pod_calls{0};
+  std::atomic<int> node_calls{0};
+  (*in_default)->SetReadyCallback([&] { pod_calls.fetch_add(1); });
+  (*nodes)->SetReadyCallback([&] { node_calls.fetch_add(1); });
+
+  MustCommitOne(*store, CreatePod("p1"));
+  EXPECT_EQ(pod_calls, 1);
+  EXPECT_EQ(node_calls, 0);
+  std::optional<Event> e = MustNext(**in_default);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->key, PodKey("p1"));
+  absl::StatusOr<std::optional<Event>> none = (*in_default)->Next(0ms);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  MustCommitOne(*store, CreatePod("q", "other"));  // another namespace: no call
+  EXPECT_EQ(pod_calls, 1);
+  // Two pods in one commit: one call, two events.
+  ASSERT_TRUE(store->Commit({CreatePod("p2"), CreatePod("p3")}).ok());
+  EXPECT_EQ(pod_calls, 2);
+  EXPECT_EQ(MustNext(**in_default)->key, PodKey("p2"));
+  EXPECT_EQ(MustNext(**in_default)->key, PodKey("p3"));
+  MustCommitOne(*store, Create(NodeKey("n"), boost::json::object{}));
+  EXPECT_EQ(node_calls, 1);
+
+  (*nodes)->SetReadyCallback(nullptr);
+  MustCommitOne(*store, Create(NodeKey("n2"), boost::json::object{}));
+  EXPECT_EQ(node_calls, 1);
+
+  (*in_default)->Close();
+  EXPECT_EQ(pod_calls, 3);  // the close
+  MustCommitOne(*store, CreatePod("p4"));
+  EXPECT_EQ(pod_calls, 3);
+}
+
 TEST(StoreWatchTest, RecentEventsCarryTheirStatesParsedAndOlderOnesOnlyText) {
   TempDir dir;
   auto store = MustOpen(dir.File("db"));
