@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -30,6 +31,7 @@
 #include "apiserver/status.h"
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/defer.hpp"
 #include "boost/asio/post.hpp"
 #include "boost/asio/ssl.hpp"
 #include "boost/asio/steady_timer.hpp"
@@ -162,7 +164,10 @@ class StreamControl {
 };
 
 // A StreamSource's wake callback: posts one poll to the connection at a time, and nothing once
-// silenced (the stream ended, or the server is going away: the store may still call it).
+// silenced (the stream ended, or the server is going away: the store may still call it). It
+// holds the connection weakly and nothing of the io_context, so it may outlive both. The post
+// runs under the lock, so none starts after Silence() returns; the mutex is recursive because
+// the post may drop the last reference to the connection, whose destructor silences it.
 class Waker {
  public:
   explicit Waker(std::function<void()> post) : post_(std::move(post)) {}
@@ -182,7 +187,7 @@ class Waker {
   }
 
  private:
-  std::mutex mu_;
+  std::recursive_mutex mu_;
   bool silenced_ = false;
   bool queued_ = false;
   std::function<void()> post_;
@@ -294,6 +299,9 @@ class RequestParser : public http::basic_parser<true> {
   std::string content_type;
   std::string accept;
   std::string expect;
+  std::string transfer_encoding;
+  int transfer_encodings = 0;  // Transfer-Encoding fields
+  int hosts = 0;               // Host fields
   std::string body;
 
  private:
@@ -306,6 +314,11 @@ class RequestParser : public http::basic_parser<true> {
   void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
   void on_field_impl(http::field name, beast::string_view, beast::string_view value,
                      beast::error_code&) override {
+    if (name == http::field::host) ++hosts;
+    if (name == http::field::transfer_encoding) {
+      ++transfer_encodings;
+      transfer_encoding = std::string(value);
+    }
     for (auto [field, keep] :
          {std::pair{http::field::authorization, &authorization},
           std::pair{http::field::content_type, &content_type},
@@ -446,8 +459,31 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     if (ec == http::error::body_limit) {
       return ReplyAndDrain(ErrorResponse(TooLarge(options.max_body_bytes)));
     }
-    if (ec) return Close();
+    if (ec) {
+      // What Go's net/http (so kube-apiserver) answers a request it cannot parse, then closes;
+      // a client that went away or was too slow gets nothing.
+      if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+          ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        if (ec == http::error::bad_version && WellFormedVersion()) {
+          return ReplyAndDrain(PlainRefusal(505, "505 HTTP Version Not Supported"));
+        }
+        return ReplyAndDrain(PlainRefusal(400, "400 Bad Request"));
+      }
+      return Close();
+    }
     RequestParser& p = *parser_;
+    // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (Go: "missing required Host header").
+    if ((p.version == 11 && p.hosts == 0) || p.hosts > 1) {
+      return ReplyAndDrain(PlainRefusal(400, p.hosts == 0
+                                                 ? "400 Bad Request: missing required Host header"
+                                                 : "400 Bad Request: too many Host headers"));
+    }
+    // Only "chunked", once, as Go: any other coding would leave the body unread and what it
+    // holds taken for the next request.
+    if (p.transfer_encodings > 1 ||
+        (p.transfer_encodings == 1 && !beast::iequals(Trim(p.transfer_encoding), "chunked"))) {
+      return ReplyAndDrain(PlainRefusal(501, "Unsupported transfer encoding"));
+    }
     req_ = HttpRequest();
     req_.method = p.method;
     if (!ParseTarget(p.target, req_)) {
@@ -473,6 +509,32 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
           });
     }
     ReadBody();
+  }
+
+  // Whether the request line the parser refused ends in "HTTP/<digit>.<digit>": a version
+  // Beast does not speak (only 1.0 and 1.1), which Go answers with 505, not 400.
+  bool WellFormedVersion() const {
+    auto data = buffer_.data();
+    std::string_view head(static_cast<const char*>(data.data()), data.size());
+    std::string_view line = head.substr(0, head.find("\r\n"));
+    std::string_view version = line.substr(line.rfind(' ') + 1);
+    return version.size() == 8 && version.substr(0, 5) == "HTTP/" &&
+           std::isdigit(static_cast<unsigned char>(version[5])) && version[6] == '.' &&
+           std::isdigit(static_cast<unsigned char>(version[7]));
+  }
+
+  static HttpResponse PlainRefusal(int status, std::string text) {
+    HttpResponse res;
+    res.status = status;
+    res.content_type = "text/plain; charset=utf-8";
+    res.body = std::move(text);
+    return res;
+  }
+
+  static std::string_view Trim(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
   }
 
   // Counts the request against its in-flight limit (kube-apiserver's WithMaxInFlightLimit),
@@ -641,12 +703,21 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     }
     source_ = std::move(res.source);
     beast::get_lowest_layer(stream_).expires_never();
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      beast::error_code ignored;
+      Socket().non_blocking(true, ignored);  // for Pump's direct writes
+    }
     timer_.emplace(stream_.get_executor());
     std::weak_ptr<Session> weak = this->shared_from_this();
-    waker_ = std::make_shared<Waker>([weak, executor = stream_.get_executor()] {
-      net::post(executor, [weak] {
+    // Deferred, not posted: from a pool thread (a write through the API) the polls then queue
+    // on that thread instead of waking another for each stream.
+    waker_ = std::make_shared<Waker>([weak] {
+      auto self = weak.lock();
+      if (!self) return;
+      net::defer(self->stream_.get_executor(), [weak] {
         if (auto self = weak.lock()) {
           self->waker_->Taken();
+          self->woken_ = true;
           self->Pump();
         }
       });
@@ -672,37 +743,66 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
   // On the connection's executor: sends what the source has, or waits for its next wake or
   // deadline.
   void Pump() {
-    if (source_done_ || writing_) return;
-    std::string out;
-    StreamSource::Poll poll =
-        end_requested_ ? StreamSource::Poll::kEnded : source_->Next(out);
-    const bool last = poll == StreamSource::Poll::kEnded;
-    if (out.empty() && !last) return ArmTimer();
-    wire_.clear();
-    if (!out.empty()) {
-      wire_ = fmt::format("{:x}\r\n", out.size());
-      wire_ += out;
-      wire_ += "\r\n";
+    while (!source_done_ && !writing_) {  // a write's end pumps again if woken meanwhile
+      woken_ = false;
+      std::string out;
+      StreamSource::Poll poll =
+          end_requested_ ? StreamSource::Poll::kEnded : source_->Next(out);
+      const bool last = poll == StreamSource::Poll::kEnded;
+      more_ = poll == StreamSource::Poll::kMore;
+      if (out.empty() && !last) {
+        if (more_) continue;
+        return ArmTimer();
+      }
+      wire_.clear();
+      if (!out.empty()) {
+        wire_ = fmt::format("{:x}\r\n", out.size());
+        wire_ += out;
+        wire_ += "\r\n";
+      }
+      if (last) wire_ += "0\r\n\r\n";
+      size_t sent = 0;
+      if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+        // Most chunks fit the socket's buffer: sent here (the socket is non-blocking), without
+        // an asynchronous write whose completion would be one more handler per event.
+        beast::error_code ec;
+        sent = Socket().write_some(net::buffer(wire_), ec);
+        if (ec && ec != net::error::would_block) return EndSource();
+        if (sent == wire_.size()) {
+          if (last) return EndSource();
+          if (more_ || end_requested_) continue;
+          return ArmTimer();
+        }
+      }
+      writing_ = true;
+      net::async_write(stream_, net::buffer(wire_.data() + sent, wire_.size() - sent),
+                       [self = this->shared_from_this(), last](beast::error_code ec, size_t) {
+                         self->writing_ = false;
+                         if (ec || last) return self->EndSource();
+                         if (self->more_ || self->woken_ || self->end_requested_) {
+                           return self->Pump();
+                         }
+                         self->ArmTimer();
+                       });
+      return;
     }
-    if (last) wire_ += "0\r\n\r\n";
-    writing_ = true;
-    net::async_write(stream_, net::buffer(wire_),
-                     [self = this->shared_from_this(), last](beast::error_code ec, size_t) {
-                       self->writing_ = false;
-                       if (ec || last) return self->EndSource();
-                       self->Pump();
-                     });
   }
 
+  // Re-armed only when the source's next deadline moves (a bookmark sent): a watch's timeout
+  // is armed once, not once per event.
   void ArmTimer() {
     const auto at = source_->NextPoll();
+    if (at == armed_at_) return;
+    armed_at_ = at;
     if (at == StreamSource::Clock::time_point::max()) {
       timer_->cancel();
       return;
     }
     timer_->expires_at(at);
     timer_->async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec) self->Pump();
+      if (ec) return;
+      self->armed_at_ = StreamSource::Clock::time_point::max();
+      self->Pump();
     });
   }
 
@@ -768,6 +868,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
   std::string stream_client_;
   std::string wire_;  // the chunk being written
   bool writing_ = false;
+  bool woken_ = false;  // a wake came since the last poll
+  bool more_ = false;   // the last poll said kMore
+  StreamSource::Clock::time_point armed_at_ = StreamSource::Clock::time_point::max();
   bool end_requested_ = false;  // by Stop()
   bool source_done_ = false;
 };

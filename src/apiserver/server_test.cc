@@ -641,6 +641,60 @@ TEST(ServerTest, StopClosesTheListeningSocketBeforeReturning) {
   }
 }
 
+// --- requests the parser refuses -----------------------------------------------------------------
+
+// Go's net/http (so kube-apiserver) answers these before any handler and closes the connection;
+// a request hidden in the body of one with an unsupported Transfer-Encoding is never served.
+TEST(ServerTest, UnparsableRequestsGetGosAnswerAndTheConnectionCloses) {
+  int calls = 0;
+  auto server = StartServer(Local(), [&calls](const HttpRequest&) {
+    ++calls;
+    return Text("ok");
+  });
+  ASSERT_NE(server, nullptr);
+  struct Case {
+    std::string request;
+    int status;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {"GARBAGE\r\n\r\n", 400, "400 Bad Request"},
+      {"GET / HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n", 400, "400 Bad Request"},
+      {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "400 Bad Request"},
+      {"GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505, "505 HTTP Version Not Supported"},
+      {"GET / HTTP/1.1\r\n\r\n", 400, "400 Bad Request: missing required Host header"},
+      {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400,
+       "400 Bad Request: too many Host headers"},
+      {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: bogus\r\n\r\n"
+       "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+       501, "Unsupported transfer encoding"},
+      {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+       "3\r\nabc\r\n0\r\n\r\n",
+       501, "Unsupported transfer encoding"},
+  };
+  for (const Case& c : cases) {
+    Conn conn(server->port());
+    ASSERT_TRUE(conn.connected());
+    ASSERT_TRUE(conn.Send(c.request));
+    auto r = conn.Read();
+    ASSERT_TRUE(r.has_value()) << "no answer to " << c.request;
+    EXPECT_EQ(r->status, c.status) << c.request;
+    EXPECT_EQ(r->body, c.body) << c.request;
+    EXPECT_EQ(r->headers["connection"], "close") << c.request;
+    std::string rest;
+    EXPECT_TRUE(conn.ClosedWithin(10s, &rest)) << c.request;
+    EXPECT_EQ(rest, "") << "a second answer to " << c.request;
+  }
+  EXPECT_EQ(calls, 0);
+  // HTTP/1.0 needs no Host.
+  Conn plain(server->port());
+  ASSERT_TRUE(plain.Send("GET / HTTP/1.0\r\n\r\n"));
+  auto ok = plain.Read();
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, 200);
+  server->Stop();
+}
+
 // --- streams without a thread each (StreamSource) ----------------------------------------------
 
 // Lines published to every FeedSource, which the server polls when woken.
