@@ -531,6 +531,24 @@ TEST_F(HandlersTest, ADamagedObjectIsLeftOutOfListsAndWatchesAndDeleteRemovesIt)
   EXPECT_TRUE(store_->Damaged().empty());
 }
 
+// kube's NamespaceLifecycle admission: the namespaces it keeps are refused with 403 Forbidden
+// (kubectl: "Error from server (Forbidden): namespaces \"default\" is forbidden: ..."), also in
+// a dry run, and stay.
+TEST_F(HandlersTest, DeletingANamespaceKubeKeepsIsForbidden) {
+  for (std::string_view ns : {"default", "kube-system", "kube-public"}) {
+    for (bool dry_run : {false, true}) {
+      auto r = Call("DELETE", fmt::format("/api/v1/namespaces/{}", ns), "", "application/json",
+                    dry_run ? std::vector<std::pair<std::string, std::string>>{{"dryRun", "All"}}
+                            : std::vector<std::pair<std::string, std::string>>{});
+      EXPECT_EQ(r.status, 403) << ns << " " << r.body;
+      EXPECT_EQ(Body(r).at("reason").as_string(), "Forbidden");
+      EXPECT_EQ(Body(r).at("message").as_string(),
+                fmt::format("namespaces \"{}\" is forbidden: this namespace may not be deleted", ns));
+    }
+    EXPECT_EQ(Call("GET", fmt::format("/api/v1/namespaces/{}", ns)).status, 200);
+  }
+}
+
 TEST_F(HandlersTest, NamespaceDeletionFinishesOverDamagedObjects) {
   for (std::string_view ns : {"team-a", "team-b"}) {
     ASSERT_EQ(Call("POST", "/api/v1/namespaces",

@@ -196,9 +196,9 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
         name));
   }
   if (IsNamespaces(resource) && IsProtectedNamespace(name)) {
-    // The NamespaceLifecycle admission plugin's refusal (403 Forbidden upstream).
-    return absl::FailedPreconditionError(
-        fmt::format("namespaces {} is forbidden: this namespace may not be deleted", Quote(name)));
+    // The NamespaceLifecycle admission plugin's refusal: 403 Forbidden, "namespaces \"default\"
+    // is forbidden: this namespace may not be deleted" (FromStatus adds the prefix).
+    return absl::PermissionDeniedError("this namespace may not be deleted");
   }
   if (live.damaged) {
     DeletePlan p = DamagedDelete(resource, live, now_unix);

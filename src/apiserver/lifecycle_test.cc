@@ -300,9 +300,8 @@ TEST_F(LifecycleTest, BuiltinQueuesAndNamespacesCannotBeDeleted) {
       "metadata":{"name":"kube-system"}})"));
   plan = PlanDelete(Namespaces(), ns, {}, kNow);
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(plan.status().message(),
-            "namespaces \"kube-system\" is forbidden: this namespace may not be deleted");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(plan.status().message(), "this namespace may not be deleted");
 
   store::Object other = Put(Queues(), Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1",
       "kind":"Queue","metadata":{"name":"team"},"spec":{"weight":1}})"));

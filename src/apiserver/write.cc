@@ -174,6 +174,8 @@ ApiError FromStatus(const absl::Status& s, const ResourceInfo& res, std::string_
       return Conflict(res.StoreResource(), name, std::string(s.message()));
     case absl::StatusCode::kInvalidArgument:
       return BadRequest(std::string(s.message()));
+    case absl::StatusCode::kPermissionDenied:
+      return Forbidden(res.StoreResource(), name, std::string(s.message()));
     case absl::StatusCode::kResourceExhausted:
       return ObjectTooLarge(std::string(s.message()));
     default:
