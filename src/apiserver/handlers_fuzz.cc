@@ -12,7 +12,11 @@
 // carrying the same code; no request is answered with 500 Internal Server Error, which would be a
 // server bug. Streaming responses (watch, log
 // follow) run against a sink that reports the client gone, so they return after the initial
-// events.
+// events. Round trip: whatever object a POST, PUT or PATCH stored (a 2xx with the object, not a
+// Status), a GET of it answers 200 with that object's name, a list and a watch of its collection
+// answer (the list 200, the watch's events all JSON), and a dry-run DELETE of it succeeds (a
+// namespace kube keeps may be refused with 403); nothing a handler accepts can make the object
+// unreadable or undeletable.
 
 #include <array>
 #include <chrono>
@@ -25,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "apiserver/handlers.h"
 #include "apiserver/http.h"
@@ -39,12 +44,17 @@ class GoneSink : public StreamSink {
  public:
   bool Write(std::string_view data) override {
     written_ += data.size();
+    if (keep_) text_.append(data);
     return written_ < (size_t{1} << 20);
   }
   bool Cancelled() override { return true; }
+  void Keep() { keep_ = true; }
+  const std::string& text() const { return text_; }
 
  private:
   size_t written_ = 0;
+  bool keep_ = false;
+  std::string text_;
 };
 
 struct Fixture {
@@ -152,6 +162,95 @@ HttpRequest MakeRequest(const uint8_t* data, size_t size) {
   return req;
 }
 
+HttpRequest Get(std::string path, std::vector<std::pair<std::string, std::string>> query = {}) {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = std::move(path);
+  req.query = std::move(query);
+  return req;
+}
+
+// The round trip of an object a write stored: `path` names it (".../<collection>/<name>").
+void CheckRoundTrip(Handlers& handlers, const std::string& path, const std::string& name,
+                    const HttpRequest& write) {
+  HttpResponse got = handlers.Handle(Get(path));
+  if (got.status != 200) Fail("round trip: a stored object's GET is not 200", write, got);
+  boost::json::error_code error;
+  boost::json::value object = boost::json::parse(got.body, error);
+  const boost::json::value* meta = error || !object.is_object()
+                                       ? nullptr
+                                       : object.get_object().if_contains("metadata");
+  const boost::json::value* got_name =
+      meta != nullptr && meta->is_object() ? meta->get_object().if_contains("name") : nullptr;
+  if (got_name == nullptr || *got_name != name.c_str()) {
+    Fail("round trip: a stored object's GET does not return it", write, got);
+  }
+  const std::string collection = path.substr(0, path.rfind('/'));
+  HttpResponse list = handlers.Handle(Get(collection));
+  if (list.status != 200) Fail("round trip: the collection's list is not 200", write, list);
+  (void)boost::json::parse(list.body, error);
+  if (error) Fail("round trip: the collection's list does not parse", write, list);
+  HttpResponse watch = handlers.Handle(Get(collection, {{"watch", "true"}}));
+  if (watch.status != 200 || !watch.stream) {
+    Fail("round trip: the collection's watch does not stream", write, watch);
+  }
+  GoneSink sink;
+  sink.Keep();
+  watch.stream(sink);
+  std::string_view events = sink.text();
+  while (!events.empty()) {
+    const size_t eol = events.find('\n');
+    (void)boost::json::parse(events.substr(0, eol), error);
+    if (error) {
+      watch.body = std::string(events.substr(0, eol));
+      Fail("round trip: a watch event does not parse", write, watch);
+    }
+    events = eol == std::string_view::npos ? std::string_view() : events.substr(eol + 1);
+  }
+  HttpRequest remove;
+  remove.method = "DELETE";
+  remove.path = path;
+  remove.query = {{"dryRun", "All"}};
+  HttpResponse removed = handlers.Handle(remove);
+  const bool kept_namespace =
+      removed.status == 403 && collection.size() >= 14 &&
+      collection.compare(collection.size() - 14, 14, "/v1/namespaces") == 0;
+  if ((removed.status != 200 && removed.status != 202) && !kept_namespace) {
+    Fail("round trip: a dry-run DELETE of a stored object fails", write, removed);
+  }
+}
+
+// For a 2xx write that returned an object: the object's own path, or "" (a Status, a
+// subresource other than status, a body without a name).
+std::string StoredObjectPath(const HttpRequest& req, const HttpResponse& res, std::string* name) {
+  if (req.method != "POST" && req.method != "PUT" && req.method != "PATCH") return "";
+  if (res.status < 200 || res.status > 299 || res.content_type != "application/json") return "";
+  if (req.HasParam("dryRun")) return "";
+  boost::json::error_code error;
+  boost::json::value v = boost::json::parse(res.body, error);
+  if (error || !v.is_object()) return "";
+  const boost::json::object& o = v.get_object();
+  const boost::json::value* kind = o.if_contains("kind");
+  if (kind == nullptr || !kind->is_string() || *kind == "Status") return "";
+  const boost::json::value* meta = o.if_contains("metadata");
+  const boost::json::value* n =
+      meta != nullptr && meta->is_object() ? meta->get_object().if_contains("name") : nullptr;
+  if (n == nullptr || !n->is_string() || n->get_string().empty()) return "";
+  *name = std::string(n->get_string());
+  std::string path = req.path;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  if (req.method == "POST") return path + "/" + *name;
+  // PUT or PATCH of the object or of its status: the object's path ends in its name.
+  if (path.size() > 7 && path.compare(path.size() - 7, 7, "/status") == 0) {
+    path.resize(path.size() - 7);
+  }
+  if (path.size() <= name->size() ||
+      path.compare(path.size() - name->size() - 1, name->size() + 1, "/" + *name) != 0) {
+    return "";
+  }
+  return path;
+}
+
 }  // namespace
 }  // namespace muster::apiserver
 
@@ -186,6 +285,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     boost::json::error_code error;
     (void)boost::json::parse(res.body, error);
     if (error) Fail("a 2xx JSON body does not parse", req, res);
+    std::string name;
+    if (std::string path = muster::apiserver::StoredObjectPath(req, res, &name); !path.empty()) {
+      muster::apiserver::CheckRoundTrip(*fixture.handlers, path, name, req);
+    }
   }
   if (res.status >= 400 && res.content_type == "application/json") {
     // Strictly: whatever bytes the request carried, the Status must be JSON (UTF-8 included).
