@@ -10,13 +10,19 @@
 //            delivered and the time until the last watcher has the last event
 //   memory   the server's VmRSS / VmHWM with 50,000 pods stored, and after a restart that loads
 //            them from the data directory (target <= 500 MiB)
+//   fanout   (not run by default) 10,000 concurrent pod watches on a server started under
+//            RLIMIT_NPROC 1,000 (`ulimit -u`; as user nobody when run as root) with
+//            --max-watches=10000; the 10,001st gets 429; then 1,000 creates at 100/s: every
+//            watcher must get every event in order; event latency p50/p99, server threads, RSS
 //
 // Every phase starts its own server on a fresh data directory. The server's CPU time (utime +
 // stime from /proc/PID/stat) is printed next to wall-clock figures: on a shared 2-core machine
 // the client and other processes take CPU from the server, and its CPU time says what it cost.
 //
-// Usage: apiserver_benchmark [--only=create,list,watch,memory] [--creates=N] [--list-pods=N]
-//        [--watchers=N] [--watch-writes=N] [--memory-pods=N] [--muster=PATH]
+// Usage: apiserver_benchmark [--only=create,list,watch,memory,fanout] [--creates=N]
+//        [--list-pods=N] [--watchers=N] [--watch-writes=N] [--memory-pods=N]
+//        [--fanout-watchers=N] [--fanout-writes=N] [--fanout-rate=N] [--fanout-threads=N]
+//        [--muster=PATH]
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -202,6 +208,10 @@ struct Flags {
   int watchers = 1000;
   int watch_writes = 1000;
   int memory_pods = 50000;
+  int fanout_watchers = 10000;
+  int fanout_writes = 1000;
+  int fanout_rate = 100;      // creates per second
+  int fanout_threads = 1000;  // the server's RLIMIT_NPROC
   std::string muster = MUSTER_BINARY_PATH;
   [[nodiscard]] bool Runs(std::string_view phase) const {
     return only.find(phase) != std::string::npos;
@@ -271,20 +281,40 @@ void RunList(const Flags& flags) {
 
 // --- Watch fan-out -------------------------------------------------------------------------------
 
-// One watch connection read without blocking: the response head, then chunks of JSON lines.
-struct Watcher {
+// --- Watches read on one epoll thread ----------------------------------------------------------
+
+// A watch read line by line: each event's resourceVersion must be above the one before (the
+// order), and a sampled watcher keeps when each arrived.
+struct WatchReader {
   int fd = -1;
-  std::string raw;
+  std::string raw;  // received, not yet consumed
+  std::string line;
   bool head_done = false;
   int status = 0;
-  size_t chunk_left = 0;  // data bytes still to come in the current chunk
+  size_t chunk_left = 0;
   bool in_chunk_data = false;
   int events = 0;
-  Clock::time_point done_at{};
-  bool broken = false;
+  int64_t last_rv = 0;
+  bool out_of_order = false;
+  bool ended = false;  // the last chunk or the connection's end
+  bool sampled = false;
+  std::vector<std::pair<int64_t, Clock::time_point>> arrivals;  // sampled: rv, when
+  int want = 0;                  // events expected
+  Clock::time_point done_at{};  // when the want-th arrived
 
-  // Consumes what `raw` holds; counts complete event lines ('\n' ends each one).
-  void Parse(int want) {
+  void OnLine(Clock::time_point now) {
+    static constexpr std::string_view kKey = R"("resourceVersion":")";
+    size_t at = line.find(kKey);
+    if (at == std::string::npos) return;
+    const int64_t rv = std::atoll(line.c_str() + at + kKey.size());
+    if (rv <= last_rv) out_of_order = true;
+    last_rv = rv;
+    ++events;
+    if (sampled) arrivals.emplace_back(rv, now);
+    if (events == want) done_at = now;
+  }
+
+  void Parse(Clock::time_point now) {
     size_t pos = 0;
     if (!head_done) {
       size_t end = raw.find("\r\n\r\n");
@@ -296,16 +326,23 @@ struct Watcher {
     while (pos < raw.size()) {
       if (in_chunk_data) {
         size_t take = std::min(chunk_left, raw.size() - pos);
-        events += static_cast<int>(std::count(raw.begin() + static_cast<std::ptrdiff_t>(pos),
-                                              raw.begin() + static_cast<std::ptrdiff_t>(pos + take),
-                                              '\n'));
+        const char* data = raw.data() + pos;
+        for (size_t i = 0; i < take;) {
+          const void* nl = std::memchr(data + i, '\n', take - i);
+          size_t upto = nl == nullptr ? take : static_cast<size_t>(static_cast<const char*>(nl) - data);
+          line.append(data + i, upto - i);
+          if (nl == nullptr) break;
+          OnLine(now);
+          line.clear();
+          i = upto + 1;
+        }
         pos += take;
         chunk_left -= take;
         if (chunk_left > 0) break;
         in_chunk_data = false;
-        chunk_left = 2;  // the CRLF after the data
+        chunk_left = 2;
       }
-      if (chunk_left > 0) {  // skipping a CRLF
+      if (chunk_left > 0) {
         size_t take = std::min(chunk_left, raw.size() - pos);
         pos += take;
         chunk_left -= take;
@@ -316,14 +353,85 @@ struct Watcher {
       size_t size = std::strtoul(raw.c_str() + pos, nullptr, 16);
       pos = eol + 2;
       if (size == 0) {
-        broken = true;  // the server ended the stream
+        ended = true;
         break;
       }
       in_chunk_data = true;
       chunk_left = size;
     }
     raw.erase(0, pos);
-    if (events >= want && done_at == Clock::time_point{}) done_at = Clock::now();
+  }
+};
+
+
+// Connects one watch per reader (each sends `request`) and registers it with a new epoll
+// instance, which it returns; exits when a connection fails.
+int OpenWatches(uint16_t port, const std::string& request, std::vector<WatchReader>& readers) {
+  int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  for (size_t i = 0; i < readers.size(); ++i) {
+    WatchReader& w = readers[i];
+    w.fd = e2e::ConnectLoopback(port);
+    if (w.fd < 0 || ::send(w.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+                        static_cast<ssize_t>(request.size())) {
+      std::fprintf(stderr, "watcher %zu: cannot connect (%s)\n", i, std::strerror(errno));
+      std::exit(1);
+    }
+    ::fcntl(w.fd, F_SETFL, ::fcntl(w.fd, F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<uint32_t>(i);
+    ::epoll_ctl(epoll, EPOLL_CTL_ADD, w.fd, &ev);
+  }
+  return epoll;
+}
+
+// Reads every watch on one thread until `reading` goes false, counting response heads and
+// delivered events.
+struct WatchReading {
+  std::atomic<bool> reading{true};
+  std::atomic<int> heads{0};
+  std::atomic<int64_t> delivered{0};
+  std::thread thread;
+
+  WatchReading(int epoll, std::vector<WatchReader>& readers) {
+    thread = std::thread([this, epoll, &readers]() {
+      std::vector<epoll_event> ready(512);
+      std::array<char, 1 << 16> buf;
+      while (reading) {
+        int count = ::epoll_wait(epoll, ready.data(), static_cast<int>(ready.size()), 100);
+        const Clock::time_point now = Clock::now();
+        for (int e = 0; e < count; ++e) {
+          WatchReader& w = readers[ready[static_cast<size_t>(e)].data.u32];
+          while (true) {
+            ssize_t got = ::recv(w.fd, buf.data(), buf.size(), 0);
+            if (got <= 0) {
+              if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+                w.ended = true;
+                ::epoll_ctl(epoll, EPOLL_CTL_DEL, w.fd, nullptr);
+              }
+              break;
+            }
+            const bool had_head = w.head_done;
+            const int before = w.events;
+            w.raw.append(buf.data(), static_cast<size_t>(got));
+            w.Parse(now);
+            if (!had_head && w.head_done) heads.fetch_add(1);
+            delivered.fetch_add(w.events - before);
+          }
+        }
+      }
+    });
+  }
+  void Stop() {
+    reading = false;
+    thread.join();
+  }
+  // Waits up to `limit` for every one of `n` heads.
+  void WaitForHeads(int n, std::chrono::seconds limit) {
+    const Clock::time_point start = Clock::now();
+    while (heads.load() < n && Clock::now() - start < limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 };
 
@@ -335,6 +443,21 @@ void RaiseFileLimit() {
   }
 }
 
+// A watch of the pods from the current list's resourceVersion, as a raw request.
+std::string WatchRequest(TestHttpClient& client) {
+  std::optional<HttpResult> list = client.Send("GET", kPodsPath);
+  if (!list || list->status != 200) {
+    std::fprintf(stderr, "initial list failed\n");
+    std::exit(1);
+  }
+  const std::string rv =
+      std::string(boost::json::parse(list->body).at("metadata").at("resourceVersion").as_string());
+  return fmt::format(
+      "GET {}?watch=true&resourceVersion={}&timeoutSeconds=900 HTTP/1.1\r\nHost: "
+      "127.0.0.1\r\nAccept: application/json\r\n\r\n",
+      kPodsPath, rv);
+}
+
 void RunWatch(const Flags& flags) {
   const int n = flags.watchers;
   const int k = flags.watch_writes;
@@ -342,72 +465,18 @@ void RunWatch(const Flags& flags) {
   RunningServer server = StartServer(flags.muster);
   const uint16_t port = server.process->port();
   TestHttpClient writer(port);
-  std::optional<HttpResult> list = writer.Send("GET", kPodsPath);
-  if (!list || list->status != 200) {
-    std::fprintf(stderr, "initial list failed\n");
-    std::exit(1);
-  }
-  const std::string rv =
-      std::string(boost::json::parse(list->body).at("metadata").at("resourceVersion").as_string());
+  const std::string request = WatchRequest(writer);
 
-  std::vector<Watcher> watchers(static_cast<size_t>(n));
-  int epoll = ::epoll_create1(EPOLL_CLOEXEC);
-  const std::string request = fmt::format(
-      "GET {}?watch=true&resourceVersion={}&timeoutSeconds=600 HTTP/1.1\r\nHost: "
-      "127.0.0.1\r\nAccept: application/json\r\n\r\n",
-      kPodsPath, rv);
+  std::vector<WatchReader> watchers(static_cast<size_t>(n));
+  for (WatchReader& w : watchers) w.want = k;
   const Clock::time_point connect_start = Clock::now();
-  for (int i = 0; i < n; ++i) {
-    Watcher& w = watchers[static_cast<size_t>(i)];
-    w.fd = e2e::ConnectLoopback(port);
-    if (w.fd < 0 || ::send(w.fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-                        static_cast<ssize_t>(request.size())) {
-      std::fprintf(stderr, "watcher %d: cannot connect (%s)\n", i, std::strerror(errno));
-      std::exit(1);
-    }
-    ::fcntl(w.fd, F_SETFL, ::fcntl(w.fd, F_GETFL) | O_NONBLOCK);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = static_cast<uint32_t>(i);
-    ::epoll_ctl(epoll, EPOLL_CTL_ADD, w.fd, &ev);
-  }
-
-  std::atomic<bool> reading{true};
-  std::atomic<int> heads{0};
-  std::atomic<int> finished{0};
-  std::thread reader([&]() {
-    std::vector<epoll_event> ready(256);
-    std::array<char, 1 << 16> buf;
-    while (reading) {
-      int count = ::epoll_wait(epoll, ready.data(), static_cast<int>(ready.size()), 100);
-      for (int e = 0; e < count; ++e) {
-        Watcher& w = watchers[ready[static_cast<size_t>(e)].data.u32];
-        while (true) {
-          ssize_t got = ::recv(w.fd, buf.data(), buf.size(), 0);
-          if (got <= 0) {
-            if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-              w.broken = true;
-              ::epoll_ctl(epoll, EPOLL_CTL_DEL, w.fd, nullptr);
-            }
-            break;
-          }
-          const bool had_head = w.head_done;
-          const bool was_done = w.done_at != Clock::time_point{};
-          w.raw.append(buf.data(), static_cast<size_t>(got));
-          w.Parse(k);
-          if (!had_head && w.head_done) heads.fetch_add(1);
-          if (!was_done && w.done_at != Clock::time_point{}) finished.fetch_add(1);
-        }
-      }
-    }
-  });
-  while (heads.load() < n && Clock::now() - connect_start < std::chrono::seconds(60)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  int epoll = OpenWatches(port, request, watchers);
+  WatchReading reading(epoll, watchers);
+  reading.WaitForHeads(n, std::chrono::seconds(60));
   const double setup_s = Seconds(Clock::now() - connect_start);
   const ProcessStats idle = ReadProcessStats(server.process->pid());
   std::printf("watches established: %d of %d in %.2f s (server: %d threads, RSS %.0f MiB)\n",
-              heads.load(), n, setup_s, idle.threads, idle.rss_mib);
+              reading.heads.load(), n, setup_s, idle.threads, idle.rss_mib);
 
   const double cpu_before = ProcessCpuSeconds(server.process->pid());
   const Clock::time_point write_start = Clock::now();
@@ -419,26 +488,26 @@ void RunWatch(const Flags& flags) {
     }
   }
   const Clock::time_point writes_done = Clock::now();
-  while (finished.load() < n && Clock::now() - writes_done < std::chrono::seconds(120)) {
+  const int64_t want = static_cast<int64_t>(n) * k;
+  while (reading.delivered.load() < want &&
+         Clock::now() - writes_done < std::chrono::seconds(120)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const double server_cpu = ProcessCpuSeconds(server.process->pid()) - cpu_before;
-  reading = false;
-  reader.join();
+  reading.Stop();
 
   Clock::time_point last{};
   int complete = 0, broken = 0;
-  int64_t delivered = 0;
   std::vector<double> done_ms;
-  for (const Watcher& w : watchers) {
-    delivered += w.events;
-    if (w.broken) ++broken;
+  for (const WatchReader& w : watchers) {
+    if (w.ended) ++broken;
     if (w.done_at != Clock::time_point{}) {
       ++complete;
       last = std::max(last, w.done_at);
       done_ms.push_back(Millis(w.done_at - writes_done));
     }
   }
+  const int64_t delivered = reading.delivered.load();
   const ProcessStats after = ReadProcessStats(server.process->pid());
   const double span = Seconds((complete == n ? last : Clock::now()) - write_start);
   std::printf("writes: %d creates in %.2f s (%.0f/s while fanning out)\n", k,
@@ -452,7 +521,148 @@ void RunWatch(const Flags& flags) {
               Percentile(done_ms, 50), Percentile(done_ms, 99));
   std::printf("server CPU during the writes and delivery: %.2f s; RSS %.0f MiB, peak %.0f MiB\n",
               server_cpu, after.rss_mib, after.hwm_mib);
-  for (Watcher& w : watchers) ::close(w.fd);
+  for (WatchReader& w : watchers) ::close(w.fd);
+  ::close(epoll);
+}
+
+// The muster command line run under RLIMIT_NPROC = `threads`: as root, as user nobody (a limit
+// on root's threads is not enforced), through a wrapper script in `dir`.
+std::string LimitedMuster(const std::string& muster, const std::string& dir, int threads) {
+  const std::string script = dir + "/muster-limited";
+  std::ofstream out(script);
+  if (::geteuid() == 0) {
+    out << fmt::format(
+        "#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "
+        "prlimit --nproc={} -- {} \"$@\"\n",
+        threads, muster);
+  } else {
+    out << fmt::format("#!/bin/sh\nexec prlimit --nproc={} -- {} \"$@\"\n", threads, muster);
+  }
+  out.close();
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all |
+                                           std::filesystem::perms::group_read |
+                                           std::filesystem::perms::group_exec |
+                                           std::filesystem::perms::others_read |
+                                           std::filesystem::perms::others_exec);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);  // nobody writes the data dir
+  return script;
+}
+
+void RunFanout(const Flags& flags) {
+  const int n = flags.fanout_watchers;
+  const int k = flags.fanout_writes;
+  std::printf(
+      "\n== fanout: %d concurrent pod watches on a server limited to %d threads "
+      "(RLIMIT_NPROC) and --max-watches=%d, then %d creates at %d/s\n",
+      n, flags.fanout_threads, n, k, flags.fanout_rate);
+  TempDir dir;
+  const std::string muster = LimitedMuster(flags.muster, dir.path(), flags.fanout_threads);
+  std::optional<ServerProcess> server = ServerProcess::Start(
+      muster, dir.path() + "/data", {"--max-watches", std::to_string(n)});
+  if (!server) {
+    std::fprintf(stderr, "cannot start %s apiserver\n", muster.c_str());
+    std::exit(1);
+  }
+  const uint16_t port = server->port();
+  TestHttpClient writer(port);
+  const std::string request = WatchRequest(writer);
+  std::vector<WatchReader> watchers(static_cast<size_t>(n));
+  for (size_t i = 0; i < watchers.size(); ++i) {
+    watchers[i].sampled = i % 10 == 0;
+    watchers[i].want = k;
+  }
+  const Clock::time_point connect_start = Clock::now();
+  int epoll = OpenWatches(port, request, watchers);
+  WatchReading reading(epoll, watchers);
+  reading.WaitForHeads(n, std::chrono::seconds(120));
+  const double setup_s = Seconds(Clock::now() - connect_start);
+  const ProcessStats idle = ReadProcessStats(server->pid());
+  std::printf("watches established: %d of %d in %.2f s (server: %d threads, RSS %.0f MiB)\n",
+              reading.heads.load(), n, setup_s, idle.threads, idle.rss_mib);
+
+  // One more than the limit: 429 with Retry-After, and the server goes on.
+  int extra_status = 0;
+  bool extra_retry_after = false;
+  {
+    int fd = e2e::ConnectLoopback(port);
+    std::string head;
+    if (fd >= 0 && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0) {
+      timeval tv{10, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char b[4096];
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        ssize_t got = ::recv(fd, b, sizeof b, 0);
+        if (got <= 0) break;
+        head.append(b, static_cast<size_t>(got));
+      }
+    }
+    if (head.size() > 12) extra_status = std::atoi(head.c_str() + 9);
+    extra_retry_after = head.find("Retry-After: 1\r\n") != std::string::npos;
+    if (fd >= 0) ::close(fd);
+  }
+  std::printf("watcher %d: HTTP %d%s\n", n + 1, extra_status,
+              extra_retry_after ? " with Retry-After: 1" : " (no Retry-After)");
+
+  // Paced creates; each one's send time, by the resourceVersion the server gave it.
+  std::vector<std::pair<int64_t, Clock::time_point>> sent;
+  sent.reserve(static_cast<size_t>(k));
+  const double cpu_before = ProcessCpuSeconds(server->pid());
+  const Clock::time_point write_start = Clock::now();
+  const auto period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(1.0 / flags.fanout_rate));
+  for (int i = 0; i < k; ++i) {
+    std::this_thread::sleep_until(write_start + i * period);
+    const Clock::time_point t0 = Clock::now();
+    std::optional<HttpResult> r = writer.Send("POST", kPodsPath, PodJson("fanout", i));
+    if (!r || r->status != 201) {
+      std::fprintf(stderr, "fanout create %d failed\n", i);
+      std::exit(1);
+    }
+    const int64_t created_rv = std::atoll(std::string(boost::json::parse(r->body)
+                                                          .at("metadata")
+                                                          .at("resourceVersion")
+                                                          .as_string())
+                                              .c_str());
+    sent.emplace_back(created_rv, t0);
+  }
+  const Clock::time_point writes_done = Clock::now();
+  const int64_t want = static_cast<int64_t>(n) * k;
+  while (reading.delivered.load() < want &&
+         Clock::now() - writes_done < std::chrono::seconds(300)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const Clock::time_point delivered_at = Clock::now();
+  const double server_cpu = ProcessCpuSeconds(server->pid()) - cpu_before;
+  const ProcessStats after = ReadProcessStats(server->pid());
+  reading.Stop();
+
+  std::sort(sent.begin(), sent.end());
+  int complete = 0, disordered = 0, ended = 0;
+  std::vector<double> latency_ms;
+  for (const WatchReader& w : watchers) {
+    if (w.events == k && !w.out_of_order) ++complete;
+    if (w.out_of_order) ++disordered;
+    if (w.ended) ++ended;
+    for (const auto& [event_rv, at] : w.arrivals) {
+      auto it = std::lower_bound(sent.begin(), sent.end(),
+                                 std::pair<int64_t, Clock::time_point>(event_rv, {}));
+      if (it != sent.end() && it->first == event_rv) latency_ms.push_back(Millis(at - it->second));
+    }
+  }
+  std::printf("writes: %d creates in %.2f s\n", k, Seconds(writes_done - write_start));
+  std::printf("watchers with every event in order: %d of %d (out of order: %d, ended early: %d)\n",
+              complete, n, disordered, ended);
+  std::printf("events delivered: %lld of %lld; the last %.1f ms after the last write\n",
+              static_cast<long long>(reading.delivered.load()), static_cast<long long>(want),
+              Millis(delivered_at - writes_done));
+  std::printf(
+      "event latency, write sent to event received (%zu samples, every 10th watcher): p50 %.1f "
+      "ms, p99 %.1f ms, max %.1f ms\n",
+      latency_ms.size(), Percentile(latency_ms, 50), Percentile(latency_ms, 99),
+      Percentile(latency_ms, 100));
+  std::printf("server: %d threads; RSS %.0f MiB, peak %.0f MiB; CPU during writes and delivery %.2f s\n",
+              after.threads, after.rss_mib, after.hwm_mib, server_cpu);
+  for (WatchReader& w : watchers) ::close(w.fd);
   ::close(epoll);
 }
 
@@ -531,19 +741,29 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.watch_writes = std::atoi(v->c_str());
     } else if (auto v = value("--memory-pods=")) {
       flags.memory_pods = std::atoi(v->c_str());
+    } else if (auto v = value("--fanout-watchers=")) {
+      flags.fanout_watchers = std::atoi(v->c_str());
+    } else if (auto v = value("--fanout-writes=")) {
+      flags.fanout_writes = std::atoi(v->c_str());
+    } else if (auto v = value("--fanout-rate=")) {
+      flags.fanout_rate = std::atoi(v->c_str());
+    } else if (auto v = value("--fanout-threads=")) {
+      flags.fanout_threads = std::atoi(v->c_str());
     } else if (auto v = value("--muster=")) {
       flags.muster = *v;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--only=create,list,watch,memory] [--creates=N] [--list-pods=N] "
-                   "[--watchers=N] [--watch-writes=N] [--memory-pods=N] [--muster=PATH]\n"
+                   "usage: %s [--only=create,list,watch,memory,fanout] [--creates=N] [--list-pods=N] "
+                   "[--watchers=N] [--watch-writes=N] [--memory-pods=N] [--fanout-watchers=N] "
+                   "[--fanout-writes=N] [--fanout-rate=N] [--fanout-threads=N] [--muster=PATH]\n"
                    "unknown argument: %s\n",
                    argv[0], argv[i]);
       return false;
     }
   }
   if (flags.creates < 1 || flags.list_pods < 1 || flags.watchers < 1 || flags.watch_writes < 1 ||
-      flags.memory_pods < 1) {
+      flags.memory_pods < 1 || flags.fanout_watchers < 1 || flags.fanout_writes < 1 ||
+      flags.fanout_rate < 1 || flags.fanout_threads < 1) {
     std::fprintf(stderr, "counts must be positive\n");
     return false;
   }
@@ -565,5 +785,6 @@ int main(int argc, char** argv) {
   if (flags.Runs("list")) muster::bench::RunList(flags);
   if (flags.Runs("watch")) muster::bench::RunWatch(flags);
   if (flags.Runs("memory")) muster::bench::RunMemory(flags);
+  if (flags.Runs("fanout")) muster::bench::RunFanout(flags);
   return 0;
 }

@@ -648,20 +648,28 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     Reply(ErrorResponse(TooManyRequests()), version, keep_alive);
   }
 
+  // True when the stream may start; otherwise the connection is answered or closed.
+  bool Admitted(Server::Impl::Admit admit, unsigned version, bool keep_alive) {
+    switch (admit) {
+      case Server::Impl::Admit::kStopping:
+        Close();
+        return false;
+      case Server::Impl::Admit::kLimit:
+        RefuseStream(version, keep_alive);
+        return false;
+      case Server::Impl::Admit::kYes:
+        break;
+    }
+    return true;
+  }
+
   // Runs on a pool thread, so before Stop() has joined the pool; Stop() waits for every stream
   // counted here and none starts once it has begun.
   void StartStream(HttpResponse res, unsigned version, bool keep_alive) {
     ReleaseInflight();
     const int fd = Socket().native_handle();
     std::string client = ClientAddress();
-    switch (server_->StreamStarted(fd, client)) {
-      case Server::Impl::Admit::kStopping:
-        return Close();
-      case Server::Impl::Admit::kLimit:
-        return RefuseStream(version, keep_alive);
-      case Server::Impl::Admit::kYes:
-        break;
-    }
+    if (!Admitted(server_->StreamStarted(fd, client), version, keep_alive)) return;
     beast::get_lowest_layer(stream_).expires_never();
     try {
       std::thread([self = this->shared_from_this(), res = std::move(res), version, keep_alive,
@@ -693,13 +701,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
   void StartSource(HttpResponse res, unsigned version, bool keep_alive) {
     ReleaseInflight();
     stream_client_ = ClientAddress();
-    switch (server_->SourceStarted(this, this->weak_from_this(), stream_client_)) {
-      case Server::Impl::Admit::kStopping:
-        return Close();
-      case Server::Impl::Admit::kLimit:
-        return RefuseStream(version, keep_alive);
-      case Server::Impl::Admit::kYes:
-        break;
+    if (!Admitted(server_->SourceStarted(this, this->weak_from_this(), stream_client_), version,
+                  keep_alive)) {
+      return;
     }
     source_ = std::move(res.source);
     beast::get_lowest_layer(stream_).expires_never();
