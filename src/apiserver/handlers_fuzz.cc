@@ -1,7 +1,7 @@
 // libFuzzer target for the REST handlers (handlers.h) without sockets: what server.cc hands
 // them after Beast has parsed a request, with a method, target, content type, Accept header and
 // body taken from the input, against a real store in a temporary directory that persists across
-// inputs (so later requests meet objects earlier ones created).
+// inputs (so later requests meet objects earlier ones created) until MaybeResetFixture starts over.
 //
 // Input layout: byte 0 picks the method, byte 1 the Content-Type, byte 2 the Accept header; the
 // rest is "<path>[?<query>]\n<body>". The query is split on '&' and '=' as given (server.cc
@@ -70,29 +70,54 @@ void RemoveFixtureDir() {
   std::filesystem::remove_all(GetFixture().dir, ec);
 }
 
+Fixture* NewFixture() {
+  auto* f = new Fixture;
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "muster-handlers-fuzz-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+  f->dir = pattern;
+  store::StoreOptions options;
+  options.history = 256;
+  auto store = store::Store::Open(f->dir + "/store.db", options);
+  if (!store.ok()) std::abort();
+  f->store = std::move(*store);
+  HandlerOptions h;
+  h.data_dir = f->dir;
+  h.now_unix = [] { return int64_t{1700000000}; };
+  h.bookmark_interval = std::chrono::milliseconds(1);
+  f->handlers = std::make_unique<Handlers>(*f->store, h);
+  if (!f->handlers->Bootstrap().ok()) std::abort();
+  return f;
+}
+
+Fixture*& CurrentFixture() {
+  static Fixture* fixture = NewFixture();
+  return fixture;
+}
+
 Fixture& GetFixture() {
-  static Fixture* fixture = [] {
-    auto* f = new Fixture;
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "muster-handlers-fuzz-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    f->dir = pattern;
-    store::StoreOptions options;
-    options.history = 256;
-    auto store = store::Store::Open(f->dir + "/store.db", options);
-    if (!store.ok()) std::abort();
-    f->store = std::move(*store);
-    HandlerOptions h;
-    h.data_dir = f->dir;
-    h.now_unix = [] { return int64_t{1700000000}; };
-    h.bookmark_interval = std::chrono::milliseconds(1);
-    f->handlers = std::make_unique<Handlers>(*f->store, h);
-    if (!f->handlers->Bootstrap().ok()) std::abort();
-    return f;
-  }();
   static const bool cleanup_registered = std::atexit(RemoveFixtureDir) == 0;
   (void)cleanup_registered;
-  return *fixture;
+  return *CurrentFixture();
+}
+
+// The store grows with every object an input creates, and with it the time of each list over it
+// and the process's memory: an unseeded run of an hour would end on a list's timeout or the RSS
+// limit. Every MUSTER_FUZZ_RESET_EVERY inputs (50,000 unless set; 0 never) the fixture starts
+// over on an empty store; within a period later requests still meet what earlier ones created.
+void MaybeResetFixture() {
+  static const long every = [] {
+    const char* v = std::getenv("MUSTER_FUZZ_RESET_EVERY");
+    return v != nullptr ? std::strtol(v, nullptr, 10) : 50000L;
+  }();
+  static long inputs = 0;
+  if (every <= 0 || ++inputs % every != 0) return;
+  Fixture*& current = CurrentFixture();
+  std::string dir = current->dir;
+  delete current;  // the handlers before the store they use (member order), then the files
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  current = NewFixture();
 }
 
 // Reports which property failed, for the crash report, and stops the fuzzer there.
@@ -263,6 +288,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using muster::apiserver::HttpResponse;
   using muster::apiserver::MakeRequest;
   if (size < 3) return 0;
+  muster::apiserver::MaybeResetFixture();
   Fixture& fixture = GetFixture();
   const HttpRequest req = MakeRequest(data, size);
   HttpResponse res = fixture.handlers->Handle(req);
