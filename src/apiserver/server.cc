@@ -827,8 +827,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     source_done_ = true;
     waker_->Silence();
     timer_->cancel();
-    source_->Stop();
+    // The place is free before the source says it stopped: a client that sees its watch end may
+    // start the next one at once without a 429.
     server_->SourceEnded(this, stream_client_);
+    source_->Stop();
     Close();
   }
 

@@ -108,7 +108,8 @@ std::optional<Rejection> NodeResources::AdmitRequests(const std::string& uid,
   if (admitted_.contains(uid)) return std::nullopt;
   const api::ResourceList& allocatable = config_.allocatable;
   api::ResourceList counted;
-  for (const auto& [resource, q] : requests) {
+  for (const auto& [name, q] : requests) {
+    const std::string& resource = name;  // a binding a lambda can capture (clang before 16)
     const bool by_device = std::any_of(resources_.begin(), resources_.end(),
                                        [&](const DeviceResource& r) { return r.name == resource; });
     if (by_device || resource == api::kGpuShareResource) continue;

@@ -270,8 +270,11 @@ class SchedulerTest : public testing::Test {
     }
     EXPECT_EQ(Str(ConditionOf(w0, "PodScheduled").if_contains("status")), "True");
 
+    // The phase and the Scheduled condition may come in different writes: wait for both.
     ASSERT_TRUE(WaitFor([&] {
-      return Str(At(GetPodGroup("pg"), {"status", "phase"})) == "Running";
+      json::object pg = GetPodGroup("pg");
+      return Str(At(pg, {"status", "phase"})) == "Running" &&
+             Str(ConditionOf(pg, "Scheduled").if_contains("status")) == "True";
     }));
     json::object scheduled = ConditionOf(GetPodGroup("pg"), "Scheduled");
     EXPECT_EQ(Str(scheduled.if_contains("status")), "True");
@@ -354,7 +357,9 @@ TEST_F(SchedulerTest, GangIsBoundOverHttp) {
   StartScheduler(FastOptions(), Via::kHttp);
   ASSERT_TRUE(WaitFor([&] { return Bound("w-0") && Bound("w-1"); }));
   ExpectGangBound(/*one_transaction=*/false);
-  EXPECT_EQ(scheduler_->Stats().pods_bound, 2u);
+  // The cycle counts its binds once they are written, after the pods show them.
+  EXPECT_TRUE(WaitFor([&] { return scheduler_->Stats().pods_bound == 2u; }))
+      << scheduler_->Stats().pods_bound;
 }
 
 TEST_F(SchedulerTest, GangThatCannotFitWaitsWholeUntilResourcesAreFreed) {
@@ -577,7 +582,9 @@ tiers:
     return Str(At(GetPod("high-0"), {"status", "nominatedNodeName"})) == "n1";
   }));
   EXPECT_FALSE(Bound("high-0"));
-  EXPECT_EQ(scheduler_->Stats().evictions, 1u);
+  // Counted once the cycle's writes are done, which the nomination is one of.
+  EXPECT_TRUE(WaitFor([&] { return scheduler_->Stats().evictions == 1u; }))
+      << scheduler_->Stats().evictions;
 
   // The node agent's part: the victim's containers stop and the pod goes.
   client::DeleteOptions now;
