@@ -179,7 +179,10 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   }
   state->ready.store(state->handlers.get(), std::memory_order_release);
   state->lifecycle = std::make_unique<Lifecycle>(*state->store);
-  state->lifecycle->Start();
+  if (auto s = state->lifecycle->Start(); !s.ok()) {
+    state->server->Stop();
+    return s;
+  }
 
   state->url =
       fmt::format("{}://{}:{}", loopback ? "http" : "https", HostForUrl(listen->address), port);

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "api/time.h"
 #include "boost/json.hpp"
+#include "common/thread.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -388,10 +389,10 @@ Lifecycle::Lifecycle(store::Store& store, LifecycleOptions options)
 
 Lifecycle::~Lifecycle() { Stop(); }
 
-void Lifecycle::Start() {
-  if (thread_.joinable()) return;
+absl::Status Lifecycle::Start() {
+  if (thread_.joinable()) return absl::OkStatus();
   stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  return common::StartThread(thread_, "the API server's lifecycle duties", [this] { Loop(); });
 }
 
 void Lifecycle::Stop() {

@@ -86,7 +86,8 @@ class Lifecycle {
  public:
   explicit Lifecycle(store::Store& store, LifecycleOptions options = {});
   ~Lifecycle();  // calls Stop()
-  void Start();
+  // ResourceExhausted when its thread cannot be made.
+  absl::Status Start();
   void Stop();  // idempotent; joins the thread
   // One pass of every duty, synchronously (tests, and the thread's loop body). Returns nothing;
   // failed writes are retried by later passes.

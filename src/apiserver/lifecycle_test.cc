@@ -507,7 +507,7 @@ TEST_F(LifecycleTest, BackgroundThreadCollects) {
   LifecycleOptions options;
   options.poll_interval = std::chrono::milliseconds(10);
   Lifecycle lifecycle(*store_, options);
-  lifecycle.Start();
+  ASSERT_TRUE(lifecycle.Start().ok());
   ASSERT_TRUE(Delete(Jobs(), "default", "train").ok());
   // Liveness bound only; the pass normally runs within one poll interval.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -634,7 +634,7 @@ TEST_P(ClientTest, InformerSeesAddsUpdatesDeletes) {
   Recorder rec;
   Informer informer(*client_, Pods(), "default");
   informer.AddHandlers(rec.Handlers());
-  informer.Start();
+  ASSERT_TRUE(informer.Start().ok());
   ASSERT_TRUE(informer.WaitForSync(10s));
   EXPECT_EQ(rec.Log(), (std::vector<std::string>{"add x", "add y"}));
   EXPECT_TRUE(informer.Get("default", "x").has_value());
@@ -679,7 +679,7 @@ TEST_P(ClientTest, InformerRelistsAfterItsVersionExpires) {
       released.wait();
     }
   }));
-  informer.Start();
+  ASSERT_TRUE(informer.Start().ok());
   ASSERT_TRUE(informer.WaitForSync(10s));
   const int lists_before = transport_->lists.load();
 
@@ -857,7 +857,7 @@ TEST(HttpTransportTest, ClientAndInformerSurviveAServerRestart) {
   Recorder rec;
   Informer informer(client, Pods(), "default");
   informer.AddHandlers(rec.Handlers());
-  informer.Start();
+  ASSERT_TRUE(informer.Start().ok());
   ASSERT_TRUE(informer.WaitForSync(10s));
 
   (*server)->Stop();

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread.h"
+
 namespace muster::client {
 
 namespace {
@@ -15,11 +17,13 @@ constexpr size_t kMaxBatch = 256;
 
 }  // namespace
 
-void EventRecorder::Start() {
+absl::Status EventRecorder::Start() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stopping_ = false;
-  thread_ = std::thread([this] { Run(); });
+  if (thread_.joinable()) return absl::OkStatus();
+  absl::Status started = common::StartThread(thread_, "the event recorder", [this] { Run(); });
+  // Until a thread writes them, events are dropped (counted) rather than queued for nobody.
+  stopping_ = !started.ok();
+  return started;
 }
 
 void EventRecorder::Record(EventRecord event) {

@@ -28,7 +28,8 @@ class EventRecorder {
   EventRecorder(const EventRecorder&) = delete;
   EventRecorder& operator=(const EventRecorder&) = delete;
 
-  void Start();
+  // ResourceExhausted when no thread can be made; Record then drops what it is given.
+  absl::Status Start();
   // Queues the event; drops it when `limit` events are already waiting.
   void Record(EventRecord event);
   // Writes what is queued (for at most `drain`), then stops the thread. Idempotent.

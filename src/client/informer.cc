@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "common/thread.h"
+
 namespace muster::client {
 
 namespace json = boost::json;
@@ -50,9 +52,9 @@ Informer::~Informer() { Stop(); }
 
 void Informer::AddHandlers(InformerHandlers handlers) { handlers_.push_back(std::move(handlers)); }
 
-void Informer::Start() {
-  if (thread_.joinable() || stop_.load()) return;
-  thread_ = std::thread([this] { Run(); });
+absl::Status Informer::Start() {
+  if (thread_.joinable() || stop_.load()) return absl::OkStatus();
+  return common::StartThread(thread_, "the " + resource_.plural + " informer", [this] { Run(); });
 }
 
 void Informer::Stop() {

@@ -45,8 +45,8 @@ class Informer {
 
   // Adds handlers; call before Start(). Objects already cached at Start are delivered as adds.
   void AddHandlers(InformerHandlers handlers);
-  // Starts the list+watch thread.
-  void Start();
+  // Starts the list+watch thread. ResourceExhausted when no thread can be made (nothing started).
+  absl::Status Start();
   // Stops the thread and waits for it. Idempotent.
   void Stop();
 

@@ -13,6 +13,7 @@
 
 #include "api/time.h"
 #include "boost/json/value.hpp"
+#include "common/thread.h"
 #include "fmt/format.h"
 
 namespace muster::client {
@@ -139,12 +140,20 @@ LeaderElector::LeaderElector(Client& client, LeaderElectionConfig config)
 
 LeaderElector::~LeaderElector() { Stop(true); }
 
-void LeaderElector::Start() {
-  std::lock_guard lock(mu_);
-  if (started_ || stopping_) return;
-  started_ = true;
-  loop_ = std::thread([this] { Loop(); });
-  watchdog_ = std::thread([this] { Watchdog(); });
+absl::Status LeaderElector::Start() {
+  absl::Status started;
+  {
+    std::lock_guard lock(mu_);
+    if (started_ || stopping_) return absl::OkStatus();
+    started_ = true;
+    started = common::StartThread(loop_, "leader election", [this] { Loop(); });
+    if (started.ok()) {
+      started = common::StartThread(watchdog_, "the leader election watchdog",
+                                    [this] { Watchdog(); });
+    }
+  }
+  if (!started.ok()) Stop(/*release=*/false);  // the loop, if it started, has not led yet
+  return started;
 }
 
 void LeaderElector::Stop(bool release) {

@@ -117,7 +117,8 @@ class LeaderElector {
   LeaderElector& operator=(const LeaderElector&) = delete;
 
   // Starts trying to acquire the lease on the elector's own threads. At most once.
-  void Start();
+  // ResourceExhausted when its threads cannot be made; then it has stopped (never leads).
+  absl::Status Start();
   // Stops trying and renewing. When leading, calls on_stopped_leading and then, with `release`,
   // releases the lease (see above); without it the lease is left to expire, as when the process
   // dies. Waits for an API call in flight to finish (at most the transport's request timeout).

@@ -171,13 +171,13 @@ class LeaderElectionTest : public ::testing::Test {
 
   // Starts `c` and waits until it leads.
   void StartLeader(Candidate& c) {
-    c.elector->Start();
+    EXPECT_TRUE(c.elector->Start().ok());
     ASSERT_TRUE(Eventually([&] { return c.leading(); }, 5s)) << c.id() << " never led";
   }
 
   // Starts `c` and waits until it has seen `leader` holding the lease.
   void StartStandby(Candidate& c, const Candidate& leader) {
-    c.elector->Start();
+    EXPECT_TRUE(c.elector->Start().ok());
     ASSERT_TRUE(Eventually([&] { return c.elector->CurrentLeader() == leader.id(); }, 5s));
   }
 
@@ -275,8 +275,8 @@ TEST(LeaderIdentityTest, IsTheHostnameAndARandomUuid) {
 TEST_F(LeaderElectionTest, OneOfTwoCandidatesLeadsAndRenews) {
   Candidate& a = Make("a");
   Candidate& b = Make("b");
-  a.elector->Start();
-  b.elector->Start();
+  ASSERT_TRUE(a.elector->Start().ok());
+  ASSERT_TRUE(b.elector->Start().ok());
   ASSERT_TRUE(Eventually([&] { return a.leading() || b.leading(); }, 5s));
   Candidate& leader = a.leading() ? a : b;
   Candidate& standby = a.leading() ? b : a;
@@ -424,7 +424,7 @@ TEST_F(LeaderElectionTest, ExpiryIsJudgedByOurClockNotByTheRecordedRenewTime) {
   LeaderElectionConfig config = Config("c");
   config.clock = [offset] { return SteadyClock::now() + milliseconds(offset->load()); };
   Candidate& c = Make(std::move(config));
-  c.elector->Start();
+  ASSERT_TRUE(c.elector->Start().ok());
   ASSERT_TRUE(Eventually([&] { return c.elector->CurrentLeader() == "ghost"; }, 3s));
   const int gets = c.transport->gets;
   ASSERT_TRUE(Eventually([&] { return c.transport->gets >= gets + 3; }, 5s));

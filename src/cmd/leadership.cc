@@ -117,7 +117,7 @@ absl::StatusOr<std::unique_ptr<Leadership>> Leadership::Start(const std::string&
   fmt::print(stderr, "{}: campaigning for lease {} against {} as {}\n", command, self->lease_,
              remote.server, identity);
   std::fflush(stderr);
-  self->elector_->Start();
+  if (absl::Status s = self->elector_->Start(); !s.ok()) return s;
   return self;
 }
 

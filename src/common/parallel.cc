@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/thread.h"
+
 namespace muster::common {
 
 struct WorkerPool::Group {
@@ -17,7 +19,12 @@ struct WorkerPool::Group {
 
 WorkerPool::WorkerPool(size_t threads) {
   threads_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (size_t i = 0; i < threads; ++i) {
+    std::thread thread;
+    // A thread the system refuses leaves the pool smaller: the caller runs what no thread takes.
+    if (!StartThread(thread, "a worker pool", [this] { Run(); }).ok()) break;
+    threads_.push_back(std::move(thread));
+  }
 }
 
 WorkerPool::~WorkerPool() {

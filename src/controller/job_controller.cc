@@ -738,9 +738,12 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
        [&s](const json::object& a, const json::object& b) { s.OnGroupUpdate(a, b); },
        [&s](const json::object& o) { s.OnGroupDelete(o); }});
   // Pods and PodGroups first, so that the first sync of each Job sees them.
-  s.priority_classes.Start();
-  s.pod_groups.Start();
-  s.pods.Start();
+  for (client::Informer* informer : {&s.priority_classes, &s.pod_groups, &s.pods}) {
+    if (absl::Status started = informer->Start(); !started.ok()) {
+      Stop();
+      return started;
+    }
+  }
   const auto deadline = std::chrono::steady_clock::now() + sync_timeout;
   auto left = [&deadline] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
@@ -754,8 +757,12 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
                       informer->resource().plural, sync_timeout.count()));
     }
   }
-  s.queues.Start();
-  s.jobs.Start();
+  for (absl::Status started : {s.queues.Start(), s.jobs.Start()}) {
+    if (!started.ok()) {
+      Stop();
+      return started;
+    }
+  }
   if (!s.jobs.WaitForSync(left())) {
     Stop();
     return absl::DeadlineExceededError(fmt::format(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/thread.h"
 #include "fmt/format.h"
 
 namespace muster::controller {
@@ -21,13 +22,18 @@ WorkQueues::WorkQueues(Options options, Handler handler)
 
 WorkQueues::~WorkQueues() { Stop(); }
 
-void WorkQueues::Start() {
-  if (started_) return;
+absl::Status WorkQueues::Start() {
+  if (started_) return absl::OkStatus();
   started_ = true;
   for (auto& shard : shards_) {
     Shard* s = shard.get();
-    s->thread = std::thread([this, s] { Run(*s); });
+    absl::Status started = common::StartThread(s->thread, "a work queue", [this, s] { Run(*s); });
+    if (!started.ok()) {
+      Stop();
+      return started;
+    }
   }
+  return absl::OkStatus();
 }
 
 void WorkQueues::Stop() {

@@ -58,7 +58,8 @@ class WorkQueues {
     on_depth_ = std::move(on_depth);
   }
 
-  void Start();
+  // ResourceExhausted when a worker thread cannot be made; then none runs.
+  absl::Status Start();
   // Finishes the items being handled, drops the rest and joins the workers. Idempotent.
   void Stop();
 

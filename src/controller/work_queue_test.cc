@@ -34,7 +34,7 @@ TEST(WorkQueuesTest, OneKeysItemsRunInOrderAndDuplicatesCollapse) {
     seen.push_back(item.request.event);
     return true;
   });
-  queues.Start();
+  ASSERT_TRUE(queues.Start().ok());
   queues.Add(Item("ns/a", "first"));
   std::this_thread::sleep_for(20ms);  // "first" is being handled
   queues.Add(Item("ns/a", "second"));
@@ -60,7 +60,7 @@ TEST(WorkQueuesTest, TheDepthObserverCountsItemsWaitingForAWorker) {
   EXPECT_EQ(depth, 2);
   queues.Add(Item("ns/d", "flaky"));  // fails once: back after a backoff, then handled
   EXPECT_EQ(depth, 3);
-  queues.Start();
+  ASSERT_TRUE(queues.Start().ok());
   ASSERT_TRUE(queues.WaitIdle(5s));
   EXPECT_EQ(depth, 0);
   queues.Stop();
@@ -74,7 +74,7 @@ TEST(WorkQueuesTest, FailedItemsComeBackWithTheirRetryCount) {
     retries.push_back(n);
     return n >= 3;
   });
-  queues.Start();
+  ASSERT_TRUE(queues.Start().ok());
   queues.Add(Item("ns/a", "x"));
   for (int i = 0; i < 200; ++i) {
     {
@@ -94,7 +94,7 @@ TEST(WorkQueuesTest, ScheduledItemsWaitTheirTurnAndKeepTheEarliestSchedule) {
     ++runs;
     return true;
   });
-  queues.Start();
+  ASSERT_TRUE(queues.Start().ok());
   WorkItem ttl;
   ttl.key = "ns/a";
   ttl.kind = WorkItem::Kind::kTtl;
@@ -115,7 +115,7 @@ TEST(WorkQueuesTest, AnItemRescheduledEarlierWhileTheWorkerWaitsRunsAtTheNewTime
     ++runs;
     return true;
   });
-  queues.Start();
+  ASSERT_TRUE(queues.Start().ok());
   WorkItem ttl;
   ttl.key = "ns/a";
   ttl.kind = WorkItem::Kind::kTtl;

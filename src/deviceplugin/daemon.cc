@@ -9,6 +9,7 @@
 #include <fstream>
 #include <utility>
 
+#include "common/thread.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
 
@@ -56,7 +57,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options, Plu
       return s;
     }
   }
-  daemon->watcher_ = std::thread([d = daemon.get()] { d->Watch(); });
+  if (auto s = common::StartThread(daemon->watcher_, "the device plugin's watcher",
+                                  [d = daemon.get()] { d->Watch(); });
+      !s.ok()) {
+    std::lock_guard<std::mutex> lock(daemon->lifecycle_mu_);
+    daemon->StopAll();
+    return s;
+  }
   return daemon;
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/thread.h"
 #include "fmt/format.h"
 
 namespace muster::gpu {
@@ -61,7 +62,11 @@ absl::StatusOr<std::unique_ptr<HealthMonitor>> HealthMonitor::Start(
                                      mig.compute_instance_id, true, {}});
     }
   }
-  monitor->thread_ = std::thread([m = monitor.get()] { m->Run(); });
+  if (auto s = common::StartThread(monitor->thread_, "the GPU health monitor",
+                                  [m = monitor.get()] { m->Run(); });
+      !s.ok()) {
+    return s;
+  }
   return monitor;
 }
 

@@ -9,6 +9,7 @@
 #include "api/time.h"
 #include "boost/json/serialize.hpp"
 #include "client/event_recorder.h"
+#include "common/thread.h"
 #include "fmt/format.h"
 #include "node/json_access.h"
 
@@ -103,7 +104,7 @@ class NodeAgent::Sink : public PodSink {
  public:
   Sink(client::Client& client, bool record_events)
       : client_(client), events_(record_events), recorder_(client, kEventQueueLimit) {
-    if (events_) recorder_.Start();
+    if (events_) events_started_ = recorder_.Start();
   }
 
   absl::Status WriteStatus(const PodRef& pod, const json::object& status) override {
@@ -153,6 +154,7 @@ class NodeAgent::Sink : public PodSink {
   }
   // Writes what is queued, then stops.
   void StopEvents() { recorder_.Stop(); }
+  const absl::Status& EventsStarted() const { return events_started_; }
 
   absl::StatusOr<json::object> GetConfigMap(const std::string& ns,
                                             const std::string& name) override {
@@ -166,6 +168,7 @@ class NodeAgent::Sink : public PodSink {
   client::Client& client_;
   const bool events_;
   client::EventRecorder recorder_;
+  absl::Status events_started_;
 };
 
 NodeAgent::NodeAgent(client::Client& client, std::vector<NodeConfig> nodes,
@@ -192,12 +195,13 @@ absl::Status NodeAgent::Start() {
     if (started_) return absl::FailedPreconditionError("the node agent is already started");
     started_ = true;
   }
+  if (const absl::Status& s = sink_->EventsStarted(); !s.ok()) return s;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (absl::Status s = RegisterNode(nodes_[i]); !s.ok()) return s;
     registered_.fetch_add(1);
     if (absl::Status s = RenewLease(nodes_[i]); !s.ok()) return s;
   }
-  pods_->Start();
+  if (absl::Status s = pods_->Start(); !s.ok()) return s;
   client::ListOptions bound;
   bound.field_selector = "spec.nodeName!=";
   informer_ = std::make_unique<client::Informer>(client_, client::Pods(), "", bound);
@@ -207,9 +211,8 @@ absl::Status NodeAgent::Start() {
   handlers.on_update = [pods](const json::object&, const json::object& pod) { pods->Upsert(pod); };
   handlers.on_delete = [pods](const json::object& pod) { pods->Remove(pod); };
   informer_->AddHandlers(std::move(handlers));
-  informer_->Start();
-  heartbeat_ = std::thread([this] { Heartbeats(); });
-  return absl::OkStatus();
+  if (absl::Status s = informer_->Start(); !s.ok()) return s;
+  return common::StartThread(heartbeat_, "node heartbeats", [this] { Heartbeats(); });
 }
 
 void NodeAgent::Stop() {

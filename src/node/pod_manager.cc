@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "boost/json/serialize.hpp"
+#include "common/thread.h"
 #include "node/json_access.h"
 
 namespace muster::node {
@@ -16,7 +17,7 @@ class PodManager::Shard {
   explicit Shard(PodManager& manager) : manager_(manager) {}
   ~Shard() { Stop(); }
 
-  void Start() { thread_ = std::thread([this] { Loop(); }); }
+  absl::Status Start() { return common::StartThread(thread_, "a pod manager", [this] { Loop(); }); }
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -254,8 +255,14 @@ PodManager::PodManager(const std::vector<NodeConfig>& nodes, PodSink& sink, Runt
 
 PodManager::~PodManager() { Stop(); }
 
-void PodManager::Start() {
-  for (auto& shard : shards_) shard->Start();
+absl::Status PodManager::Start() {
+  for (auto& shard : shards_) {
+    if (absl::Status s = shard->Start(); !s.ok()) {
+      Stop();
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 void PodManager::Stop() {

@@ -79,7 +79,8 @@ class PodManager {
   PodManager(const PodManager&) = delete;
   PodManager& operator=(const PodManager&) = delete;
 
-  void Start();
+  // ResourceExhausted when a shard's thread cannot be made; then none runs.
+  absl::Status Start();
   // Joins the shard threads; queued work is dropped. Containers are left to the runtimes'
   // Shutdown. Idempotent.
   void Stop();

@@ -276,7 +276,7 @@ class PodManagerTest : public ::testing::Test {
     std::vector<NodeConfig> nodes{proc, sim};
     nodes.insert(nodes.end(), extra.begin(), extra.end());
     manager_ = std::make_unique<PodManager>(std::move(nodes), sink_, simulated_, process_, options);
-    manager_->Start();
+    EXPECT_TRUE(manager_->Start().ok());
   }
 
   std::string Log(const std::string& pod, const std::string& container) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "common/thread.h"
 #include "node/json_access.h"
 
 namespace muster::node {
@@ -126,7 +127,8 @@ class Fd {
 ProcessRuntime::ProcessRuntime() : ProcessRuntime(Options{}) {}
 
 ProcessRuntime::ProcessRuntime(Options options) : options_(options) {
-  monitor_ = std::thread([this] { Monitor(); });
+  // Without its monitor no exit would be seen: every Start then says why it cannot run.
+  monitor_started_ = common::StartThread(monitor_, "the process runtime", [this] { Monitor(); });
 }
 
 ProcessRuntime::~ProcessRuntime() { Shutdown(std::chrono::milliseconds(0)); }
@@ -137,6 +139,7 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
     std::lock_guard<std::mutex> lock(mu_);
     if (shutting_down_) return absl::FailedPreconditionError("the runtime is shut down");
   }
+  if (!monitor_started_.ok()) return monitor_started_;
   if (launch.argv.empty() || launch.argv[0].empty()) {
     return absl::InvalidArgumentError("no command to run");
   }

@@ -92,6 +92,7 @@ class ProcessRuntime final : public Runtime {
   bool stop_monitor_ = false;
   std::mutex shutdown_mu_;  // serialises Shutdown
   std::thread monitor_;
+  absl::Status monitor_started_;  // set once, in the constructor
 };
 
 }  // namespace muster::node

@@ -3,10 +3,13 @@
 #include <cmath>
 #include <vector>
 
+#include "common/thread.h"
+
 namespace muster::node {
 
 SimulatedRuntime::SimulatedRuntime() {
-  thread_ = std::thread([this] { Loop(); });
+  // Without its thread no container would ever exit: every Start then says why it cannot run.
+  started_ = common::StartThread(thread_, "the simulated runtime", [this] { Loop(); });
 }
 
 SimulatedRuntime::~SimulatedRuntime() { Shutdown(std::chrono::milliseconds(0)); }
@@ -15,6 +18,7 @@ absl::StatusOr<ContainerId> SimulatedRuntime::Start(const ContainerLaunch& launc
                                                     ExitCallback on_exit) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return absl::FailedPreconditionError("the runtime is shut down");
+  if (!started_.ok()) return started_;
   const ContainerId id = next_id_++;
   Container& c = containers_[id];
   c.on_exit = std::move(on_exit);

@@ -51,6 +51,7 @@ class SimulatedRuntime final : public Runtime {
   bool stopped_ = false;
   std::mutex shutdown_mu_;  // serialises Shutdown
   std::thread thread_;
+  absl::Status started_;  // set once, in the constructor
 };
 
 }  // namespace muster::node

@@ -19,6 +19,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "common/parallel.h"
+#include "common/thread.h"
 #include "core/actions/reserve.h"
 #include "core/framework/session.h"
 #include "fmt/format.h"
@@ -792,14 +793,17 @@ absl::Status Scheduler::Start() {
   add(client::PodGroups(),
       s.Handlers<api::PodGroup>(Kind::kPodGroup, api::DecodePodGroup, PodGroupChange));
   add(client::Pods(), s.Handlers<api::Pod>(Kind::kPod, api::DecodePod, PodChange));
-  s.events.Start();
+  absl::Status started = s.events.Start();
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.stop = false;
   }
-  for (auto& informer : s.informers) informer->Start();
-  s.loop = std::thread([&s] { s.Loop(); });
-  return absl::OkStatus();
+  for (auto& informer : s.informers) {
+    if (started.ok()) started = informer->Start();
+  }
+  if (started.ok()) started = common::StartThread(s.loop, "the scheduler", [&s] { s.Loop(); });
+  if (!started.ok()) Stop();
+  return started;
 }
 
 void Scheduler::Stop() {
@@ -811,9 +815,16 @@ void Scheduler::Stop() {
   s.cv.notify_all();
   if (s.loop.joinable()) s.loop.join();
   // Each informer notices its stop within a watch poll; stop them together, not in turn.
+  // One that cannot get a thread for that is stopped in turn.
   std::vector<std::thread> stopping;
   for (auto& informer : s.informers) {
-    stopping.emplace_back([i = informer.get()] { i->Stop(); });
+    client::Informer* i = informer.get();
+    std::thread t;
+    if (common::StartThread(t, "stopping an informer", [i] { i->Stop(); }).ok()) {
+      stopping.push_back(std::move(t));
+    } else {
+      i->Stop();
+    }
   }
   for (auto& t : stopping) t.join();
   s.events.Stop();

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread.h"
 #include "fmt/format.h"
 #include "sim/json.h"
 
@@ -173,7 +174,12 @@ absl::StatusOr<PackingSweep> RunPackingSweep(const PackingExperiment& experiment
   };
   int threads = std::max(1, std::min(options.jobs, total));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (int t = 1; t < threads; ++t) {
+    std::thread thread;
+    // A thread the system refuses leaves fewer workers; this one always works.
+    if (!common::StartThread(thread, "a sweep worker", worker).ok()) break;
+    pool.push_back(std::move(thread));
+  }
   worker();
   for (auto& t : pool) t.join();
 
