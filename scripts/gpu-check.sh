@@ -120,7 +120,9 @@ if ! "$muster" up --help >/dev/null 2>&1; then
   record "muster up" "SKIP (this build has no muster up)"
 else
   up=$tmp/up
-  "$muster" up --data-dir "$up" --listen 127.0.0.1:0 --reset --no-summary >"$tmp/up.log" 2>&1 &
+  # Plain HTTP: the /dev/tcp fallback below cannot speak TLS.
+  "$muster" up --data-dir "$up" --listen 127.0.0.1:0 --reset --no-summary --insecure-http \
+    >"$tmp/up.log" 2>&1 &
   up_pid=$!
   pids+=("$up_pid")
   for _ in $(seq 300); do [ -s "$up/kubeconfig" ] && break; sleep 0.1; done

@@ -128,7 +128,13 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
     log(line);
   }
 
-  const bool loopback = IsLoopback(listen->address);
+  const bool tls = !options.insecure_http;
+  if (!tls && !IsLoopback(listen->address)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--insecure-http serves loopback addresses only (127.0.0.0/8, ::1), not {}; without it "
+        "the server serves TLS and requires the token in its kubeconfig",
+        listen->address));
+  }
   ServerOptions server_options;
   server_options.address = listen->address;
   server_options.port = listen->port;
@@ -139,17 +145,22 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.max_streams_per_client = options.max_watches_per_client;
   server_options.long_running = IsLongRunning;
   std::string ca_pem;
-  if (!loopback) {
+  if (tls) {
     auto token = LoadOrCreateToken(options.data_dir + "/token");
     if (!token.ok()) return token.status();
-    std::vector<std::string> hosts = {"127.0.0.1", "localhost"};
-    if (!IsUnspecified(listen->address)) hosts.push_back(listen->address);
-    auto tls = LoadOrCreateTls(options.data_dir, hosts);
-    if (!tls.ok()) return tls.status();
+    // The certificate names every address a client may dial: loopback by both names and
+    // families, and the listen address when it is a specific one.
+    std::vector<std::string> hosts = {"127.0.0.1", "localhost", "::1"};
+    if (!IsUnspecified(listen->address) && listen->address != "127.0.0.1" &&
+        listen->address != "::1") {
+      hosts.push_back(listen->address);
+    }
+    auto material = LoadOrCreateTls(options.data_dir, hosts);
+    if (!material.ok()) return material.status();
     server_options.bearer_token = *token;
-    server_options.tls_cert_pem = tls->server_cert_pem;
-    server_options.tls_key_pem = tls->server_key_pem;
-    ca_pem = tls->ca_cert_pem;
+    server_options.tls_cert_pem = material->server_cert_pem;
+    server_options.tls_key_pem = material->server_key_pem;
+    ca_pem = material->ca_cert_pem;
   }
 
   State* raw = state.get();
@@ -185,7 +196,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   }
 
   state->url =
-      fmt::format("{}://{}:{}", loopback ? "http" : "https", HostForUrl(listen->address), port);
+      fmt::format("{}://{}:{}", tls ? "https" : "http", HostForUrl(listen->address), port);
   state->kubeconfig_path = options.data_dir + "/kubeconfig";
   KubeconfigOptions kubeconfig;
   kubeconfig.server = state->url;

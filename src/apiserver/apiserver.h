@@ -8,8 +8,8 @@
 // Data directory layout:
 //   store.db         the SQLite store (WAL)
 //   kubeconfig       for kubectl (0600)
-//   token            the bearer token, only when listening beyond loopback (0600)
-//   ca.crt ca.key server.crt server.key   TLS material, only beyond loopback
+//   token            the bearer token clients send (0600); not made with insecure_http
+//   ca.crt ca.key server.crt server.key   TLS material (keys 0600), kept across restarts
 //   logs/<ns>/<pod>/<container>.log       container output written by node agents
 
 #include <cstdint>
@@ -44,20 +44,24 @@ struct ApiServerOptions {
   // which a new one gets 429 (ServerOptions::max_streams); 0: no limit.
   int max_watches = 20000;
   int max_watches_per_client = 10000;
+  // Plain HTTP without credentials (`--insecure-http`), for loopback addresses only. Otherwise
+  // the server serves TLS with a certificate its own CA signs and requires the bearer token;
+  // the kubeconfig carries both, as kind's and minikube's do.
+  bool insecure_http = false;
 };
 
 class ApiServer {
  public:
   // Opens the store, creates the default namespaces and queues, starts the lifecycle controller
-  // and the HTTP server, and writes the kubeconfig. Beyond loopback it also requires a bearer
-  // token and serves TLS only.
+  // and the HTTP server, and writes the kubeconfig. It serves TLS and requires the bearer token
+  // unless `insecure_http` (refused beyond loopback).
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options);
   ~ApiServer();  // Stop()
 
   uint16_t port() const;
   // The bound address, "127.0.0.1:6443" or "0.0.0.0:40123" (IPv6 in brackets).
   std::string listen_address() const;
-  // What clients dial, "http://127.0.0.1:PORT" or "https://HOST:PORT".
+  // What clients dial, "https://HOST:PORT" ("http://127.0.0.1:PORT" with insecure_http).
   const std::string& url() const;
   const std::string& kubeconfig_path() const;
   store::Store& store();

@@ -91,6 +91,16 @@ std::optional<std::string> Unescape(std::string_view in, bool plus_is_space) {
   return out;
 }
 
+// The paths kube-apiserver's system:public-info-viewer role lets anyone GET.
+bool PublicInfoPath(std::string_view path) {
+  for (std::string_view p : {"/version", "/healthz", "/livez", "/readyz"}) {
+    if (path == p || (path.starts_with(p) && path.size() > p.size() && path[p.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Splits an origin-form target into a decoded path and decoded query parameters.
 bool ParseTarget(std::string_view target, HttpRequest& req) {
   auto q = target.find('?');
@@ -489,7 +499,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     if (!ParseTarget(p.target, req_)) {
       return ReplyAndDrain(ErrorResponse(BadRequest("malformed request URL")));
     }
-    if (!options.bearer_token.empty() &&
+    const bool anonymous_public =
+        p.authorization.empty() && req_.method == "GET" && PublicInfoPath(req_.path);
+    if (!options.bearer_token.empty() && !anonymous_public &&
         !ConstantTimeEquals(p.authorization, "Bearer " + options.bearer_token)) {
       return ReplyAndDrain(ErrorResponse(Unauthorized()));
     }

@@ -58,7 +58,9 @@ struct ServerOptions {
   int max_streams = 20000;
   int max_streams_per_client = 10000;
   // When not empty, every request must carry `Authorization: Bearer <token>`, else 401 and the
-  // connection is closed.
+  // connection is closed. A GET of /version, /healthz, /livez or /readyz (or below them) without
+  // an Authorization header is served, as kube-apiserver serves them to system:anonymous
+  // (the system:public-info-viewer role); a wrong token is refused there too.
   std::string bearer_token;
   // When both are set (PEM), the server speaks TLS only.
   std::string tls_cert_pem;

@@ -618,6 +618,38 @@ TEST(ServerTest, ClosesAConnectionWhoseRequestLacksTheToken) {
   ExpectTokenChecked(server->port(), nullptr);
 }
 
+// kube-apiserver serves these to system:anonymous; probes and `curl /version` need no token.
+TEST(ServerTest, PublicInfoPathsNeedNoTokenButAWrongOneIsStillRefused) {
+  ServerOptions options = Local();
+  options.bearer_token = "s3cret";
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  for (std::string_view path : {"/version", "/healthz", "/livez", "/readyz", "/livez/ping"}) {
+    Conn c(server->port());
+    ASSERT_TRUE(c.Send(Request("GET", path)));
+    auto r = c.Read();
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    Conn wrong(server->port());
+    ASSERT_TRUE(wrong.Send(Request("GET", path, "Authorization: Bearer wrong\r\n")));
+    r = wrong.Read();
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->status, 401) << path;
+  }
+  for (std::string_view path : {"/versionx", "/api", "/healthzz", "/api/v1/namespaces"}) {
+    Conn c(server->port());
+    ASSERT_TRUE(c.Send(Request("GET", path)));
+    auto r = c.Read();
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->status, 401) << path;
+  }
+  Conn post(server->port());
+  ASSERT_TRUE(post.Send(Request("POST", "/version")));
+  auto r = post.Read();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+}
+
 TEST(ServerTest, ClosesATlsConnectionWhoseRequestLacksTheToken) {
   char pattern[] = "/tmp/muster-server-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);

@@ -816,6 +816,7 @@ TEST(HttpTransportTest, TransportFailuresAreUnavailable) {
   apiserver::ApiServerOptions options;
   options.data_dir = dir;
   options.listen = "127.0.0.1:0";
+  options.insecure_http = true;  // a transport from the URL alone
   auto server = apiserver::ApiServer::Start(options);
   ASSERT_TRUE(server.ok());
   const std::string url = (*server)->url();
@@ -1003,6 +1004,7 @@ TEST(HttpTransportTest, QpsAndBurstLimitTheRequestRate) {
   apiserver::ApiServerOptions options;
   options.data_dir = dir;
   options.listen = "127.0.0.1:0";
+  options.insecure_http = true;  // a transport from the URL alone
   auto server = apiserver::ApiServer::Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
   auto transport = MakeHttpTransport({.server = (*server)->url(), .qps = 10, .burst = 2});

@@ -74,6 +74,13 @@ void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_cl
       ->capture_default_str();
 }
 
+void AddInsecureHttpFlag(CLI::App& app, bool& insecure_http) {
+  app.add_flag("--insecure-http", insecure_http,
+               "serve plain HTTP without credentials (loopback addresses only); by default the "
+               "server serves HTTPS with a certificate from its own CA, kept in the data "
+               "directory, and requires the bearer token, both written into the kubeconfig");
+}
+
 Subcommand AddApiServerCommand(CLI::App& parent) {
   auto flags = std::make_shared<ApiServerFlags>();
   auto* options = &flags->options;
@@ -85,8 +92,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
                   "directory for the store, the kubeconfig and container logs")
       ->required();
   app->add_option("--listen", options->listen,
-                  "ADDR:PORT to listen on; port 0 picks a free port. Beyond loopback the "
-                  "server requires a bearer token and serves TLS only")
+                  "ADDR:PORT to listen on; port 0 picks a free port")
       ->capture_default_str();
   app->add_option("--watch-history", options->watch_history,
                   "events kept for watches; a watch from before them gets 410 Expired "
@@ -96,6 +102,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
                 "logs and pod directories of the data directory first");
   AddInflightFlags(*app, options->max_requests_inflight, options->max_mutating_requests_inflight);
   AddWatchLimitFlags(*app, options->max_watches, options->max_watches_per_client);
+  AddInsecureHttpFlag(*app, options->insecure_http);
   return {app, [flags] { return RunApiServer(*flags); }};
 }
 

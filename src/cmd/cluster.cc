@@ -17,6 +17,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
   server_options.max_watches = options.max_watches;
   server_options.max_watches_per_client = options.max_watches_per_client;
+  server_options.insecure_http = options.insecure_http;
   auto server = apiserver::ApiServer::Start(server_options);
   if (!server.ok()) return server.status();
   c->server_ = *std::move(server);

@@ -42,6 +42,7 @@ struct LocalClusterOptions {
   int max_mutating_requests_inflight = 200;
   int max_watches = 20000;
   int max_watches_per_client = 10000;
+  bool insecure_http = false;  // ApiServerOptions::insecure_http
   // The nodes the agents run (cluster_file.h); at least one.
   std::vector<node::NodeConfig> nodes;
   // volcano-scheduler.conf ("" for Volcano's built-in default), reloaded when it changes.

@@ -31,5 +31,7 @@ void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
                       int& max_mutating_requests_inflight);
 // --max-watches and --max-watches-per-client (apiserver::ApiServerOptions::max_watches).
 void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_client);
+// --insecure-http: plain HTTP without credentials, loopback only (ApiServerOptions::insecure_http).
+void AddInsecureHttpFlag(CLI::App& app, bool& insecure_http);
 
 }  // namespace muster::cmd

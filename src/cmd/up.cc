@@ -48,6 +48,7 @@ struct UpFlags {
   int max_mutating_requests_inflight = 200;
   int max_watches = 20000;
   int max_watches_per_client = 10000;
+  bool insecure_http = false;
 };
 
 std::string DefaultDataDir() {
@@ -168,6 +169,7 @@ int RunUp(const UpFlags& flags) {
   cluster_options.max_mutating_requests_inflight = flags.max_mutating_requests_inflight;
   cluster_options.max_watches = flags.max_watches;
   cluster_options.max_watches_per_client = flags.max_watches_per_client;
+  cluster_options.insecure_http = flags.insecure_http;
   cluster_options.nodes = nodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
   cluster_options.scheduler.metrics = (*ops)->registry();
@@ -258,6 +260,7 @@ Subcommand AddUpCommand(CLI::App& parent) {
       ->excludes(config);
   AddInflightFlags(*app, flags->max_requests_inflight, flags->max_mutating_requests_inflight);
   AddWatchLimitFlags(*app, flags->max_watches, flags->max_watches_per_client);
+  AddInsecureHttpFlag(*app, flags->insecure_http);
   return {app, [flags] { return RunUp(*flags); }};
 }
 

@@ -245,8 +245,9 @@ std::optional<ServerProcess::Spawned> ServerProcess::Spawn(std::vector<std::stri
 
 std::optional<ServerProcess> ServerProcess::Start(const std::string& binary, const std::string& dir,
                                                   const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {binary,        "apiserver",  "--listen",
-                                   "127.0.0.1:0", "--data-dir", dir};
+  // Plain HTTP: TestHttpClient speaks it, and these tests are about what survives a crash.
+  std::vector<std::string> args = {binary,       "apiserver",  "--listen",       "127.0.0.1:0",
+                                   "--data-dir", dir,          "--insecure-http"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto spawned = Spawn(std::move(args), "", "listening on", std::chrono::seconds(20));
   if (!spawned) return std::nullopt;
@@ -265,7 +266,8 @@ std::optional<ServerProcess> ServerProcess::StartUp(const std::string& binary,
                                                     const std::vector<std::string>& extra) {
   std::vector<std::string> args = {binary,       "up",       "--config",
                                    config,       "--listen", "127.0.0.1:0",
-                                   "--data-dir", dir,        "--no-summary"};
+                                   "--data-dir", dir,        "--no-summary",
+                                   "--insecure-http"};
   args.insert(args.end(), extra.begin(), extra.end());
   const std::string prefix = "export KUBECONFIG=";
   auto spawned = Spawn(std::move(args), log, prefix, std::chrono::seconds(60));

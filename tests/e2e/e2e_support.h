@@ -67,6 +67,7 @@ class TestHttpClient {
 
 class ServerProcess {
  public:
+  // Both serve plain HTTP (--insecure-http), which TestHttpClient speaks.
   // Spawns `binary apiserver --listen 127.0.0.1:0 --data-dir dir extra...` and waits (up to 20 s)
   // for its "listening on" line. nullopt when it does not start.
   static std::optional<ServerProcess> Start(const std::string& binary, const std::string& dir,

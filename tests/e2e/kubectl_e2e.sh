@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the real kubectl against `muster apiserver` (port 0, a temporary data dir, an
-# isolated --cache-dir), over the seed's manifests (manifests/README.md) and Volcano objects.
+# isolated --cache-dir, HTTPS with the CA and token of the kubeconfig it writes), over the seed's
+# manifests (manifests/README.md) and Volcano objects.
 # Each check asserts what kubectl (or, for raw protocol details, curl) printed, and prints one
 # PASS or FAIL line; the last line is "N passed, M failed". Exit 0 only when nothing failed,
 # 77 (skipped) when kubectl is not installed.
@@ -20,8 +21,10 @@ start_muster server "$MUSTER" apiserver --listen 127.0.0.1:0 --data-dir "$data" 
   exit_not_started server "muster apiserver"
 addr=$(sed -n 's/^listening on //p' "$work/server.out")
 port=${addr##*:}
-base=http://$addr
+base=https://$addr
 export KUBECONFIG=$muster_kubeconfig
+# What a raw client needs besides the URL: the CA the kubeconfig names and its bearer token.
+token=$(cat "$data/token")
 
 # needs_curl NAME: false (and a SKIP line) when curl is not installed; the raw-protocol checks
 # use it.
@@ -34,7 +37,8 @@ needs_curl() {
 http_code() {
   local method=$1 path=$2
   shift 2
-  curl -s -o "$work/curl.body" -w '%{http_code}' -X "$method" "$base$path" "$@"
+  curl -s -o "$work/curl.body" -w '%{http_code}' --cacert "$data/ca.crt" \
+    -H "Authorization: Bearer $token" -X "$method" "$base$path" "$@"
 }
 
 # --- discovery --------------------------------------------------------------------------------
@@ -43,7 +47,7 @@ expect_re "api-resources: Volcano jobs with short names vcjob,vj" \
   '^jobs +vcjob,vj +batch.volcano.sh/v1alpha1 +true +Job' k api-resources
 expect_re "api-resources: queues cluster-scoped" \
   '^queues +q,queue-v1beta1 +scheduling.volcano.sh/v1beta1 +false +Queue' k api-resources
-expect "cluster-info" "Kubernetes control plane is running at http://127.0.0.1:$port" k cluster-info
+expect "cluster-info" "Kubernetes control plane is running at https://127.0.0.1:$port" k cluster-info
 expect_re "get ns: the default namespaces exist" '^kube-system +Active' k get ns
 expect_re "get q: the built-in queues exist" '^root( |$)' k get q
 
@@ -299,7 +303,7 @@ expect_eq "get nodes --field-selector spec.unschedulable=true" "node/gpu-node-1"
 
 # --- protocol details (curl) ------------------------------------------------------------------
 if needs_curl "protocol details"; then
-  expect '/version: minor 32' '"minor":"32"' curl -s "$base/version"
+  expect '/version: minor 32 (no token needed)' '"minor":"32"' curl -s --cacert "$data/ca.crt" "$base/version"
   expect_eq "unknown path: 404" "404" http_code GET /api/v1/frobs
   expect "unknown path: a Status body" '"kind":"Status"' cat "$work/curl.body"
   head -c 4194304 /dev/zero | tr '\0' 'a' >"$work/big.json"
@@ -333,6 +337,30 @@ needs_curl "TLS: 401" && expect_eq "TLS: a request without the token gets 401" "
   curl -s -o /dev/null -w '%{http_code}' --cacert "$work/tls/ca.crt" "https://127.0.0.1:$tls_port/api/v1/namespaces"
 needs_curl "TLS: plain HTTP" && expect_eq "TLS: plain HTTP is refused" "000" \
   curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$tls_port/version"
+needs_curl "TLS: anonymous /readyz" && expect_eq "TLS: /readyz needs no token (kube's public-info paths)" \
+  "ok" curl -s --cacert "$work/tls/ca.crt" "https://127.0.0.1:$tls_port/readyz"
+expect "TLS: loopback is HTTPS too" "server: https://127.0.0.1:$port" cat "$data/kubeconfig"
+mkdir -p "$work/tls-before"
+cp "$work/tls/ca.crt" "$work/tls/server.crt" "$work/tls/token" "$work/tls/kubeconfig" "$work/tls-before/"
+stop_process  # the TLS server, the last one started
+start_muster tls "$MUSTER" apiserver --listen "127.0.0.1:$tls_port" --data-dir "$work/tls"
+expect_eq "TLS: the CA, the certificate and the token are kept across a restart" "" \
+  sh -c "for f in ca.crt server.crt token kubeconfig; do
+           cmp -s '$work/tls-before/'\$f '$work/tls/'\$f || echo \$f changed; done"
+expect_re "TLS: the kubeconfig from before the restart still works" '^kube-system +Active' \
+  env KUBECONFIG="$work/tls-before/kubeconfig" "$KUBECTL" --cache-dir "$work/tls-cache" get ns
+# --insecure-http: plain HTTP without a token, loopback only.
+start_muster plain "$MUSTER" apiserver --listen 127.0.0.1:0 --data-dir "$work/plain" --insecure-http
+plain_port=$(sed -n 's/^listening on .*://p' "$work/plain.out")
+expect "insecure-http: kubeconfig points at http" "server: http://127.0.0.1:$plain_port" \
+  cat "$work/plain/kubeconfig"
+expect_re "insecure-http: kubectl without credentials" '^kube-system +Active' \
+  env KUBECONFIG="$work/plain/kubeconfig" "$KUBECTL" --cache-dir "$work/plain-cache" get ns
+expect_eq "insecure-http: refused beyond loopback (exit 1)" "1" \
+  sh -c "'$MUSTER' apiserver --listen 0.0.0.0:0 --data-dir '$work/plain2' --insecure-http \
+           >/dev/null 2>&1; echo \$?"
+expect "insecure-http: the refusal says why" "serves loopback addresses only" \
+  "$MUSTER" apiserver --listen 0.0.0.0:0 --data-dir "$work/plain2" --insecure-http
 
 # --- apply -f of an unchanged Volcano Job ------------------------------------------------------
 # Creation defaults tasks[].template.spec.schedulerName (and task minAvailable); kubectl's merge
@@ -346,6 +374,23 @@ expect_re "re-apply: the unchanged Volcano Job is accepted" \
   '^job.batch.volcano.sh/reapply-job (unchanged|configured)$' k apply -f "$work/reapply-job.yaml"
 expect_re "re-apply: accepted again" \
   '^job.batch.volcano.sh/reapply-job (unchanged|configured)$' k apply -f "$work/reapply-job.yaml"
+# An unchanged apply writes nothing: no new revision for watchers to wake up to, nothing to diff.
+rv_gen() { k get vj reapply-job -o 'jsonpath={.metadata.resourceVersion} {.metadata.generation}'; }
+before=$(rv_gen)
+k apply -f "$work/reapply-job.yaml" >/dev/null 2>&1
+expect_eq "re-apply: resourceVersion and generation unchanged" "$before" rv_gen
+expect_eq "diff -f: exit 0 on the unchanged Volcano Job" "0" \
+  sh -c "'$KUBECTL' --cache-dir '$work/cache' diff -f '$work/reapply-job.yaml' >/dev/null 2>&1; echo \$?"
+expect_re "apply --server-side: the unchanged Volcano Job" \
+  '^job.batch.volcano.sh/reapply-job serverside-applied$' \
+  k apply --server-side -f "$work/reapply-job.yaml"
+expect_eq "apply --server-side: resourceVersion and generation unchanged" "$before" rv_gen
+expect_eq "diff --server-side -f: exit 0 on the unchanged Volcano Job" "0" \
+  sh -c "'$KUBECTL' --cache-dir '$work/cache' diff --server-side -f '$work/reapply-job.yaml' \
+           >/dev/null 2>&1; echo \$?"
+expect_eq "diff -f: exit 1 on a changed replica count" "1" \
+  sh -c "sed 's/replicas: 2/replicas: 3/' '$work/reapply-job.yaml' |
+           '$KUBECTL' --cache-dir '$work/cache' diff -f - >/dev/null 2>&1; echo \$?"
 expect_eq "re-apply: the template keeps the job's scheduler and the task minimum" "volcano 2" \
   k get vj reapply-job -o 'jsonpath={.spec.tasks[0].template.spec.schedulerName} {.spec.tasks[0].minAvailable}'
 expect "re-apply: a changed template image is still refused" \

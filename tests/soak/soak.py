@@ -63,6 +63,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -177,7 +178,8 @@ def rv_of(obj):
 
 
 # --------------------------------------------------------------------------------------------------
-# HTTP to the API server (plain HTTP on loopback, as `muster apiserver` serves there)
+# HTTPS to the API server, trusting the CA in its data directory and sending its token, as the
+# kubeconfig it writes tells kubectl to
 
 
 class Refused(Exception):
@@ -189,14 +191,21 @@ class Uncertain(Exception):
 
 
 class Api:
-    def __init__(self, host, port):
+    def __init__(self, host, port, data_dir):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise SystemExit("the soak runs against loopback only, not %s" % host)
         self.host, self.port = host, port
+        self.tls = ssl.create_default_context(cafile=os.path.join(data_dir, "ca.crt"))
+        with open(os.path.join(data_dir, "token")) as f:
+            self.auth = "Bearer " + f.read().strip()
+
+    def connection(self, timeout):
+        return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                           context=self.tls)
 
     def call(self, method, path, body=None, timeout=15.0):
         """(status, parsed body or None). Raises Refused or Uncertain."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        conn = self.connection(timeout)
         try:
             try:
                 conn.connect()
@@ -205,7 +214,7 @@ class Api:
             except OSError as e:
                 raise Refused("connect: %s" % e)
             data = None
-            headers = {"Accept": "application/json"}
+            headers = {"Accept": "application/json", "Authorization": self.auth}
             if body is not None:
                 data = json.dumps(body).encode()
                 headers["Content-Type"] = "application/json"
@@ -607,11 +616,12 @@ class Watcher(threading.Thread):
     def stream(self):
         q = urllib.parse.urlencode({"watch": "true", "resourceVersion": str(self.last_rv),
                                     "allowWatchBookmarks": "true", "timeoutSeconds": "120"})
-        conn = http.client.HTTPConnection(self.api.host, self.api.port, timeout=60)
+        conn = self.api.connection(60)
         with self.conn_lock:
             self.conn = conn
         try:
-            conn.request("GET", ALL_PODS + "?" + q, headers={"Accept": "application/json"})
+            conn.request("GET", ALL_PODS + "?" + q,
+                         headers={"Accept": "application/json", "Authorization": self.api.auth})
             resp = conn.getresponse()
             if resp.status == 410:
                 self.last_rv_expired()
@@ -1007,12 +1017,12 @@ def main():
             R.violate(CHECK_RESTART, "muster apiserver did not start:\n" + apiserver.tail())
             return finish(args, None, None, None, None, None, outages, restart_figures, comps)
         host, port = apiserver.ready_line.group(1), int(apiserver.ready_line.group(2))
-        api = Api(host, port)
         served = os.path.join(data, "kubeconfig")
         for _ in range(100):
             if os.path.exists(served):
                 break
             time.sleep(0.05)
+        api = Api(host, port, data)
         shutil.copyfile(served, kubeconfig)  # the clients' own copy: no torn reads mid-restart
         with open(kubeconfig) as f:
             first_kubeconfig = f.read()
