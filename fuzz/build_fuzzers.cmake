@@ -1,7 +1,9 @@
 # Configures (once) and builds the libFuzzer targets with clang, ASan and UBSan in BINARY_DIR,
 # from the same sources as the calling build. Run by the fuzz/build test (fuzz/CMakeLists.txt):
 #   cmake -DSOURCE_DIR=... -DBINARY_DIR=... -DCLANGXX=... [-DGENERATOR=Ninja] [-DJOBS=2] \
-#         -P build_fuzzers.cmake
+#         [-DKUBE_API_DIR=... -DKUBE_APIMACHINERY_DIR=...] -P build_fuzzers.cmake
+# KUBE_*_DIR: the k8s.io/api and k8s.io/apimachinery module folders the calling build found
+# (src/apiserver/kube_schemas.cmake), handed on so that the nested configure does not look again.
 foreach(var SOURCE_DIR BINARY_DIR CLANGXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "build_fuzzers.cmake: ${var} is required")
@@ -19,6 +21,11 @@ endif()
 # The same tree builds the unit and end-to-end tests for tests/sanitizers (ASan + UBSan).
 set(flags "-O1 -gline-tables-only -fsanitize=fuzzer-no-link,address,undefined")
 string(APPEND flags " -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
+set(kube_dirs "")
+if(KUBE_API_DIR AND KUBE_APIMACHINERY_DIR)
+  set(kube_dirs -DMUSTER_KUBE_API_DIR=${KUBE_API_DIR}
+                -DMUSTER_KUBE_APIMACHINERY_DIR=${KUBE_APIMACHINERY_DIR})
+endif()
 set(configured_flags "")
 if(EXISTS ${BINARY_DIR}/CMakeCache.txt)
   file(STRINGS ${BINARY_DIR}/CMakeCache.txt configured_flags REGEX "^CMAKE_CXX_FLAGS:STRING=")
@@ -36,7 +43,7 @@ if(NOT EXISTS ${BINARY_DIR}/CMakeCache.txt)
             -DCMAKE_BUILD_TYPE=
             "-DCMAKE_CXX_FLAGS=${flags}"
             -DMUSTER_WERROR=OFF -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_TESTS=ON
-            -DMUSTER_BUILD_FUZZ=ON
+            -DMUSTER_BUILD_FUZZ=ON ${kube_dirs}
     RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     file(REMOVE ${BINARY_DIR}/CMakeCache.txt)

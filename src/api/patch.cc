@@ -36,12 +36,19 @@ struct MergeListField {
   std::string_view merge_key;
 };
 
-// The kinds whose Go types carry strategic merge metadata here.
-constexpr std::array<std::string_view, 4> kStrategicKinds = {"Pod", "Node", "Namespace", "Event"};
+// The built-in kinds the API server serves (apiserver/resources.cc): their Go types are what
+// strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have no
+// merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
+constexpr auto kStrategicKinds = std::to_array<std::string_view>(
+    {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease"});
 
-// Notable absences, as upstream: Node spec.taints, Pod spec.tolerations, spec.readinessGates and
-// status.containerStatuses are atomic (`+listType=atomic`, no patchStrategy). kubectl taint sends
-// the node's whole taint list, so merging it by key would make `kubectl taint node n key-` a no-op.
+// From the `patchStrategy:"merge"` / `patchMergeKey` struct tags of k8s.io/api core/v1 and
+// k8s.io/apimachinery meta/v1 (v1.32; the served kinds only). Notable absences, as upstream: Node
+// spec.taints, Pod spec.tolerations, spec.readinessGates and status.containerStatuses, Namespace
+// spec.finalizers and Service status.loadBalancer.ingress are atomic (`+listType=atomic`, no
+// patchStrategy). kubectl taint sends the node's whole taint list, so merging it by key would make
+// `kubectl taint node n key-` a no-op. ContainerStatus' own merge lists (volumeMounts,
+// allocatedResourcesStatus) sit inside the atomic containerStatuses and so never merge.
 constexpr auto kMergeListFields = std::to_array<MergeListField>({
     // ObjectMeta.
     {"", "metadata.finalizers", ""},
@@ -72,10 +79,16 @@ constexpr auto kMergeListFields = std::to_array<MergeListField>({
     {"Pod", "status.conditions", "type"},
     {"Pod", "status.podIPs", "ip"},
     {"Pod", "status.hostIPs", "ip"},
+    {"Pod", "status.resourceClaimStatuses", "name"},  // patchStrategy "merge,retainKeys"
     // NodeSpec and NodeStatus.
     {"Node", "spec.podCIDRs", ""},
     {"Node", "status.conditions", "type"},
     {"Node", "status.addresses", "type"},
+    // NamespaceStatus.
+    {"Namespace", "status.conditions", "type"},
+    // ServiceSpec and ServiceStatus (metav1.Condition).
+    {"Service", "spec.ports", "port"},
+    {"Service", "status.conditions", "type"},
 });
 
 const MergeListField* FindMergeListField(std::string_view kind, std::string_view path) {

@@ -57,7 +57,8 @@ absl::StatusOr<boost::json::value> ApplyMergePatch(const boost::json::value& tar
 absl::StatusOr<boost::json::value> ApplyJsonPatch(const boost::json::value& target,
                                                   const boost::json::value& patch);
 
-// Whether `kind` ("Pod", "Node", "Namespace", "Event") has strategic merge metadata here. The API
+// Whether `kind` is one of the built-in kinds the API server serves (Namespace, Node, Pod, Event,
+// Service, ConfigMap, PriorityClass, Lease), whose strategic merge metadata is here. The API
 // server answers 415 to a strategic merge patch for any other kind, as upstream does for CRDs.
 bool SupportsStrategicMergePatch(std::string_view kind);
 

@@ -1,5 +1,7 @@
 #include "api/text.h"
 
+#include <cstdint>
+
 #include "fmt/format.h"
 
 namespace muster::api {
@@ -99,6 +101,29 @@ std::string GoQuote(std::string_view text) {
   }
   out += '"';
   return out;
+}
+
+absl::StatusOr<int64_t> ParseGoInt64(std::string_view text) {
+  const auto error = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        fmt::format("strconv.ParseInt: parsing {}: {}", GoQuote(text), why));
+  };
+  std::string_view digits = text;
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) digits.remove_prefix(1);
+  if (digits.empty()) return error("invalid syntax");
+  // As ParseUint reads it: a digit too many is out of range at once, before later characters.
+  uint64_t magnitude = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return error("invalid syntax");
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (magnitude > (UINT64_MAX - d) / 10) return error("value out of range");
+    magnitude = magnitude * 10 + d;
+  }
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (magnitude > limit) return error("value out of range");
+  if (negative) return static_cast<int64_t>(0 - magnitude);
+  return static_cast<int64_t>(magnitude);
 }
 
 }  // namespace muster::api

@@ -7,8 +7,11 @@
 // Thread-safety: every function is pure.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
 
 namespace muster::api {
 
@@ -23,5 +26,11 @@ std::string ToValidUtf8(std::string_view text);
 // strconv.Quote: `text` in double quotes with `"` and `\` escaped, control characters as \n, \t,
 // \x1f ..., C1 controls as \u0080 ..., and bytes that are not UTF-8 as \xff. Always valid UTF-8.
 std::string GoQuote(std::string_view text);
+
+// strconv.ParseInt(text, 10, 64): an optional sign and decimal digits, nothing else. Refusals are
+// Go's messages, which kube-apiserver answers 400 with for a bad integer query parameter:
+// `strconv.ParseInt: parsing "abc": invalid syntax`, `... "99999999999999999999": value out of
+// range`.
+absl::StatusOr<int64_t> ParseGoInt64(std::string_view text);
 
 }  // namespace muster::api

@@ -1,5 +1,6 @@
 #include "api/text.h"
 
+#include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -35,6 +36,25 @@ TEST(GoQuoteTest, QuotesAsStrconvQuote) {
   EXPECT_EQ(GoQuote(std::string("\xFF") + "a"), R"("\xffa")");
   EXPECT_EQ(GoQuote("caf\xC3\xA9"), "\"caf\xC3\xA9\"");
   EXPECT_EQ(GoQuote("\xC2\x85"), R"("\u0085")");
+}
+
+TEST(ParseGoInt64Test, ReadsWhatStrconvReadsAndSaysWhatItSays) {
+  EXPECT_EQ(*ParseGoInt64("42"), 42);
+  EXPECT_EQ(*ParseGoInt64("+7"), 7);
+  EXPECT_EQ(*ParseGoInt64("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(*ParseGoInt64("9223372036854775807"), INT64_MAX);
+  const auto message = [](std::string_view text) {
+    auto parsed = ParseGoInt64(text);
+    return parsed.ok() ? std::string("ok") : std::string(parsed.status().message());
+  };
+  EXPECT_EQ(message("abc"), R"(strconv.ParseInt: parsing "abc": invalid syntax)");
+  EXPECT_EQ(message(""), R"(strconv.ParseInt: parsing "": invalid syntax)");
+  EXPECT_EQ(message(" 1"), R"(strconv.ParseInt: parsing " 1": invalid syntax)");
+  EXPECT_EQ(message("1_000"), R"(strconv.ParseInt: parsing "1_000": invalid syntax)");
+  EXPECT_EQ(message("9223372036854775808"),
+            R"(strconv.ParseInt: parsing "9223372036854775808": value out of range)");
+  EXPECT_EQ(message("99999999999999999999x"),
+            R"(strconv.ParseInt: parsing "99999999999999999999x": value out of range)");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "api/time.h"
 
+#include "api/text.h"
 #include "fmt/format.h"
 
 namespace muster::api {
@@ -138,6 +139,98 @@ std::optional<int64_t> ParseUnixTime(std::string_view text) {
   const std::optional<Instant> instant = Parse(text);
   if (!instant) return std::nullopt;
   return instant->seconds;
+}
+
+absl::StatusOr<int64_t> ParseGoRfc3339(std::string_view text) {
+  constexpr std::string_view kLayout = "2006-01-02T15:04:05Z07:00";
+  // newParseError's two forms: "cannot parse <rest> as <element>", or a message of its own.
+  const auto cannot_parse = [&](std::string_view rest, std::string_view element) {
+    return absl::InvalidArgumentError(fmt::format("parsing time {} as {}: cannot parse {} as {}",
+                                                  GoQuote(text), GoQuote(kLayout), GoQuote(rest),
+                                                  GoQuote(element)));
+  };
+  const auto failed = [&](std::string_view message) {
+    return absl::InvalidArgumentError(fmt::format("parsing time {}{}", GoQuote(text), message));
+  };
+  const auto digit = [](std::string_view s, size_t i) {
+    return i < s.size() && s[i] >= '0' && s[i] <= '9';
+  };
+  // getnum: one or two digits (exactly two when `fixed`).
+  const auto number = [&](std::string_view& s, bool fixed, int64_t& out) {
+    if (!digit(s, 0)) return false;
+    if (!digit(s, 1)) {
+      if (fixed) return false;
+      out = s[0] - '0';
+      s.remove_prefix(1);
+      return true;
+    }
+    out = (s[0] - '0') * 10 + (s[1] - '0');
+    s.remove_prefix(2);
+    return true;
+  };
+  std::string_view v = text;
+  int64_t year = 0;
+  if (v.size() < 4 || !digit(v, 0) || !digit(v, 1) || !digit(v, 2) || !digit(v, 3)) {
+    return cannot_parse(v, "2006");
+  }
+  year = (v[0] - '0') * 1000 + (v[1] - '0') * 100 + (v[2] - '0') * 10 + (v[3] - '0');
+  v.remove_prefix(4);
+  int64_t month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  struct Step {
+    std::string_view prefix;
+    std::string_view element;
+    bool fixed;
+    int64_t* out;
+    int64_t limit;           // the value must be below it (0: checked after the walk)
+    std::string_view range;  // what is out of range
+  };
+  const Step steps[] = {{"-", "01", true, &month, 13, "month"},
+                        {"-", "02", true, &day, 0, ""},
+                        {"T", "15", false, &hour, 24, "hour"},
+                        {":", "04", true, &minute, 60, "minute"},
+                        {":", "05", true, &second, 60, "second"}};
+  for (const Step& step : steps) {
+    if (!v.starts_with(step.prefix)) return cannot_parse(v, step.prefix);
+    v.remove_prefix(step.prefix.size());
+    const std::string_view hold = v;
+    if (!number(v, step.fixed, *step.out)) return cannot_parse(hold, step.element);
+    if (step.limit > 0 && (*step.out >= step.limit || (step.out == &month && month == 0))) {
+      return failed(fmt::format(": {} out of range", step.range));
+    }
+  }
+  // A fraction the layout does not name is taken all the same.
+  if (v.size() >= 2 && (v[0] == '.' || v[0] == ',') && digit(v, 1)) {
+    size_t n = 2;
+    while (digit(v, n)) ++n;
+    v.remove_prefix(n);
+  }
+  int64_t offset = 0;
+  if (!v.empty() && v[0] == 'Z') {
+    v.remove_prefix(1);
+  } else {
+    const std::string_view hold = v;
+    if (v.size() < 6 || v[3] != ':') return cannot_parse(hold, "Z07:00");
+    std::string_view hh = v.substr(1, 2), mm = v.substr(4, 2);
+    int64_t oh = 0, om = 0;
+    if (!number(hh, true, oh) || !number(mm, true, om)) return cannot_parse(hold, "Z07:00");
+    if (oh > 24) return failed(": time zone offset hour out of range");
+    if (om > 60) return failed(": time zone offset minute out of range");
+    if (v[0] != '+' && v[0] != '-') return cannot_parse(hold, "Z07:00");
+    offset = (v[0] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    v.remove_prefix(6);
+  }
+  if (!v.empty()) return failed(fmt::format(": extra text: {}", GoQuote(v)));
+  const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+  constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) {
+    return failed(": day out of range");
+  }
+  return DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
+}
+
+std::string FormatNanoTimeFixed(int64_t unix_nanos) {
+  const int64_t seconds = FloorDiv(unix_nanos, 1000000000);
+  return fmt::format("{}.{:09}Z", DateTime(seconds), unix_nanos - seconds * 1000000000);
 }
 
 }  // namespace muster::api

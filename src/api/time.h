@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
+
 namespace muster::api {
 
 // "2024-05-01T12:00:00Z": UTC with whole seconds, as kube writes metav1.Time; a fraction of a
@@ -39,5 +41,17 @@ std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view 
 // The same as whole seconds since the Unix epoch; a fraction is dropped (rounding toward the
 // past).
 std::optional<int64_t> ParseUnixTime(std::string_view text);
+
+// A query parameter of type metav1.Time as kube-apiserver decodes it (Time.UnmarshalQueryParameter:
+// Go's time.Parse with time.RFC3339): whole seconds since the Unix epoch, a fraction dropped.
+// Go's layout walk is followed, so that a refusal is Go's message, for kube answers 400 with it:
+// `parsing time "abc" as "2006-01-02T15:04:05Z07:00": cannot parse "abc" as "2006"`, `parsing
+// time "2024-13-01T00:00:00Z": month out of range`, `... extra text: "x"`. As Go, it takes a
+// one-digit hour and a fraction of any length, and not a lower-case 't' or 'z'.
+absl::StatusOr<int64_t> ParseGoRfc3339(std::string_view text);
+
+// "2024-05-01T12:00:00.000000001Z": nanoseconds since the epoch as kubelet writes a log line's
+// timestamp (RFC3339NanoFixed, always nine digits).
+std::string FormatNanoTimeFixed(int64_t unix_nanos);
 
 }  // namespace muster::api

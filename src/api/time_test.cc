@@ -122,5 +122,47 @@ TEST(FormatTimeTest, AgreesWithGmtimeAndRoundTrips) {
   }
 }
 
+// What Go's time.Parse(time.RFC3339, ...) answers, messages included (kube's sinceTime).
+TEST(ParseGoRfc3339Test, ReadsWhatGoReads) {
+  EXPECT_EQ(*ParseGoRfc3339("2026-12-01T10:20:30Z"), kDec1);
+  EXPECT_EQ(*ParseGoRfc3339("2026-12-01T12:20:30.123456789123+02:00"), kDec1);
+  EXPECT_EQ(*ParseGoRfc3339("2026-12-01T9:20:30-01:00"), kDec1);  // a one-digit hour
+}
+
+TEST(ParseGoRfc3339Test, RefusesWithGosMessages) {
+  const auto message = [](std::string_view text) {
+    absl::StatusOr<int64_t> parsed = ParseGoRfc3339(text);
+    return parsed.ok() ? std::string("ok") : std::string(parsed.status().message());
+  };
+  EXPECT_EQ(message("abc"),
+            R"(parsing time "abc" as "2006-01-02T15:04:05Z07:00": cannot parse "abc" as "2006")");
+  EXPECT_EQ(message("2024-1-01T00:00:00Z"),
+            R"(parsing time "2024-1-01T00:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot )"
+            R"(parse "1-01T00:00:00Z" as "01")");
+  EXPECT_EQ(message("2024-01-01 00:00:00Z"),
+            R"(parsing time "2024-01-01 00:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot )"
+            R"(parse " 00:00:00Z" as "T")");
+  EXPECT_EQ(message("2024-01-01T00:00:00"),
+            R"(parsing time "2024-01-01T00:00:00" as "2006-01-02T15:04:05Z07:00": cannot )"
+            R"(parse "" as "Z07:00")");
+  EXPECT_EQ(message("2024-13-01T00:00:00Z"),
+            R"(parsing time "2024-13-01T00:00:00Z": month out of range)");
+  EXPECT_EQ(message("2024-02-30T00:00:00Z"),
+            R"(parsing time "2024-02-30T00:00:00Z": day out of range)");
+  EXPECT_EQ(message("2024-01-01T24:00:00Z"),
+            R"(parsing time "2024-01-01T24:00:00Z": hour out of range)");
+  EXPECT_EQ(message("2024-01-01T00:00:00Zx"),
+            R"(parsing time "2024-01-01T00:00:00Zx": extra text: "x")");
+  EXPECT_EQ(message("2024-01-01t00:00:00Z"),
+            R"(parsing time "2024-01-01t00:00:00Z" as "2006-01-02T15:04:05Z07:00": cannot )"
+            R"(parse "t00:00:00Z" as "T")");
+}
+
+TEST(FormatNanoTimeFixedTest, AlwaysNineDigits) {
+  EXPECT_EQ(FormatNanoTimeFixed(kDec1 * 1000000000 + 5), "2026-12-01T10:20:30.000000005Z");
+  EXPECT_EQ(FormatNanoTimeFixed(kDec1 * 1000000000), "2026-12-01T10:20:30.000000000Z");
+  EXPECT_EQ(FormatNanoTimeFixed(-1), "1969-12-31T23:59:59.999999999Z");
+}
+
 }  // namespace
 }  // namespace muster::api

@@ -4,8 +4,10 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "boost/json/object.hpp"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,6 +30,7 @@ namespace {
 using boost::json::array;
 using boost::json::object;
 using boost::json::value;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -255,6 +259,8 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
   EXPECT_THAT(gvs,
               UnorderedElementsAre(GroupVersion{"", "v1"}, GroupVersion{"scheduling.k8s.io", "v1"},
                                    GroupVersion{"coordination.k8s.io", "v1"},
+                                   GroupVersion{"authentication.k8s.io", "v1"},
+                                   GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
                                    GroupVersion{"scheduling.volcano.sh", "v1beta1"}));
   std::vector<std::string> volcano;
@@ -331,6 +337,7 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   std::vector<std::string> groups;
   for (const value& item : items->as_array()) groups.push_back(Str(At(item, {"metadata", "name"})));
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io",
+                                           "authentication.k8s.io", "authorization.k8s.io",
                                            "batch.volcano.sh", "scheduling.volcano.sh"));
 
   const value* batch = Named(items, "metadata", "");  // no group may be unnamed
@@ -583,9 +590,61 @@ TEST(OpenApiTest, EveryRefResolvesWithinItsDocumentAndEachKindHasOneSchema) {
     for (const ResourceInfo* info : ResourcesIn(gv.group, gv.version)) {
       EXPECT_EQ(gvk_count[boost::json::serialize(GvkOf(*info))], 1) << info->kind;
       EXPECT_TRUE(schemas.contains(SchemaName(*info)));
-      EXPECT_TRUE(schemas.contains(SchemaName(*info, true)));
+      // Reviews are never listed: no list kind.
+      EXPECT_EQ(schemas.contains(SchemaName(*info, true)), !info->review) << info->kind;
     }
   }
+}
+
+// `kubectl auth can-i` and `whoami` find these in discovery: create-only, cluster-scoped, with
+// only the collection's POST in OpenAPI.
+TEST(ReviewResourcesTest, AreCreateOnlyClusterScopedAndHaveOnlyACollectionPost) {
+  for (auto [group, resource, kind] :
+       {std::tuple{"authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+        std::tuple{"authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+        std::tuple{"authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"}}) {
+    SCOPED_TRACE(resource);
+    const ResourceInfo* info = FindResource(group, "v1", resource);
+    ASSERT_NE(info, nullptr);
+    EXPECT_TRUE(info->review);
+    EXPECT_FALSE(info->namespaced);
+    EXPECT_EQ(info->kind, kind);
+    EXPECT_THAT(info->verbs, ElementsAre("create"));
+    std::optional<value> list = ApiResourceList(group, "v1");
+    ASSERT_TRUE(list.has_value());
+    const value* entry = Named(At(*list, {"resources"}), "name", resource);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(boost::json::serialize(*At(*entry, {"verbs"})), R"(["create"])");
+
+    value doc = BuildOpenApiDocument(group, "v1");
+    const object& paths = At(doc, {"paths"})->as_object();
+    const std::string collection = fmt::format("/apis/{}/v1/{}", group, resource);
+    ASSERT_TRUE(paths.contains(collection));
+    const object& ops = paths.at(collection).as_object();
+    EXPECT_TRUE(ops.contains("post"));
+    EXPECT_FALSE(ops.contains("get"));
+    EXPECT_FALSE(paths.contains(collection + "/{name}"));
+  }
+  std::vector<std::string> stored;
+  for (const ResourceInfo& info : AllResources()) {
+    if (!info.review) stored.push_back(info.resource);
+  }
+  EXPECT_THAT(stored, Not(Contains("selfsubjectaccessreviews")));
+}
+
+TEST(OpenApiV2Test, IsAValidEmptySwaggerDocumentInJsonAndProtobuf) {
+  EXPECT_EQ(boost::json::parse(OpenApiV2Document(false)),
+            boost::json::parse(R"({"swagger":"2.0","info":{"title":"Kubernetes",
+                                   "version":"v1.32.0"},"paths":{},"definitions":{}})"));
+  // openapi_v2.Document{swagger: "2.0", info: {title, version}, paths: {}, definitions: {}}.
+  EXPECT_EQ(OpenApiV2Document(true), std::string("\x0a\x03"
+                                                 "2.0"
+                                                 "\x12\x15\x0a\x0a"
+                                                 "Kubernetes"
+                                                 "\x12\x07"
+                                                 "v1.32.0"
+                                                 "\x42\x00\x4a\x00",
+                                                 32));
 }
 
 // What `kubectl explain <resource>.<field path>` does (explain/v2/templates/plaintext.tmpl): find

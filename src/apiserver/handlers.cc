@@ -16,6 +16,7 @@
 #include "api/yaml.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
+#include "apiserver/protobuf.h"
 #include "apiserver/tables.h"
 #include "boost/json/array.hpp"
 #include "boost/json/parse.hpp"
@@ -67,6 +68,25 @@ HttpResponse TextResponse(int status, std::string body) {
   r.content_type = "text/plain; charset=utf-8";
   r.body = std::move(body);
   return r;
+}
+
+// /openapi/v2's content negotiation as kube-openapi's handler does it: the first Accept range
+// that matches JSON or either spelling of the protobuf type picks it ("*/*" and an empty header
+// pick JSON). nullopt when none matches (406).
+std::optional<bool> OpenApiV2WantsProtobuf(std::string_view accept) {
+  if (accept.empty()) return false;
+  while (!accept.empty()) {
+    const size_t comma = accept.find(',');
+    std::string_view range = MediaType(accept.substr(0, comma));
+    accept = comma == std::string_view::npos ? std::string_view{} : accept.substr(comma + 1);
+    while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
+    if (range == "*/*" || range == "application/*" || range == "application/json") return false;
+    if (range == "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" ||
+        range == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf") {
+      return true;
+    }
+  }
+  return std::nullopt;
 }
 
 // The `continue` token: kube's (storage.EncodeContinue: base64url of {"v","rv","start"}, the
@@ -173,10 +193,19 @@ bool ContinueSignedFor(const ContinueToken& token, std::string_view key, std::st
 
 ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {
   std::string_view type = MediaType(req.content_type);
-  if (type == "application/vnd.kubernetes.protobuf") {
-    auto ns = DecodeProtobufNamespace(req.body);
-    if (!ns) return UnsupportedBodyType();
-    return std::move(*ns);
+  if (type == kProtobufContentType) {
+    absl::StatusOr<json::object> object = DecodeProtobufObject(req.body);
+    if (object.ok()) return *std::move(object);
+    const std::string why(object.status().message());
+    if (absl::IsInvalidArgument(object.status())) {
+      return BadRequest(fmt::format("couldn't decode the request body as protobuf: {}", why));
+    }
+    if (absl::IsUnimplemented(object.status())) {
+      ApiError unsupported = UnsupportedBodyType();
+      unsupported.message += "; " + why;
+      return unsupported;
+    }
+    return Internal(why);
   }
   bool yaml = type == "application/yaml" || type == "application/apply-patch+yaml" ||
               type == "application/x-yaml" || type == "text/yaml";
@@ -413,6 +442,19 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
     return JsonResponse(200, json::serialize(core ? LegacyApiVersions(options_.server_address)
                                                   : LegacyApiGroupList()));
   }
+  if (path == "/openapi/v2" || path == "/openapi/v2/") {
+    if (!get) return ErrorResponse(MethodNotAllowed(req.method));
+    auto protobuf = OpenApiV2WantsProtobuf(req.accept);
+    if (!protobuf) {
+      return ErrorResponse(
+          NotAcceptable("/openapi/v2 is served as application/json or "
+                        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"));
+    }
+    HttpResponse r = JsonResponse(200, OpenApiV2Document(*protobuf));
+    if (*protobuf) r.content_type = std::string(kOpenApiV2ProtobufType);
+    r.headers.emplace_back("Vary", "Accept");
+    return r;
+  }
   if (path == "/openapi/v3" || path == "/openapi/v3/") {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
     return JsonResponse(200, json::serialize(OpenApiIndex()));
@@ -505,6 +547,13 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
 
 HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
   const std::string& m = req.method;
+  if (t.resource->review) {
+    // Only the collection's POST is routed upstream: any other method there is 405, and there
+    // are no item paths.
+    if (!t.name.empty()) return ErrorResponse(PathNotFound());
+    if (m != "POST") return ErrorResponse(MethodNotAllowed(m));
+    return Review(req, t);
+  }
   if (t.name.empty()) {
     if (m == "GET") {
       if (IsWatch(req)) return Watch(req, t);

@@ -12,8 +12,9 @@
 // Thread-safety: Handle() may be called from many threads at once.
 //
 // Split across files by concern: handlers.cc (routing, discovery, get, list), write.cc (create,
-// update, patch, delete, binding), watch.cc, logs.cc, fields.cc (field selectors), strict.cc
-// (fieldValidation), bootstrap.cc (default namespaces and queues).
+// update, patch, delete, binding), reviews.cc (`kubectl auth can-i` and `whoami`), watch.cc,
+// logs.cc, fields.cc (field selectors), strict.cc (fieldValidation), bootstrap.cc (default
+// namespaces and queues).
 
 #include <chrono>
 #include <cstdint>
@@ -131,6 +132,8 @@ class Handlers {
   HttpResponse Patch(const HttpRequest& req, const Target& t);
   HttpResponse Delete(const HttpRequest& req, const Target& t);
   HttpResponse Bind(const HttpRequest& req, const Target& t);
+  // POST of a review (ResourceInfo::review; reviews.cc): the object back with its status.
+  HttpResponse Review(const HttpRequest& req, const Target& t);
   // The pod as `binding` leaves it (nodeName, annotations, PodScheduled=True), checked against
   // its live state: the UID precondition, not being deleted, not bound yet.
   ApiResult<boost::json::object> BoundPod(const store::Object& live, const PodBinding& binding);
@@ -170,11 +173,12 @@ class Handlers {
 
 // --- Helpers shared by the handler files -------------------------------------------------------
 
-// Decodes a request body (JSON; YAML for application/yaml and apply patches) into an object.
+// Decodes a request body (JSON; YAML for application/yaml and apply patches; kube's protobuf for
+// the built-in kinds, protobuf.h) into an object.
 ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
-// A v1.Namespace in kube's protobuf envelope (what `kubectl create namespace` sends) as JSON;
-// nullopt for any other kind or malformed input (protobuf.cc).
-std::optional<boost::json::object> DecodeProtobufNamespace(std::string_view body);
+// apiVersion and kind of a body must name the URL's resource (400 otherwise); missing ones are
+// filled in (write.cc).
+std::optional<ApiError> CheckTypeMeta(boost::json::object& obj, const ResourceInfo& res);
 std::string NewUid();  // a random (v4) UUID
 // generateName's suffix: 5 characters from kube's alphabet (no vowels, no look-alikes).
 std::string RandomNameSuffix();

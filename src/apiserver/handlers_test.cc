@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "common/container_log.h"
 #include "fmt/format.h"
 #include "store/sqlite_db.h"
 
@@ -1176,7 +1178,320 @@ TEST_F(HandlersTest, ProtobufNamespace) {
   EXPECT_EQ(Body(r).at("metadata").at("name").as_string(), "team-c");
   EXPECT_EQ(
       Call("POST", "/api/v1/namespaces", "k8s\0junk", "application/vnd.kubernetes.protobuf").status,
-      415);
+      400);
+}
+
+// --- 404 details, /openapi/v2, strategic merge for every built-in kind
+// ----------------------------
+
+TEST_F(HandlersTest, NotFoundNamesTheObjectAndAnUnknownPathHasEmptyDetails) {
+  auto missing = Call("GET", std::string(kPods) + "/absent");
+  ASSERT_EQ(missing.status, 404);
+  EXPECT_EQ(Body(missing).at("details"), json::parse(R"({"name":"absent","kind":"pods"})"));
+  auto job = Call("GET", std::string(kJobs) + "/absent");
+  EXPECT_EQ(Body(job).at("details"),
+            json::parse(R"({"name":"absent","group":"batch.volcano.sh","kind":"jobs"})"));
+  // kube-apiserver's generic 404 carries `"details":{}`: `kubectl debug` reads details.name of
+  // the 404 for pods/ephemeralcontainers (not served) to say ephemeral containers are disabled.
+  ASSERT_EQ(Call("POST", kPods, PodJson("p")).status, 201);
+  for (std::string path :
+       {std::string(kPods) + "/p/ephemeralcontainers", std::string("/api/v1/frobs")}) {
+    auto unknown = Call("PATCH", path, "{}", "application/strategic-merge-patch+json");
+    ASSERT_EQ(unknown.status, 404) << path;
+    EXPECT_EQ(Body(unknown).at("details"), json::object()) << path;
+    EXPECT_EQ(Body(unknown).at("message").as_string(),
+              "the server could not find the requested resource");
+  }
+}
+
+TEST_F(HandlersTest, OpenApiV2IsServedAsJsonOrProtobufAsKubectlAsksForIt) {
+  auto proto = Call("GET", "/openapi/v2", "", "", {},
+                    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+  ASSERT_EQ(proto.status, 200);
+  EXPECT_EQ(proto.content_type, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+  EXPECT_EQ(proto.body.substr(0, 5), std::string("\x0a\x03"
+                                                 "2.0",
+                                                 5));
+  auto plain = Call("GET", "/openapi/v2", "", "", {}, "");
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_EQ(Body(plain).at("swagger").as_string(), "2.0");
+  EXPECT_EQ(Call("GET", "/openapi/v2", "", "", {}, "text/html").status, 406);
+  EXPECT_EQ(Call("POST", "/openapi/v2").status, 405);
+}
+
+TEST_F(HandlersTest, StrategicMergePatchWorksOnEveryBuiltInKind) {
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces/default/configmaps",
+                 R"({"metadata":{"name":"x"},"data":{"a":"1"}})")
+                .status,
+            201);
+  auto cm = Call("PATCH", "/api/v1/namespaces/default/configmaps/x", R"({"data":{"k":"v"}})",
+                 "application/strategic-merge-patch+json");
+  ASSERT_EQ(cm.status, 200) << cm.body;
+  EXPECT_EQ(Body(cm).at("data"), json::parse(R"({"a":"1","k":"v"})"));
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces/default/services",
+                 R"({"metadata":{"name":"s"},"spec":{"ports":[{"name":"a","port":80},
+                     {"name":"b","port":81}]}})")
+                .status,
+            201);
+  auto svc = Call("PATCH", "/api/v1/namespaces/default/services/s",
+                  R"({"spec":{"ports":[{"port":81,"targetPort":8081}]}})",
+                  "application/strategic-merge-patch+json");
+  ASSERT_EQ(svc.status, 200) << svc.body;
+  EXPECT_EQ(Body(svc).at("spec").at("ports").as_array().size(), 2u);
+  ASSERT_EQ(Call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                 R"({"metadata":{"name":"high"},"value":1000})")
+                .status,
+            201);
+  auto pc = Call("PATCH", "/apis/scheduling.k8s.io/v1/priorityclasses/high",
+                 R"({"description":"d"})", "application/strategic-merge-patch+json");
+  EXPECT_EQ(pc.status, 200) << pc.body;
+  ASSERT_EQ(Call("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                 R"({"metadata":{"name":"l"},"spec":{"holderIdentity":"a"}})")
+                .status,
+            201);
+  auto lease = Call("PATCH", "/apis/coordination.k8s.io/v1/namespaces/default/leases/l",
+                    R"({"spec":{"holderIdentity":"b"}})", "application/strategic-merge-patch+json");
+  EXPECT_EQ(lease.status, 200) << lease.body;
+}
+
+// --- Reviews
+// ---------------------------------------------------------------------------------------
+
+constexpr char kAccessReviews[] = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+constexpr char kRulesReviews[] = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+constexpr char kSubjectReviews[] = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+
+TEST_F(HandlersTest, AccessReviewsAreAllowedAndAnswerWithTheSpec) {
+  // What `kubectl auth can-i create pods` sends (as JSON).
+  auto r = Call("POST", kAccessReviews,
+                R"({"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1",
+                    "metadata":{"creationTimestamp":null},
+                    "spec":{"resourceAttributes":{"namespace":"default","verb":"create",
+                                                  "resource":"pods"}},"status":{"allowed":false}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json::value body = Body(r);
+  EXPECT_EQ(body.at("kind").as_string(), "SelfSubjectAccessReview");
+  EXPECT_EQ(body.at("spec"), json::parse(R"({"resourceAttributes":{"namespace":"default",
+                                                 "verb":"create","resource":"pods"}})"));
+  EXPECT_TRUE(body.at("status").at("allowed").as_bool());
+  EXPECT_FALSE(body.at("status").at("reason").as_string().empty());
+  auto non_resource =
+      Call("POST", kAccessReviews,
+           R"({"spec":{"nonResourceAttributes":{"path":"/healthz","verb":"get"}}})");
+  ASSERT_EQ(non_resource.status, 201) << non_resource.body;
+  EXPECT_TRUE(Body(non_resource).at("status").at("allowed").as_bool());
+  // Nothing is stored: a second review is answered the same.
+  EXPECT_EQ(
+      Call("POST", kAccessReviews, R"({"spec":{"resourceAttributes":{"verb":"get"}}})").status,
+      201);
+}
+
+TEST_F(HandlersTest, AccessReviewsAreValidatedAsKubeDoes) {
+  auto none = Call("POST", kAccessReviews, R"({"spec":{}})");
+  ASSERT_EQ(none.status, 422);
+  EXPECT_EQ(Body(none).at("message").as_string(),
+            "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
+            "spec.resourceAttributes: Invalid value: \"null\": exactly one of "
+            "nonResourceAttributes or resourceAttributes must be specified");
+  auto both = Call("POST", kAccessReviews,
+                   R"({"spec":{"resourceAttributes":{"verb":"get"},
+                               "nonResourceAttributes":{"path":"/x","verb":"get"}}})");
+  ASSERT_EQ(both.status, 422);
+  EXPECT_THAT(Body(both).at("message").as_string(),
+              HasSubstr("spec.nonResourceAttributes: Invalid value: "
+                        "authorization.NonResourceAttributes{Path:\"/x\", Verb:\"get\"}: cannot be "
+                        "specified in combination with resourceAttributes"));
+  auto named = Call("POST", kAccessReviews,
+                    R"({"metadata":{"name":"x"},"spec":{"resourceAttributes":{"verb":"get"}}})");
+  EXPECT_EQ(named.status, 422);
+  EXPECT_THAT(Body(named).at("message").as_string(), HasSubstr("metadata: Invalid value"));
+  auto wrong_kind = Call("POST", kAccessReviews, R"({"kind":"Pod","spec":{}})");
+  EXPECT_EQ(wrong_kind.status, 400);
+}
+
+TEST_F(HandlersTest, RulesReviewListsEverythingForTheAdmin) {
+  auto r = Call("POST", kRulesReviews, R"({"spec":{"namespace":"default"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r).at("status"),
+            json::parse(R"({"resourceRules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}],
+                            "nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}],
+                            "incomplete":false})"));
+  auto no_namespace = Call("POST", kRulesReviews, R"({"spec":{}})");
+  EXPECT_EQ(no_namespace.status, 400);
+  EXPECT_EQ(Body(no_namespace).at("message").as_string(), "no namespace on request");
+}
+
+TEST_F(HandlersTest, SubjectReviewSaysWhoTheCallerIs) {
+  auto r = Call("POST", kSubjectReviews, R"({"apiVersion":"authentication.k8s.io/v1",
+                                            "kind":"SelfSubjectReview","metadata":{}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r).at("status").at("userInfo"), json::parse(R"({"username":"muster-admin",
+                            "groups":["system:masters","system:authenticated"]})"));
+  EXPECT_EQ(Body(r).at("metadata").at("creationTimestamp").as_string(), "2023-11-14T22:13:20Z");
+}
+
+TEST_F(HandlersTest, ReviewsServeOnlyTheCollectionsPost) {
+  EXPECT_EQ(Call("GET", kAccessReviews).status, 405);
+  EXPECT_EQ(Call("PUT", kSubjectReviews, "{}").status, 405);
+  EXPECT_EQ(Call("GET", std::string(kRulesReviews) + "/x").status, 404);
+  EXPECT_EQ(Call("POST",
+                 "/apis/authorization.k8s.io/v1/namespaces/default/"
+                 "selfsubjectaccessreviews",
+                 R"({"spec":{"resourceAttributes":{"verb":"get"}}})")
+                .status,
+            404);
+}
+
+// --- pods/log ------------------------------------------------------------------------------------
+
+class LogsTest : public HandlersTest {
+ protected:
+  static constexpr int64_t kNow = 1700000000;  // HandlersTest's clock
+  static constexpr int64_t kStart = kNow - 100;
+
+  static std::chrono::system_clock::time_point At(int64_t unix_seconds) {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(unix_seconds));
+  }
+  std::string LogPath(const std::string& pod) const {
+    return dir_ + "/logs/default/" + pod + "/c.log";
+  }
+  // Pod `name` bound to node n, whose container c ran twice (`lastState` names the first run when
+  // `restarted`): "a", "b" at kStart+1, +50; then "c", "d" at kStart+61, +90.
+  void MakePod(const std::string& name, bool restarted) {
+    ASSERT_EQ(Call("POST", kPods, PodJson(name)).status, 201);
+    const std::string last =
+        restarted ? R"(,"lastState":{"terminated":{"exitCode":1,"containerID":"muster://u-c-0"}})"
+                  : "";
+    auto status = Call("PATCH", std::string(kPods) + "/" + name + "/status",
+                       fmt::format(R"({{"status":{{"containerStatuses":[{{"name":"c",
+                           "containerID":"muster://u-c-1","state":{{"running":{{}}}}{}}}]}}}})",
+                                   last),
+                       "application/merge-patch+json");
+    ASSERT_EQ(status.status, 200) << status.body;
+    auto bound = Call("PATCH", std::string(kPods) + "/" + name, R"({"spec":{"nodeName":"n"}})",
+                      "application/merge-patch+json");
+    ASSERT_TRUE(bound.status == 200 || bound.status == 422) << bound.body;
+    if (bound.status != 200) {
+      ASSERT_EQ(Call("POST", std::string(kPods) + "/" + name + "/binding",
+                     R"({"target":{"kind":"Node","name":"n"}})")
+                    .status,
+                201);
+    }
+    std::filesystem::create_directories(dir_ + "/logs/default/" + name);
+    {
+      auto first =
+          common::ContainerLogWriter::Open(LogPath(name), true, "muster://u-c-0", At(kStart));
+      ASSERT_TRUE(first.ok());
+      ASSERT_TRUE(first->Append("a\n", At(kStart + 1)).ok());
+      ASSERT_TRUE(first->Append("b\n", At(kStart + 50)).ok());
+    }
+    auto second =
+        common::ContainerLogWriter::Open(LogPath(name), false, "muster://u-c-1", At(kStart + 60));
+    ASSERT_TRUE(second.ok());
+    ASSERT_TRUE(second->Append("c\n", At(kStart + 61)).ok());
+    ASSERT_TRUE(second->Append("d\n", At(kStart + 90)).ok());
+  }
+  HttpResponse Logs(const std::string& pod,
+                    std::vector<std::pair<std::string, std::string>> query = {}) {
+    return Call("GET", std::string(kPods) + "/" + pod + "/log", "", "", std::move(query), "*/*");
+  }
+};
+
+TEST_F(LogsTest, TheCurrentRunAndWithPreviousTheOneBefore) {
+  MakePod("p", /*restarted=*/true);
+  EXPECT_EQ(Logs("p").body, "c\nd\n");
+  EXPECT_EQ(Logs("p", {{"previous", "true"}}).body, "a\nb\n");
+  EXPECT_EQ(Logs("p", {{"previous", "true"}, {"tailLines", "1"}}).body, "b\n");
+}
+
+TEST_F(LogsTest, PreviousWithoutAnEarlierRunIs400AsKubelet) {
+  MakePod("p", /*restarted=*/false);
+  auto r = Logs("p", {{"previous", "true"}});
+  ASSERT_EQ(r.status, 400);
+  EXPECT_EQ(Body(r).at("message").as_string(),
+            "previous terminated container \"c\" in pod \"p\" not found");
+  // A pod on no node has no logs at all yet, an earlier run's neither.
+  ASSERT_EQ(Call("POST", kPods, PodJson("pending")).status, 201);
+  auto pending = Logs("pending", {{"previous", "true"}});
+  EXPECT_EQ(pending.status, 200);
+  EXPECT_EQ(pending.body, "");
+}
+
+TEST_F(LogsTest, TimestampsSinceTailAndLimit) {
+  MakePod("p", /*restarted=*/true);
+  EXPECT_EQ(Logs("p", {{"timestamps", "true"}}).body,
+            "2023-11-14T22:12:41.000000000Z c\n2023-11-14T22:13:10.000000000Z d\n");
+  EXPECT_EQ(Logs("p", {{"sinceSeconds", "20"}}).body, "d\n");  // since kNow-20 = kStart+80
+  EXPECT_EQ(Logs("p", {{"sinceTime", "2023-11-14T22:12:41Z"}}).body, "c\nd\n");
+  EXPECT_EQ(Logs("p", {{"sinceTime", "2023-11-14T22:12:42Z"}}).body, "d\n");
+  EXPECT_EQ(Logs("p", {{"tailLines", "1"}}).body, "d\n");
+  EXPECT_EQ(Logs("p", {{"tailLines", "0"}}).body, "");
+  EXPECT_EQ(Logs("p", {{"limitBytes", "3"}}).body, "c\nd");
+  // The limit counts the timestamps too.
+  EXPECT_EQ(Logs("p", {{"timestamps", "1"}, {"limitBytes", "12"}}).body, "2023-11-14T2");
+  EXPECT_EQ(Logs("p", {{"timestamps", "true"}, {"previous", "true"}, {"sinceSeconds", "60"}}).body,
+            "2023-11-14T22:12:30.000000000Z b\n");
+}
+
+TEST_F(LogsTest, BadOptionsAre400WhenTheyDoNotDecodeAnd422WhenInvalid) {
+  MakePod("p", /*restarted=*/true);
+  const auto message = [&](std::vector<std::pair<std::string, std::string>> query) {
+    auto r = Logs("p", std::move(query));
+    return fmt::format("{} {}", r.status, Body(r).at("message").as_string());
+  };
+  EXPECT_EQ(message({{"limitBytes", "-1"}}),
+            "422 PodLogOptions \"p\" is invalid: limitBytes: Invalid value: -1: must be greater "
+            "than 0");
+  EXPECT_EQ(message({{"tailLines", "-2"}}),
+            "422 PodLogOptions \"p\" is invalid: tailLines: Invalid value: -2: must be greater "
+            "than or equal to 0");
+  EXPECT_EQ(message({{"sinceSeconds", "0"}}),
+            "422 PodLogOptions \"p\" is invalid: sinceSeconds: Invalid value: 0: must be greater "
+            "than 0");
+  EXPECT_EQ(message({{"sinceSeconds", "5"}, {"sinceTime", "2023-11-14T22:12:02Z"}}),
+            "422 PodLogOptions \"p\" is invalid: : Forbidden: at most one of `sinceTime` or "
+            "`sinceSeconds` may be specified");
+  EXPECT_EQ(message({{"limitBytes", "0"}, {"tailLines", "-1"}}),
+            "422 PodLogOptions \"p\" is invalid: [tailLines: Invalid value: -1: must be greater "
+            "than or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]");
+  EXPECT_EQ(message({{"sinceTime", "yesterday"}}),
+            "400 parsing time \"yesterday\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+            "\"yesterday\" as \"2006\"");
+  EXPECT_EQ(message({{"tailLines", "ten"}}),
+            "400 strconv.ParseInt: parsing \"ten\": invalid syntax");
+  // Options come before the pod: a missing pod with bad options is 400 too.
+  auto absent = Logs("absent", {{"limitBytes", "x"}});
+  EXPECT_EQ(absent.status, 400);
+  EXPECT_EQ(Logs("absent").status, 404);
+}
+
+TEST_F(LogsTest, ALogWithoutAnIndexIsOneRunOfUnknownTimes) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("plain")).status, 201);
+  std::filesystem::create_directories(dir_ + "/logs/default/plain");
+  std::ofstream(LogPath("plain")) << "one\ntwo\n";
+  EXPECT_EQ(Logs("plain").body, "one\ntwo\n");
+  EXPECT_EQ(Logs("plain", {{"tailLines", "1"}}).body, "two\n");
+  // Such lines are timed by the file's modification time.
+  EXPECT_THAT(Logs("plain", {{"timestamps", "true"}}).body,
+              ::testing::MatchesRegex("[0-9-]+T[0-9:]+\\.[0-9]{9}Z one\n[0-9-]+T[0-9:.]+Z two\n"));
+}
+
+TEST_F(LogsTest, AFollowedLogIsTimedAsItGrowsAndEndsAtItsLimit) {
+  MakePod("p", /*restarted=*/true);
+  auto r = Logs("p", {{"follow", "true"}, {"timestamps", "true"}, {"limitBytes", "103"}});
+  ASSERT_TRUE(r.stream);
+  RecordingSink sink;
+  std::thread streaming([&] { r.stream(sink); });  // returns once 103 bytes are sent
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    auto writer = common::ContainerLogWriter::Open(LogPath("p"), false, "muster://u-c-2", At(kNow));
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->Append("e\nmore than the limit\n", At(kNow + 1)).ok());
+  }
+  streaming.join();
+  EXPECT_EQ(sink.text,
+            "2023-11-14T22:12:41.000000000Z c\n2023-11-14T22:13:10.000000000Z d\n"
+            "2023-11-14T22:13:21.000000000Z e\n2023");  // the next line's timestamp, cut
 }
 
 }  // namespace

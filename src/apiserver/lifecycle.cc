@@ -443,6 +443,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
   std::vector<const ResourceInfo*> resources;
   std::map<std::string, const ResourceInfo*> by_store_resource;
   for (const ResourceInfo& info : AllResources()) {
+    if (info.review) continue;
     if (by_store_resource.emplace(info.StoreResource(), &info).second) {
       resources.push_back(&info);
     }

@@ -1358,6 +1358,133 @@ void AddSchedulingAndCoordinationSchemas(Catalog& c) {
                                "api-conventions.md#spec-and-status")}});
 }
 
+// authorization.k8s.io/v1 and authentication.k8s.io/v1: the reviews (k8s.io/api's docs).
+void AddReviewSchemas(Catalog& c) {
+  constexpr std::string_view kAuthz = "io.k8s.api.authorization.v1.";
+  const auto authz = [&](std::string_view name) { return fmt::format("{}{}", kAuthz, name); };
+  c[authz("ResourceAttributes")] = Obj(
+      "ResourceAttributes includes the authorization attributes available for resource requests "
+      "to the Authorizer interface",
+      {{"namespace", Str("Namespace is the namespace of the action being requested. \"\" (empty) "
+                         "is defaulted for LocalSubjectAccessReviews and means \"all\" for "
+                         "cluster-scoped resources.")},
+       {"verb", Str("Verb is a kubernetes resource API verb, like: get, list, watch, create, "
+                    "update, delete, proxy.  \"*\" means all.")},
+       {"group", Str("Group is the API Group of the Resource.  \"*\" means all.")},
+       {"version", Str("Version is the API Version of the Resource.  \"*\" means all.")},
+       {"resource", Str("Resource is one of the existing resource types.  \"*\" means all.")},
+       {"subresource", Str("Subresource is one of the existing resource types.  \"\" means "
+                           "none.")},
+       {"name", Str("Name is the name of the resource being requested for a \"get\" or deleted "
+                    "for a \"delete\". \"\" (empty) means all.")},
+       {"fieldSelector", Free("fieldSelector describes the limitation on access based on field. "
+                              "It can only limit access, not broaden it.")},
+       {"labelSelector", Free("labelSelector describes the limitation on access based on labels. "
+                              "It can only limit access, not broaden it.")}});
+  c[authz("NonResourceAttributes")] =
+      Obj("NonResourceAttributes includes the authorization attributes available for non-resource "
+          "requests to the Authorizer interface",
+          {{"path", Str("Path is the URL path of the request")},
+           {"verb", Str("Verb is the standard HTTP verb")}});
+  c[authz("SelfSubjectAccessReviewSpec")] =
+      Obj("SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of "
+          "ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set",
+          {{"resourceAttributes", Ref(authz("ResourceAttributes"),
+                                      "ResourceAuthorizationAttributes describes information for a "
+                                      "resource access request")},
+           {"nonResourceAttributes", Ref(authz("NonResourceAttributes"),
+                                         "NonResourceAttributes describes information for a "
+                                         "non-resource access request")}});
+  c[authz("SubjectAccessReviewStatus")] = Obj(
+      "SubjectAccessReviewStatus",
+      {{"allowed", Bool("Allowed is required. True if the action would be allowed, false "
+                        "otherwise.")},
+       {"denied", Bool("Denied is optional. True if the action would be denied, otherwise false. "
+                       "If both allowed is false and denied is false, then the authorizer has no "
+                       "opinion on whether to authorize the action. Denied may not be true if "
+                       "Allowed is true.")},
+       {"reason", Str("Reason is optional.  It indicates why a request was allowed or denied.")},
+       {"evaluationError", Str("EvaluationError is an indication that some error occurred during "
+                               "the authorization check.")}},
+      {"allowed"});
+  c[authz("SelfSubjectAccessReview")] = KindSchema(
+      "authorization.k8s.io", "v1", "SelfSubjectAccessReview",
+      "SelfSubjectAccessReview checks whether or the current user can perform an action.  Not "
+      "filling in a spec.namespace means \"in all namespaces\".  Self is a special case, because "
+      "users should always be able to check whether they can perform an action",
+      {{"spec", Ref(authz("SelfSubjectAccessReviewSpec"),
+                    "Spec holds information about the request being evaluated.  user and groups "
+                    "must be empty")},
+       {"status", Ref(authz("SubjectAccessReviewStatus"),
+                      "Status is filled in by the server and indicates whether the request is "
+                      "allowed or not")}},
+      {"spec"});
+  c[authz("SelfSubjectRulesReviewSpec")] =
+      Obj("SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.",
+          {{"namespace", Str("Namespace to evaluate rules for. Required.")}});
+  c[authz("ResourceRule")] = Obj(
+      "ResourceRule is the list of actions the subject is allowed to perform on resources. The "
+      "list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
+      {{"verbs", StrArray("Verb is a list of kubernetes resource API verbs, like: get, list, "
+                          "watch, create, update, delete, proxy.  \"*\" means all.")},
+       {"apiGroups", StrArray("APIGroups is the name of the APIGroup that contains the resources. "
+                              " \"*\" means all.")},
+       {"resources", StrArray("Resources is a list of resources this rule applies to.  \"*\" "
+                              "means all in the specified apiGroups.")},
+       {"resourceNames", StrArray("ResourceNames is an optional white list of names that the "
+                                  "rule applies to.  \"*\" means all.")}},
+      {"verbs"});
+  c[authz("NonResourceRule")] = Obj(
+      "NonResourceRule holds information that describes a rule for the non-resource",
+      {{"verbs", StrArray("Verb is a list of kubernetes non-resource API verbs, like: get, post, "
+                          "put, delete, patch, head, options.  \"*\" means all.")},
+       {"nonResourceURLs", StrArray("NonResourceURLs is a set of partial urls that a user should "
+                                    "have access to.  *s are allowed, but only as the full, "
+                                    "final step in the path.  \"*\" means all.")}},
+      {"verbs"});
+  c[authz("SubjectRulesReviewStatus")] = Obj(
+      "SubjectRulesReviewStatus contains the result of a rules check.",
+      {{"resourceRules", ArrayOfRef(authz("ResourceRule"),
+                                    "ResourceRules is the list of actions the subject is allowed "
+                                    "to perform on resources.")},
+       {"nonResourceRules", ArrayOfRef(authz("NonResourceRule"),
+                                       "NonResourceRules is the list of actions the subject is "
+                                       "allowed to perform on non-resources.")},
+       {"incomplete", Bool("Incomplete is true when the rules returned by this call are "
+                           "incomplete.")},
+       {"evaluationError", Str("EvaluationError can appear in combination with Rules.")}},
+      {"resourceRules", "nonResourceRules", "incomplete"});
+  c[authz("SelfSubjectRulesReview")] = KindSchema(
+      "authorization.k8s.io", "v1", "SelfSubjectRulesReview",
+      "SelfSubjectRulesReview enumerates the set of actions the current user can perform within "
+      "a namespace.",
+      {{"spec", Ref(authz("SelfSubjectRulesReviewSpec"),
+                    "Spec holds information about the request being evaluated.")},
+       {"status", Ref(authz("SubjectRulesReviewStatus"),
+                      "Status is filled in by the server and indicates the set of actions a user "
+                      "can perform.")}},
+      {"spec"});
+
+  c["io.k8s.api.authentication.v1.UserInfo"] =
+      Obj("UserInfo holds the information about the user needed to implement the user.Info "
+          "interface.",
+          {{"username", Str("The name that uniquely identifies this user among all active users.")},
+           {"uid", Str("A unique value that identifies this user across time.")},
+           {"groups", StrArray("The names of groups this user is a part of.")},
+           {"extra", MapOf(object{{"type", "array"}, {"items", object{{"type", "string"}}}},
+                           "Any additional information provided by the authenticator.")}});
+  c["io.k8s.api.authentication.v1.SelfSubjectReviewStatus"] =
+      Obj("SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.",
+          {{"userInfo", Ref("io.k8s.api.authentication.v1.UserInfo",
+                            "User attributes of the user making this request.")}});
+  c["io.k8s.api.authentication.v1.SelfSubjectReview"] = KindSchema(
+      "authentication.k8s.io", "v1", "SelfSubjectReview",
+      "SelfSubjectReview contains the user information that the kube-apiserver has about the "
+      "user making this request.",
+      {{"status", Ref("io.k8s.api.authentication.v1.SelfSubjectReviewStatus",
+                      "Status is filled in by the server with the user attributes.")}});
+}
+
 // --- Volcano -------------------------------------------------------------------------------------
 // As Volcano's CRDs publish them (config/crd/volcano/bases): nested types inline, except the task
 // template, which refers to the core PodTemplateSpec so that explain can walk into it.
@@ -1653,9 +1780,16 @@ void AddPatchStrategies(Catalog& c) {
       {Core("Container"), "ports", "containerPort"},
       {Core("Container"), "volumeMounts", "mountPath"},
       {Core("Container"), "volumeDevices", "devicePath"},
+      {Core("PodSpec"), "schedulingGates", "name"},
+      {Core("PodSpec"), "resourceClaims", "name"},
       {Core("PodStatus"), "conditions", "type"},
+      {Core("PodStatus"), "podIPs", "ip"},
+      {Core("PodStatus"), "hostIPs", "ip"},
+      {Core("NodeSpec"), "podCIDRs", ""},
       {Core("NodeStatus"), "conditions", "type"},
       {Core("NodeStatus"), "addresses", "type"},
+      {Core("NamespaceStatus"), "conditions", "type"},
+      {Core("ServiceSpec"), "ports", "port"},
       {std::string(kObjectMeta), "ownerReferences", "uid"},
       {std::string(kObjectMeta), "finalizers", ""},
   };
@@ -1691,6 +1825,7 @@ Catalog BuildCatalog() {
   AddNodeSchemas(c);
   AddOtherCoreSchemas(c);
   AddSchedulingAndCoordinationSchemas(c);
+  AddReviewSchemas(c);
   AddVolcanoJobSchemas(c);
   AddVolcanoSchedulingSchemas(c);
   AddPatchStrategies(c);
@@ -1702,6 +1837,7 @@ Catalog BuildCatalog() {
                                 {{"spec", Free("Specification of the desired behavior.")},
                                  {"status", Free("Most recently observed status.")}});
     }
+    if (info.review) continue;  // never listed: no list kind
     c[SchemaName(info, /*list=*/true)] =
         KindSchema(info.group, info.version, info.list_kind,
                    fmt::format("{} is a list of {} objects.", info.list_kind, info.kind),
@@ -1954,6 +2090,7 @@ void AddResourcePaths(const ResourceInfo& info, object& paths) {
          std::move(params), BodyOf(kDeleteOptions), Responses({{"200", "OK"}}, kStatus)});
   }
   paths[collection] = std::move(collection_ops);
+  if (info.review) return;  // create-only: no item paths
 
   object item_ops{{"parameters", item_params}};
   if (HasVerb(info, "get")) {
@@ -2119,7 +2256,7 @@ value BuildOpenApiDocument(std::string_view group, std::string_view version) {
   for (const ResourceInfo* info : infos) {
     AddResourcePaths(*info, paths);
     pending.push_back(SchemaName(*info));
-    pending.push_back(SchemaName(*info, /*list=*/true));
+    if (!info->review) pending.push_back(SchemaName(*info, /*list=*/true));
   }
   CollectRefs(paths, pending);
 
@@ -2151,6 +2288,29 @@ value OpenApiIndex() {
         object{{"serverRelativeURL", fmt::format("/openapi/v3/{}?hash={}", doc.path, doc.hash)}};
   }
   return object{{"paths", std::move(paths)}};
+}
+
+std::string OpenApiV2Document(bool protobuf) {
+  constexpr std::string_view kTitle = "Kubernetes";
+  constexpr std::string_view kVersion = "v1.32.0";
+  if (!protobuf) {
+    return boost::json::serialize(object{{"swagger", "2.0"},
+                                         {"info", object{{"title", kTitle}, {"version", kVersion}}},
+                                         {"paths", object{}},
+                                         {"definitions", object{}}});
+  }
+  // Protobuf wire format, fields of gnostic's OpenAPIv2.proto: Document{swagger = 1, info = 2,
+  // paths = 8, definitions = 9}, Info{title = 1, version = 2}. Every length here is below 128, so
+  // each fits one varint byte.
+  const auto field = [](int number, std::string_view bytes) {
+    std::string out;
+    out += static_cast<char>(number << 3 | 2);  // wire type 2: length-delimited
+    out += static_cast<char>(bytes.size());
+    out += bytes;
+    return out;
+  };
+  const std::string info = field(1, kTitle) + field(2, kVersion);
+  return field(1, "2.0") + field(2, info) + field(8, "") + field(9, "");
 }
 
 const OpenApiDocument* FindOpenApiDocument(std::string_view path) {

@@ -53,6 +53,19 @@ const OpenApiDocument* FindOpenApiDocument(std::string_view path);
 // null value when the group-version is not served.
 boost::json::value BuildOpenApiDocument(std::string_view group, std::string_view version);
 
+// `GET /openapi/v2`: a valid Swagger 2.0 document without paths or definitions (the schemas are
+// published in /openapi/v3 only), as JSON or, when `protobuf`, in gnostic's openapi_v2.Document
+// encoding, which kubectl asks for. kubectl 1.32 reads v2 to validate client-side an object whose
+// kind the v3 documents do not cover (a kind muster does not serve, a v1 List). Finding no schema
+// there it skips that check, as against kube-apiserver for a CRD that is not installed, and the
+// object's mapping then fails with kube's `no matches for kind "Deployment" in version "apps/v1"`
+// / `ensure CRDs are installed first` (without v2 it stopped at "error validating data: the server
+// could not find the requested resource"). Served kinds are validated by the server
+// (fieldValidation), as before.
+inline constexpr std::string_view kOpenApiV2ProtobufType =
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+std::string OpenApiV2Document(bool protobuf);
+
 // The components.schemas name of a resource's kind ("io.k8s.api.core.v1.Pod",
 // "sh.volcano.batch.v1alpha1.Job"), and of its list kind when `list` is set.
 std::string SchemaName(const ResourceInfo& resource, bool list = false);

@@ -1,175 +1,939 @@
-// The one protobuf request body kubectl sends that muster accepts: `kubectl create namespace X`
-// POSTs a v1.Namespace as application/vnd.kubernetes.protobuf and does not retry as JSON
-// (kube-api.md §10). The envelope is "k8s\0" + runtime.Unknown{1 typeMeta{1 apiVersion,
-// 2 kind}, 2 raw, 3 contentEncoding, 4 contentType}; raw is v1.Namespace{1 metadata, 2 spec
-// {1 finalizers}, 3 status}; ObjectMeta: 1 name, 2 generateName, 11 labels, 12 annotations
-// (map entries {1 key, 2 value}). Everything else in those messages is skipped.
+// Kubernetes' protobuf bodies as JSON, against the schemas kube_schemas.cmake embeds (protobuf.h).
+//
+// The bytes are parsed by protobuf's own parser (DynamicMessage), which bounds recursion and
+// checks every length; it says only that a parse failed, so on failure a walk over the same
+// bytes (Diagnose) finds what and where. The parser keeps a field whose wire type is not its
+// declared one as an unknown field, where gogo's decoder refuses it ("proto: wrong wireType"):
+// such fields are refused here too. Fields of numbers the schema lacks are skipped, as gogo does.
+//
+// The schemas are loosened before the pool is built: every string field becomes bytes, and map
+// entries ordinary messages, on the same wire format. protobuf would check (proto2: only log, on
+// the server's stderr, for every client-sent string) that strings are UTF-8; Go's decoder does
+// not, and its encoding/json writes what is not UTF-8 as U+FFFD, which the conversion does here.
+// Which fields were strings and which messages map entries is kept aside (Schemas).
 
-#include <cstdint>
+#include "apiserver/protobuf.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <memory>
 #include <optional>
-#include <string>
-#include <string_view>
+#include <utility>
+#include <vector>
 
-#include "apiserver/handlers.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "api/json_parse.h"
+#include "api/text.h"
+#include "api/time.h"
+#include "apiserver/kube_schemas.h"
 #include "boost/json/array.hpp"
-#include "boost/json/object.hpp"
+#include "boost/json/serialize.hpp"
+#include "boost/json/value.hpp"
+#include "fmt/format.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "google/protobuf/dynamic_message.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/unknown_field_set.h"
 
 namespace muster::apiserver {
 
 namespace json = boost::json;
+namespace pb = google::protobuf;
 
 namespace {
 
-// A forward-only protobuf wire-format reader over one message's bytes.
-class Reader {
+constexpr std::string_view kMagic("k8s\0", 4);
+// Boost.JSON's default max_depth: the deepest JSON muster parses, so the deepest object it can
+// store and read back.
+constexpr int kMaxDepth = 32;
+
+constexpr std::string_view kMetaPackage = "k8s.io.apimachinery.pkg.apis.meta.v1.";
+// Kinds of meta/v1 that every group version registers (metav1.AddToGroupVersion) and kube's
+// Status, which is registered unversioned.
+constexpr std::string_view kMetaKinds[] = {"DeleteOptions", "CreateOptions", "UpdateOptions",
+                                           "PatchOptions",  "GetOptions",    "ListOptions",
+                                           "Status"};
+
+// Go's zero time.Time, which a Time or MicroTime of these seconds (and no nanoseconds) is, and
+// the range of years Time.MarshalJSON writes ([0, 9999]).
+constexpr int64_t kGoZeroTimeUnix = -62135596800;
+constexpr int64_t kYear0Unix = -62167219200;
+constexpr int64_t kYear10000Unix = 253402300800;
+
+// How a message type is written as JSON: as an object of its fields, or as the Go type it stands
+// for marshals itself.
+enum class Shape {
+  kObject,
+  kTime,         // meta/v1 Time {seconds, nanos}: RFC 3339, whole seconds
+  kMicroTime,    // meta/v1 MicroTime {seconds, nanos}: RFC 3339 with microseconds
+  kDuration,     // meta/v1 Duration {duration}: time.Duration.String()
+  kQuantity,     // resource.Quantity {string}
+  kIntOrString,  // intstr.IntOrString {type, intVal, strVal}
+  kRawJson,      // runtime.RawExtension {raw}, meta/v1 FieldsV1 {Raw}, apiextensions JSON {raw}
+  kStringArray,  // ExtraValue, AttestationValue, meta/v1 Verbs {items}: a []string in Go
+  kUnknown,      // runtime.Unknown: the object it holds
+};
+
+// Go structs embedded without a JSON name, whose fields encoding/json writes into the embedding
+// object, while gogo writes them as a field of their own: (the field's message, the field's name).
+// Found in k8s.io/api's types.go as embedded fields with `json:""` and a protobuf tag.
+struct InlineField {
+  std::string_view message;
+  std::string_view field;
+};
+constexpr InlineField kInlineFields[] = {
+    {"LocalObjectReference", "localObjectReference"},  // the secret references of volumes
+    {"VolumeSource", "volumeSource"},                  // Volume
+    {"PersistentVolumeSource", "persistentVolumeSource"},
+    {"EphemeralContainerCommon", "ephemeralContainerCommon"},
+    {"ProbeHandler", "handler"},  // Probe
+    {"IngressRuleValue", "ingressRuleValue"},
+    {"DeviceConfiguration", "deviceConfiguration"},
+};
+
+struct SpecialType {
+  std::string_view name;
+  Shape shape;
+};
+constexpr SpecialType kSpecialTypes[] = {
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.Time", Shape::kTime},
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", Shape::kMicroTime},
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.Duration", Shape::kDuration},
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1", Shape::kRawJson},
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.Verbs", Shape::kStringArray},
+    {"k8s.io.apimachinery.pkg.api.resource.Quantity", Shape::kQuantity},
+    {"k8s.io.apimachinery.pkg.util.intstr.IntOrString", Shape::kIntOrString},
+    {"k8s.io.apimachinery.pkg.runtime.RawExtension", Shape::kRawJson},
+    {"k8s.io.apimachinery.pkg.runtime.Unknown", Shape::kUnknown},
+    // Not among the groups embedded today; here so that adding apiextensions needs nothing else.
+    {"k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON", Shape::kRawJson},
+    {"k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSON", Shape::kRawJson},
+};
+
+// The embedded schemas, loaded once and only read after (DescriptorPool lookups and
+// DynamicMessageFactory::GetPrototype are thread-safe).
+struct Schemas {
+  pb::DescriptorPool pool;
+  mutable pb::DynamicMessageFactory factory{&pool};
+  absl::flat_hash_map<const pb::Descriptor*, Shape> shapes;
+  // The loosening (see the top of the file): the fields that were strings (the others of bytes
+  // type are bytes, written in base64), the messages that were map entries, the inline fields.
+  absl::flat_hash_set<const pb::FieldDescriptor*> text_fields;
+  absl::flat_hash_set<const pb::Descriptor*> map_entries;
+  absl::flat_hash_set<const pb::FieldDescriptor*> inline_fields;
+  const pb::Descriptor* unknown = nullptr;  // runtime.Unknown, the envelope
+  absl::Status status;                      // of loading; not OK means a build defect
+};
+
+class FirstError : public pb::DescriptorPool::ErrorCollector {
  public:
-  explicit Reader(std::string_view data) : data_(data) {}
-
-  bool done() const { return pos_ >= data_.size(); }
-
-  // The next field's number and wire type; false at the end or on malformed input.
-  bool Next(uint32_t& field, uint32_t& wire) {
-    uint64_t key;
-    if (done() || !Varint(key)) return false;
-    field = static_cast<uint32_t>(key >> 3);
-    wire = static_cast<uint32_t>(key & 7);
-    return field != 0;
+  void AddError(const std::string& filename, const std::string& element_name,
+                const pb::Message* /*descriptor*/, ErrorLocation /*location*/,
+                const std::string& message) override {
+    if (error_.empty()) error_ = fmt::format("{}: {}: {}", filename, element_name, message);
   }
-
-  bool Bytes(std::string_view& out) {
-    uint64_t len;
-    if (!Varint(len) || len > data_.size() - pos_) return false;
-    out = data_.substr(pos_, len);
-    pos_ += len;
-    return true;
-  }
-
-  bool Skip(uint32_t wire) {
-    uint64_t v;
-    std::string_view s;
-    switch (wire) {
-      case 0:
-        return Varint(v);
-      case 1:
-        return Advance(8);
-      case 2:
-        return Bytes(s);
-      case 5:
-        return Advance(4);
-      default:
-        return false;
-    }
-  }
+  const std::string& error() const { return error_; }
 
  private:
+  std::string error_;
+};
+
+// The fields each special type is read by, as the code below expects them: a schema version that
+// changed them fails loudly here rather than decoding wrongly.
+absl::Status CheckSpecialType(const pb::Descriptor* d, Shape shape) {
+  struct Want {
+    int number;
+    pb::FieldDescriptor::CppType type;
+    bool repeated;
+  };
+  std::vector<Want> want;
+  switch (shape) {
+    case Shape::kTime:
+    case Shape::kMicroTime:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false},
+              {2, pb::FieldDescriptor::CPPTYPE_INT32, false}};
+      break;
+    case Shape::kDuration:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false}};
+      break;
+    case Shape::kQuantity:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, false}};
+      break;
+    case Shape::kIntOrString:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false},
+              {2, pb::FieldDescriptor::CPPTYPE_INT32, false},
+              {3, pb::FieldDescriptor::CPPTYPE_STRING, false}};
+      break;
+    case Shape::kRawJson:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, false}};
+      break;
+    case Shape::kStringArray:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, true}};
+      break;
+    case Shape::kUnknown:
+      want = {{1, pb::FieldDescriptor::CPPTYPE_MESSAGE, false},
+              {2, pb::FieldDescriptor::CPPTYPE_STRING, false},
+              {3, pb::FieldDescriptor::CPPTYPE_STRING, false},
+              {4, pb::FieldDescriptor::CPPTYPE_STRING, false}};
+      break;
+    case Shape::kObject:
+      break;
+  }
+  for (const Want& w : want) {
+    const pb::FieldDescriptor* f = d->FindFieldByNumber(w.number);
+    if (f == nullptr || f->cpp_type() != w.type || f->is_repeated() != w.repeated) {
+      return absl::InternalError(fmt::format(
+          "the embedded schema of {} has changed: field {} is not what protobuf.cc reads",
+          d->full_name(), w.number));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Loosens `message` (of `scope`, its package or enclosing message) and its nested messages: string
+// fields become bytes, map entries ordinary messages; their full names are added to `text` and
+// `maps`.
+void Loosen(pb::DescriptorProto& message, const std::string& scope, std::vector<std::string>& text,
+            std::vector<std::string>& maps) {
+  const std::string name = scope + "." + message.name();
+  for (pb::FieldDescriptorProto& field : *message.mutable_field()) {
+    if (field.type() != pb::FieldDescriptorProto::TYPE_STRING) continue;
+    field.set_type(pb::FieldDescriptorProto::TYPE_BYTES);
+    text.push_back(name + "." + field.name());
+  }
+  for (pb::DescriptorProto& nested : *message.mutable_nested_type()) {
+    if (nested.options().map_entry()) {
+      nested.mutable_options()->clear_map_entry();
+      maps.push_back(name + "." + nested.name());
+    }
+    Loosen(nested, name, text, maps);
+  }
+}
+
+std::unique_ptr<Schemas> LoadSchemas() {
+  auto s = std::make_unique<Schemas>();
+  pb::FileDescriptorSet set;
+  const std::string_view bytes = KubeDescriptorSet();
+  if (!set.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    s->status = absl::InternalError("the embedded Kubernetes descriptor set does not parse");
+    return s;
+  }
+  std::vector<std::string> text_fields;
+  std::vector<std::string> map_entries;
+  for (pb::FileDescriptorProto& file : *set.mutable_file()) {
+    for (pb::DescriptorProto& message : *file.mutable_message_type()) {
+      Loosen(message, file.package(), text_fields, map_entries);
+    }
+  }
+  FirstError errors;
+  for (const pb::FileDescriptorProto& file : set.file()) {
+    if (s->pool.BuildFileCollectingErrors(file, &errors) == nullptr) {
+      s->status = absl::InternalError(
+          fmt::format("the embedded Kubernetes schemas do not load: {}", errors.error()));
+      return s;
+    }
+    // ExtraValue (authentication, authorization, certificates) and AttestationValue: a []string
+    // wrapped so that it can be a map's value.
+    for (const pb::DescriptorProto& message : file.message_type()) {
+      if (message.name() != "ExtraValue" && message.name() != "AttestationValue") continue;
+      const pb::Descriptor* d =
+          s->pool.FindMessageTypeByName(file.package() + "." + message.name());
+      if (d != nullptr) s->shapes[d] = Shape::kStringArray;
+    }
+  }
+  for (const std::string& name : text_fields) {
+    if (const pb::FieldDescriptor* f = s->pool.FindFieldByName(name)) s->text_fields.insert(f);
+  }
+  for (const std::string& name : map_entries) {
+    const pb::Descriptor* d = s->pool.FindMessageTypeByName(name);
+    if (d == nullptr || d->FindFieldByNumber(1) == nullptr || d->FindFieldByNumber(2) == nullptr) {
+      s->status = absl::InternalError(fmt::format("the map entry {} did not load", name));
+      return s;
+    }
+    s->map_entries.insert(d);
+  }
+  for (const pb::FileDescriptorProto& file : set.file()) {
+    for (const pb::DescriptorProto& message : file.message_type()) {
+      const pb::Descriptor* d =
+          s->pool.FindMessageTypeByName(file.package() + "." + message.name());
+      for (int i = 0; d != nullptr && i < d->field_count(); ++i) {
+        const pb::FieldDescriptor* f = d->field(i);
+        for (const InlineField& inline_field : kInlineFields) {
+          if (f->message_type() != nullptr && !f->is_repeated() &&
+              f->name() == inline_field.field &&
+              f->message_type()->name() == inline_field.message) {
+            s->inline_fields.insert(f);
+          }
+        }
+      }
+    }
+  }
+  for (const SpecialType& special : kSpecialTypes) {
+    const pb::Descriptor* d = s->pool.FindMessageTypeByName(std::string(special.name));
+    if (d != nullptr) s->shapes[d] = special.shape;
+  }
+  for (const auto& [d, shape] : s->shapes) {
+    if (absl::Status checked = CheckSpecialType(d, shape); !checked.ok()) {
+      s->status = checked;
+      return s;
+    }
+  }
+  s->unknown = s->pool.FindMessageTypeByName("k8s.io.apimachinery.pkg.runtime.Unknown");
+  if (s->unknown == nullptr) {
+    s->status = absl::InternalError("the embedded Kubernetes schemas lack runtime.Unknown");
+  }
+  return s;
+}
+
+const Schemas& GetSchemas() {
+  static const Schemas* const schemas = LoadSchemas().release();
+  return *schemas;
+}
+
+bool AllOf(std::string_view text, bool (*ok)(char)) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), ok);
+}
+bool LowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool AlphaOrDigit(char c) { return LowerOrDigit(c) || (c >= 'A' && c <= 'Z'); }
+
+// Whether `d` is an object kind kube registers: its field 1 is `metadata`, an ObjectMeta or a
+// ListMeta. Keeps apiVersion v1 kind Container (a message, no kind) out.
+bool IsKind(const pb::Descriptor* d) {
+  const pb::FieldDescriptor* f = d->FindFieldByNumber(1);
+  if (f == nullptr || f->name() != "metadata" || f->message_type() == nullptr) return false;
+  const std::string& type = f->message_type()->full_name();
+  return type == "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta" ||
+         type == "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta";
+}
+
+// The message of `kind` in `api_version`; Unimplemented when the schemas hold none.
+absl::StatusOr<const pb::Descriptor*> KindMessage(const Schemas& s, std::string_view api_version,
+                                                  std::string_view kind) {
+  auto none = [&] {
+    return absl::UnimplementedError(
+        fmt::format("muster has no protobuf schema for {} {}: send it as application/json",
+                    api::GoQuote(api_version), api::GoQuote(kind)));
+  };
+  const size_t slash = api_version.find('/');
+  const std::string_view group =
+      slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+  const std::string_view version =
+      slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);
+  if (!AllOf(version, LowerOrDigit) || !AllOf(kind, AlphaOrDigit) || kind[0] < 'A' ||
+      kind[0] > 'Z') {
+    return none();
+  }
+  std::string package;
+  if (group.empty()) {
+    package = "k8s.io.api.core.";
+  } else if (group == "meta.k8s.io") {
+    package = std::string(kMetaPackage.substr(0, kMetaPackage.size() - 3));  // without "v1."
+  } else {
+    // "policy", "scheduling.k8s.io": k8s.io/api/<first label>. "core" is no group name (the
+    // core group is ""), and groups outside k8s.io are not kube's.
+    const std::string_view label = group.substr(0, group.find('.'));
+    if (label == "core" || !AllOf(label, LowerOrDigit) ||
+        (label.size() != group.size() && !group.ends_with(".k8s.io"))) {
+      return none();
+    }
+    package = fmt::format("k8s.io.api.{}.", label);
+  }
+  const pb::Descriptor* d =
+      s.pool.FindMessageTypeByName(fmt::format("{}{}.{}", package, version, kind));
+  if (d != nullptr && IsKind(d)) return d;
+  if (std::find(std::begin(kMetaKinds), std::end(kMetaKinds), kind) != std::end(kMetaKinds)) {
+    d = s.pool.FindMessageTypeByName(fmt::format("{}{}", kMetaPackage, kind));
+    if (d != nullptr) return d;
+  }
+  return none();
+}
+
+// The wire format, read forward, for Diagnose.
+class WireReader {
+ public:
+  explicit WireReader(std::string_view data) : data_(data) {}
+  bool done() const { return pos_ >= data_.size(); }
+  size_t pos() const { return pos_; }
+  size_t left() const { return data_.size() - pos_; }
   bool Varint(uint64_t& out) {
     out = 0;
     for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
-      uint8_t b = static_cast<uint8_t>(data_[pos_++]);
+      const auto b = static_cast<uint8_t>(data_[pos_++]);
       out |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return true;
     }
     return false;
   }
-  bool Advance(size_t n) {
-    if (n > data_.size() - pos_) return false;
+  bool Skip(size_t n) {
+    if (n > left()) return false;
     pos_ += n;
     return true;
   }
+  std::string_view Take(size_t n) {
+    std::string_view out = data_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
 
+ private:
   std::string_view data_;
   size_t pos_ = 0;
 };
 
-// Reads every length-delimited field of `msg` by number; other wire types are skipped.
-template <class F>
-bool ForEachBytesField(std::string_view msg, F&& on_field) {
-  Reader r(msg);
-  uint32_t field, wire;
+// What is wrong with the fields `r` reads as a `d` message (`d` null: fields of no known type) at
+// nesting level `depth`, for the error of a failed parse: "<path>: <what>". Inside a group
+// (`group`, its field number) the walk stops after the group's end tag. Empty when it finds
+// nothing wrong.
+std::string Diagnose(WireReader& r, const pb::Descriptor* d, int depth, const std::string& path,
+                     std::optional<uint64_t> group = std::nullopt) {
   while (!r.done()) {
-    if (!r.Next(field, wire)) return false;
-    if (wire != 2) {
-      if (!r.Skip(wire)) return false;
-      continue;
+    const size_t at = r.pos();
+    uint64_t key;
+    if (!r.Varint(key)) {
+      return fmt::format("{}: truncated or overlong field key at byte {}", path, at);
     }
-    std::string_view value;
-    if (!r.Bytes(value)) return false;
-    if (!on_field(field, value)) return false;
+    const uint64_t number = key >> 3;
+    const auto wire = static_cast<uint32_t>(key & 7);
+    if (number == 0 || number > 536870911) {
+      return fmt::format("{}: invalid field number {} at byte {}", path, number, at);
+    }
+    const pb::FieldDescriptor* f =
+        d == nullptr ? nullptr : d->FindFieldByNumber(static_cast<int>(number));
+    const std::string where = f != nullptr ? fmt::format("{}.{}", path, f->name())
+                                           : fmt::format("{} field {}", path, number);
+    uint64_t value;
+    switch (wire) {
+      case 0:
+        if (!r.Varint(value)) return fmt::format("{}: truncated varint at byte {}", where, at);
+        break;
+      case 1:
+        if (!r.Skip(8)) return fmt::format("{}: truncated 64-bit value at byte {}", where, at);
+        break;
+      case 5:
+        if (!r.Skip(4)) return fmt::format("{}: truncated 32-bit value at byte {}", where, at);
+        break;
+      case 2: {
+        uint64_t length;
+        if (!r.Varint(length)) return fmt::format("{}: truncated length at byte {}", where, at);
+        if (length > r.left()) {
+          return fmt::format("{}: length {} at byte {} runs past the end ({} bytes left)", where,
+                             length, at, r.left());
+        }
+        WireReader sub(r.Take(length));
+        if (f == nullptr) break;
+        if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+          if (depth + 1 > kMaxDepth) {
+            return fmt::format("{}: nested deeper than {} levels", where, kMaxDepth);
+          }
+          std::string nested = Diagnose(sub, f->message_type(), depth + 1, where);
+          if (!nested.empty()) return nested;
+        } else if (f->is_packable()) {
+          // A packed run of numbers: varints, or 4 or 8 bytes each.
+          int fixed = 0;
+          switch (f->type()) {
+            case pb::FieldDescriptor::TYPE_FIXED64:
+            case pb::FieldDescriptor::TYPE_SFIXED64:
+            case pb::FieldDescriptor::TYPE_DOUBLE:
+              fixed = 8;
+              break;
+            case pb::FieldDescriptor::TYPE_FIXED32:
+            case pb::FieldDescriptor::TYPE_SFIXED32:
+            case pb::FieldDescriptor::TYPE_FLOAT:
+              fixed = 4;
+              break;
+            default:
+              break;
+          }
+          if (fixed != 0 && length % fixed != 0) {
+            return fmt::format("{}: packed values of {} bytes each in {} bytes", where, fixed,
+                               length);
+          }
+          while (fixed == 0 && !sub.done()) {
+            if (!sub.Varint(value)) {
+              return fmt::format("{}: truncated packed varint in the field at byte {}", where, at);
+            }
+          }
+        }
+        break;
+      }
+      case 3: {
+        if (depth + 1 > kMaxDepth) {
+          return fmt::format("{}: groups nested deeper than {} levels", where, kMaxDepth);
+        }
+        std::string nested = Diagnose(r, nullptr, depth + 1, where, number);
+        if (!nested.empty()) return nested;
+        break;
+      }
+      case 4:
+        if (group && *group == number) return "";
+        return fmt::format("{}: end-group tag without its group at byte {}", where, at);
+      default:
+        return fmt::format("{}: invalid wire type {} at byte {}", where, wire, at);
+    }
   }
-  return true;
+  if (group) return fmt::format("{}: group without its end tag", path);
+  return "";
 }
 
-bool MapEntry(std::string_view entry, json::object& into) {
-  std::string key, value;
-  bool ok = ForEachBytesField(entry, [&](uint32_t f, std::string_view v) {
-    if (f == 1) key = std::string(v);
-    if (f == 2) value = std::string(v);
-    return true;
-  });
-  if (ok) into[key] = value;
-  return ok;
+// Writes one object's JSON from its message; the path of the value being written is in path_.
+class Converter {
+ public:
+  explicit Converter(const Schemas& schemas) : s_(schemas) {}
+
+  absl::StatusOr<json::object> Envelope(std::string_view body, int depth) {
+    if (body.size() < kMagic.size() || body.substr(0, kMagic.size()) != kMagic) {
+      return absl::InvalidArgumentError(
+          "the body does not start with kube's protobuf magic number \"k8s\\x00\"");
+    }
+    if (path_.empty()) path_ = "the envelope (runtime.Unknown)";
+    absl::StatusOr<std::unique_ptr<pb::Message>> unknown =
+        Parse(s_.unknown, body.substr(kMagic.size()), depth);
+    if (!unknown.ok()) return unknown.status();
+    return UnknownObject(**unknown, depth);
+  }
+
+ private:
+  // Restores path_ when a value is written.
+  class PathScope {
+   public:
+    PathScope(std::string& path, std::string_view segment) : path_(path), size_(path.size()) {
+      path_.append(segment);
+    }
+    ~PathScope() { path_.resize(size_); }
+    PathScope(const PathScope&) = delete;
+    PathScope& operator=(const PathScope&) = delete;
+
+   private:
+    std::string& path_;
+    size_t size_;
+  };
+
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(fmt::format("{}: {}", path_, what));
+  }
+  absl::Status TooDeep() const {
+    return Error(fmt::format("the object nests deeper than {} levels", kMaxDepth));
+  }
+
+  bool IsMap(const pb::FieldDescriptor* f) const {
+    return f->is_repeated() && f->message_type() != nullptr &&
+           s_.map_entries.contains(f->message_type());
+  }
+
+  Shape ShapeOf(const pb::Descriptor* d) const {
+    auto it = s_.shapes.find(d);
+    return it == s_.shapes.end() ? Shape::kObject : it->second;
+  }
+
+  // `bytes` as a `d` message that will be written at JSON depth `depth`.
+  absl::StatusOr<std::unique_ptr<pb::Message>> Parse(const pb::Descriptor* d,
+                                                     std::string_view bytes, int depth) {
+    if (depth > kMaxDepth) return TooDeep();
+    if (bytes.size() > static_cast<size_t>(INT_MAX)) return Error("too large");
+    std::unique_ptr<pb::Message> message(s_.factory.GetPrototype(d)->New());
+    pb::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+    in.SetRecursionLimit(kMaxDepth - depth);
+    if (!message->MergePartialFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+      WireReader reader(bytes);
+      std::string why = Diagnose(reader, d, depth, path_);
+      if (why.empty()) why = fmt::format("{}: not a valid {} message", path_, d->full_name());
+      return absl::InvalidArgumentError(why);
+    }
+    return message;
+  }
+
+  // A field the parser kept as unknown although the schema has its number: its wire type is not
+  // the field's, which gogo refuses.
+  absl::Status CheckWireTypes(const pb::Message& m) {
+    const pb::UnknownFieldSet& unknown = m.GetReflection()->GetUnknownFields(m);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const pb::FieldDescriptor* f =
+          m.GetDescriptor()->FindFieldByNumber(unknown.field(i).number());
+      if (f == nullptr) continue;
+      // UnknownField::Type's order.
+      static constexpr std::string_view kWireNames[] = {"a varint", "32-bit data", "64-bit data",
+                                                        "length-delimited data", "a group"};
+      const auto got = static_cast<size_t>(unknown.field(i).type());
+      return Error(fmt::format("field {} ({}) has the wrong wire type: {}", f->name(),
+                               s_.text_fields.contains(f) ? "string" : f->type_name(),
+                               got < 5 ? kWireNames[got] : "unknown"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<json::object> UnknownObject(const pb::Message& unknown, int depth) {
+    if (absl::Status wire = CheckWireTypes(unknown); !wire.ok()) return wire;
+    const pb::Reflection& r = *unknown.GetReflection();
+    const pb::Descriptor& d = *unknown.GetDescriptor();
+    const pb::Message& type_meta = r.GetMessage(unknown, d.FindFieldByNumber(1));
+    if (absl::Status wire = CheckWireTypes(type_meta); !wire.ok()) return wire;
+    const pb::Reflection& tr = *type_meta.GetReflection();
+    const std::string api_version =
+        tr.GetString(type_meta, type_meta.GetDescriptor()->FindFieldByName("apiVersion"));
+    const std::string kind =
+        tr.GetString(type_meta, type_meta.GetDescriptor()->FindFieldByName("kind"));
+    const std::string raw = r.GetString(unknown, d.FindFieldByNumber(2));
+    const std::string encoding = r.GetString(unknown, d.FindFieldByNumber(3));
+    const std::string content_type = r.GetString(unknown, d.FindFieldByNumber(4));
+    if (api_version.empty() || kind.empty()) {
+      return Error("the envelope's typeMeta names no apiVersion or no kind");
+    }
+    if (!encoding.empty()) {
+      return Error(fmt::format("contentEncoding {} is not supported", api::GoQuote(encoding)));
+    }
+    if (content_type == "application/json") {
+      // The object as JSON; the envelope's kind and apiVersion still name it.
+      absl::StatusOr<json::value> value = RawJson(raw, depth);
+      if (!value.ok()) return value.status();
+      if (!value->is_object()) return Error("the envelope's JSON is not an object");
+      json::object out;
+      out["kind"] = api::ToValidUtf8(kind);
+      out["apiVersion"] = api::ToValidUtf8(api_version);
+      for (auto& [key, member] : value->get_object()) {
+        if (key != "kind" && key != "apiVersion") out[key] = std::move(member);
+      }
+      return out;
+    }
+    if (!content_type.empty() && content_type != kProtobufContentType) {
+      return Error(fmt::format("contentType {} is not supported", api::GoQuote(content_type)));
+    }
+    absl::StatusOr<const pb::Descriptor*> message_type = KindMessage(s_, api_version, kind);
+    if (!message_type.ok()) return message_type.status();
+    // Errors inside the object name it from its kind: "Service.spec.ports[0]" (a nested one:
+    // "List.items[1] (Namespace).metadata").
+    const std::string outer_path = path_;
+    path_ = depth == 1 ? kind : fmt::format("{} ({})", path_, kind);
+    absl::StatusOr<json::object> out = KindObject(*message_type, kind, api_version, raw, depth);
+    path_ = outer_path;
+    return out;
+  }
+
+  absl::StatusOr<json::object> KindObject(const pb::Descriptor* message_type, std::string_view kind,
+                                          std::string_view api_version, std::string_view raw,
+                                          int depth) {
+    absl::StatusOr<std::unique_ptr<pb::Message>> message = Parse(message_type, raw, depth);
+    if (!message.ok()) return message.status();
+    json::object out;
+    out["kind"] = kind;
+    out["apiVersion"] = api_version;
+    if (absl::Status written = Fields(**message, depth, out); !written.ok()) return written;
+    return out;
+  }
+
+  // The fields of `m` into `out`, an object at JSON depth `depth`.
+  absl::Status Fields(const pb::Message& m, int depth, json::object& out) {
+    if (depth > kMaxDepth) return TooDeep();
+    if (absl::Status wire = CheckWireTypes(m); !wire.ok()) return wire;
+    const pb::Descriptor& d = *m.GetDescriptor();
+    const pb::Reflection& r = *m.GetReflection();
+    for (int i = 0; i < d.field_count(); ++i) {
+      const pb::FieldDescriptor* f = d.field(i);
+      PathScope scope(path_, "." + f->name());
+      if (IsMap(f)) {
+        if (r.FieldSize(m, f) == 0) continue;
+        absl::StatusOr<json::object> map = Map(m, f, depth + 1);
+        if (!map.ok()) return map.status();
+        out[f->name()] = *std::move(map);
+      } else if (f->is_repeated()) {
+        const int n = r.FieldSize(m, f);
+        if (n == 0) continue;
+        if (depth + 1 > kMaxDepth) return TooDeep();
+        json::array array;
+        array.reserve(n);
+        for (int j = 0; j < n; ++j) {
+          PathScope element(path_, fmt::format("[{}]", j));
+          absl::StatusOr<json::value> v = Value(m, f, j, depth + 2);
+          if (!v.ok()) return v.status();
+          array.push_back(*std::move(v));
+        }
+        out[f->name()] = std::move(array);
+      } else if (s_.inline_fields.contains(f)) {
+        // Its fields are the embedding object's, as encoding/json writes an embedded struct.
+        if (!r.HasField(m, f)) continue;
+        if (absl::Status written = Fields(r.GetMessage(m, f), depth, out); !written.ok()) {
+          return written;
+        }
+      } else {
+        if (!r.HasField(m, f)) continue;
+        // gogo writes empty strings and bytes of non-pointer fields; encoding/json omits them.
+        if ((f->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) && r.GetString(m, f).empty()) {
+          continue;
+        }
+        absl::StatusOr<json::value> v = Value(m, f, -1, depth + 1);
+        if (!v.ok()) return v.status();
+        // A zero Time (Go writes null) and an empty RawExtension: left out, as kube reads null.
+        if (v->is_null()) continue;
+        out[f->name()] = *std::move(v);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A map field as an object (at `depth`) with its keys sorted, as encoding/json writes a map.
+  absl::StatusOr<json::object> Map(const pb::Message& m, const pb::FieldDescriptor* f, int depth) {
+    if (depth > kMaxDepth) return TooDeep();
+    const pb::Reflection& r = *m.GetReflection();
+    const pb::FieldDescriptor* key_field = f->message_type()->FindFieldByNumber(1);
+    const pb::FieldDescriptor* value_field = f->message_type()->FindFieldByNumber(2);
+    std::vector<std::pair<std::string, const pb::Message*>> entries;
+    const int n = r.FieldSize(m, f);
+    entries.reserve(n);
+    for (int i = 0; i < n; ++i) {
+      const pb::Message& entry = r.GetRepeatedMessage(m, f, i);
+      if (absl::Status wire = CheckWireTypes(entry); !wire.ok()) return wire;
+      absl::StatusOr<json::value> key = Value(entry, key_field, -1, depth + 1);
+      if (!key.ok()) return key.status();
+      std::string text = key->is_string() ? std::string(key->get_string()) : json::serialize(*key);
+      entries.emplace_back(std::move(text), &entry);
+    }
+    // Stable: of two entries with one key the later wins, as in a Go map.
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    json::object out;
+    out.reserve(entries.size());
+    for (const auto& [key, entry] : entries) {
+      PathScope scope(path_, fmt::format("[{}]", api::GoQuote(key)));
+      absl::StatusOr<json::value> v = Value(*entry, value_field, -1, depth + 1);
+      if (!v.ok()) return v.status();
+      out[key] = *std::move(v);
+    }
+    return out;
+  }
+
+  // Field `f` of `m` (element `index` of a repeated one, -1 for a singular one) as a value at
+  // JSON depth `depth`.
+  absl::StatusOr<json::value> Value(const pb::Message& m, const pb::FieldDescriptor* f, int index,
+                                    int depth) {
+    const pb::Reflection& r = *m.GetReflection();
+    const bool one = index < 0;
+    switch (f->cpp_type()) {
+      case pb::FieldDescriptor::CPPTYPE_INT32:
+        return json::value(one ? r.GetInt32(m, f) : r.GetRepeatedInt32(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_INT64:
+        return json::value(one ? r.GetInt64(m, f) : r.GetRepeatedInt64(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_UINT32:
+        return json::value(one ? r.GetUInt32(m, f) : r.GetRepeatedUInt32(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_UINT64:
+        return json::value(one ? r.GetUInt64(m, f) : r.GetRepeatedUInt64(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_BOOL:
+        return json::value(one ? r.GetBool(m, f) : r.GetRepeatedBool(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_FLOAT:
+      case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
+        const double v = f->cpp_type() == pb::FieldDescriptor::CPPTYPE_FLOAT
+                             ? (one ? r.GetFloat(m, f) : r.GetRepeatedFloat(m, f, index))
+                             : (one ? r.GetDouble(m, f) : r.GetRepeatedDouble(m, f, index));
+        if (!std::isfinite(v)) return Error("a number that is not finite (JSON has none)");
+        return json::value(v);
+      }
+      case pb::FieldDescriptor::CPPTYPE_ENUM:
+        return json::value(one ? r.GetEnumValue(m, f) : r.GetRepeatedEnumValue(m, f, index));
+      case pb::FieldDescriptor::CPPTYPE_STRING: {
+        std::string scratch;
+        const std::string& v = one ? r.GetStringReference(m, f, &scratch)
+                                   : r.GetRepeatedStringReference(m, f, index, &scratch);
+        if (!s_.text_fields.contains(f)) return json::value(absl::Base64Escape(v));
+        // Go's encoding/json writes each byte that is not UTF-8 as U+FFFD.
+        return json::value(api::ToValidUtf8(v));
+      }
+      case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+        return MessageValue(one ? r.GetMessage(m, f) : r.GetRepeatedMessage(m, f, index), depth);
+    }
+    return Error("a field of an unknown type");
+  }
+
+  // A message as its Go type writes itself, at JSON depth `depth`; null where Go writes null.
+  absl::StatusOr<json::value> MessageValue(const pb::Message& m, int depth) {
+    if (depth > kMaxDepth) return TooDeep();
+    const Shape shape = ShapeOf(m.GetDescriptor());
+    if (shape == Shape::kObject) {
+      json::object out;
+      if (absl::Status written = Fields(m, depth, out); !written.ok()) return written;
+      return json::value(std::move(out));
+    }
+    if (absl::Status wire = CheckWireTypes(m); !wire.ok()) return wire;
+    const pb::Reflection& r = *m.GetReflection();
+    const pb::Descriptor& d = *m.GetDescriptor();
+    auto field = [&](int number) { return d.FindFieldByNumber(number); };
+    switch (shape) {
+      case Shape::kTime:
+      case Shape::kMicroTime: {
+        if (!r.HasField(m, field(1)) && !r.HasField(m, field(2))) return json::value(nullptr);
+        int64_t seconds = r.GetInt64(m, field(1));
+        // Time's Unmarshal drops the nanoseconds (kube's JSON has whole seconds only).
+        int64_t nanos = shape == Shape::kTime ? 0 : r.GetInt32(m, field(2));
+        // time.Unix normalises nanoseconds outside [0, 1e9).
+        seconds += nanos / 1000000000;
+        nanos %= 1000000000;
+        if (nanos < 0) {
+          nanos += 1000000000;
+          --seconds;
+        }
+        if (seconds == kGoZeroTimeUnix && nanos == 0) return json::value(nullptr);
+        if (seconds < kYear0Unix || seconds >= kYear10000Unix) {
+          return Error("Time.MarshalJSON: year outside of range [0,9999]");
+        }
+        std::string text = api::FormatUnixTime(seconds);
+        if (shape == Shape::kMicroTime) {
+          text.insert(text.size() - 1, fmt::format(".{:06}", nanos / 1000));
+        }
+        return json::value(std::move(text));
+      }
+      case Shape::kDuration:
+        return json::value(FormatGoDuration(r.GetInt64(m, field(1))));
+      case Shape::kQuantity: {
+        // An empty Quantity is Go's zero Quantity, which writes itself as "0".
+        const std::string text = r.GetString(m, field(1));
+        return json::value(text.empty() ? std::string("0") : api::ToValidUtf8(text));
+      }
+      case Shape::kIntOrString: {
+        const int64_t type = r.GetInt64(m, field(1));
+        if (type == 0) return json::value(r.GetInt32(m, field(2)));
+        if (type == 1) return json::value(api::ToValidUtf8(r.GetString(m, field(3))));
+        return Error(fmt::format("IntOrString of type {}, neither 0 (int) nor 1 (string)", type));
+      }
+      case Shape::kRawJson: {
+        const std::string raw = r.GetString(m, field(1));
+        if (raw.empty()) return json::value(nullptr);
+        if (std::string_view(raw).starts_with(kMagic)) {
+          absl::StatusOr<json::object> object = Envelope(raw, depth);
+          if (!object.ok()) return object.status();
+          return json::value(*std::move(object));
+        }
+        return RawJson(raw, depth);
+      }
+      case Shape::kStringArray: {
+        json::array out;
+        const int n = r.FieldSize(m, field(1));
+        for (int i = 0; i < n; ++i) {
+          out.emplace_back(api::ToValidUtf8(r.GetRepeatedString(m, field(1), i)));
+        }
+        return json::value(std::move(out));
+      }
+      case Shape::kUnknown: {
+        absl::StatusOr<json::object> object = UnknownObject(m, depth);
+        if (!object.ok()) return object.status();
+        return json::value(*std::move(object));
+      }
+      case Shape::kObject:
+        break;
+    }
+    return Error("a message of an unknown shape");
+  }
+
+  // JSON text held in bytes (RawExtension, FieldsV1), as a value at `depth`.
+  absl::StatusOr<json::value> RawJson(std::string_view raw, int depth) {
+    absl::StatusOr<json::value> value = api::ParseJson(raw);
+    if (!value.ok()) {
+      return Error(fmt::format("the raw bytes are neither JSON nor a protobuf envelope: {}",
+                               std::string(value.status().message())));
+    }
+    if (depth - 1 + JsonDepth(*value) > kMaxDepth) return TooDeep();
+    return value;
+  }
+
+  // The nesting of arrays and objects in `v` (a scalar: 0). `v` came from json::parse, so
+  // recursion is bounded by its max_depth.
+  static int JsonDepth(const json::value& v) {
+    int deepest = 0;
+    if (v.is_object()) {
+      for (const auto& member : v.get_object()) {
+        deepest = std::max(deepest, JsonDepth(member.value()));
+      }
+      return deepest + 1;
+    }
+    if (v.is_array()) {
+      for (const json::value& e : v.get_array()) deepest = std::max(deepest, JsonDepth(e));
+      return deepest + 1;
+    }
+    return 0;
+  }
+
+  const Schemas& s_;
+  std::string path_;
+};
+
+// Go's fmtFrac: the fraction of v / 10^precision, without trailing zeros (nor a '.' when 0),
+// written before `end` in `buf`; returns the new start and v / 10^precision.
+size_t FormatFraction(char* buf, size_t end, uint64_t& v, int precision) {
+  bool print = false;
+  for (int i = 0; i < precision; ++i) {
+    const auto digit = static_cast<char>(v % 10);
+    print = print || digit != 0;
+    if (print) buf[--end] = static_cast<char>('0' + digit);
+    v /= 10;
+  }
+  if (print) buf[--end] = '.';
+  return end;
+}
+
+size_t FormatInt(char* buf, size_t end, uint64_t v) {
+  if (v == 0) {
+    buf[--end] = '0';
+    return end;
+  }
+  while (v > 0) {
+    buf[--end] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return end;
 }
 
 }  // namespace
 
-std::optional<json::object> DecodeProtobufNamespace(std::string_view body) {
-  static constexpr std::string_view kMagic("k8s\0", 4);
-  if (body.substr(0, 4) != kMagic) return std::nullopt;
-  std::string api_version, kind;
-  std::string_view raw;
-  bool ok = ForEachBytesField(body.substr(4), [&](uint32_t f, std::string_view v) {
-    if (f == 1) {
-      return ForEachBytesField(v, [&](uint32_t g, std::string_view w) {
-        if (g == 1) api_version = std::string(w);
-        if (g == 2) kind = std::string(w);
-        return true;
-      });
-    }
-    if (f == 2) raw = v;
-    return true;
-  });
-  if (!ok || api_version != "v1" || kind != "Namespace") return std::nullopt;
+absl::StatusOr<json::object> DecodeProtobufObject(std::string_view body) {
+  const Schemas& schemas = GetSchemas();
+  if (!schemas.status.ok()) return schemas.status;
+  Converter converter(schemas);
+  return converter.Envelope(body, 1);
+}
 
-  json::object meta, spec, status;
-  ok = ForEachBytesField(raw, [&](uint32_t f, std::string_view v) {
-    switch (f) {
-      case 1:
-        return ForEachBytesField(v, [&](uint32_t g, std::string_view w) {
-          if (g == 1) meta["name"] = std::string(w);
-          if (g == 2) meta["generateName"] = std::string(w);
-          if (g == 11 || g == 12) {
-            json::value& m = meta[g == 11 ? "labels" : "annotations"];
-            if (!m.is_object()) m.emplace_object();
-            return MapEntry(w, m.get_object());
-          }
-          return true;
-        });
-      case 2:
-        return ForEachBytesField(v, [&](uint32_t g, std::string_view w) {
-          if (g == 1) {
-            json::value& list = spec["finalizers"];
-            if (!list.is_array()) list.emplace_array();
-            list.get_array().emplace_back(std::string(w));
-          }
-          return true;
-        });
-      case 3:
-        return ForEachBytesField(v, [&](uint32_t g, std::string_view w) {
-          if (g == 1 && !w.empty()) status["phase"] = std::string(w);
-          return true;
-        });
-      default:
-        return true;
+std::string FormatGoDuration(int64_t nanoseconds) {
+  // time.Duration.String, digit for digit (go/src/time/time.go).
+  char buf[32];
+  size_t w = sizeof(buf);
+  const bool negative = nanoseconds < 0;
+  uint64_t u = negative ? -static_cast<uint64_t>(nanoseconds) : static_cast<uint64_t>(nanoseconds);
+  if (u < 1000000000) {
+    // Less than a second: a smaller unit, like 1.2ms.
+    int precision = 0;
+    buf[--w] = 's';
+    if (u == 0) return "0s";
+    if (u < 1000) {
+      buf[--w] = 'n';
+    } else if (u < 1000000) {
+      precision = 3;
+      buf[--w] = '\xb5';  // U+00B5 MICRO SIGN in UTF-8
+      buf[--w] = '\xc2';
+    } else {
+      precision = 6;
+      buf[--w] = 'm';
     }
-  });
-  if (!ok) return std::nullopt;
-  json::object ns;
-  ns["apiVersion"] = "v1";
-  ns["kind"] = "Namespace";
-  ns["metadata"] = std::move(meta);
-  if (!spec.empty()) ns["spec"] = std::move(spec);
-  if (!status.empty()) ns["status"] = std::move(status);
-  return ns;
+    w = FormatFraction(buf, w, u, precision);
+    w = FormatInt(buf, w, u);
+  } else {
+    buf[--w] = 's';
+    w = FormatFraction(buf, w, u, 9);
+    w = FormatInt(buf, w, u % 60);
+    u /= 60;
+    if (u > 0) {
+      buf[--w] = 'm';
+      w = FormatInt(buf, w, u % 60);
+      u /= 60;
+      if (u > 0) {
+        buf[--w] = 'h';
+        w = FormatInt(buf, w, u);
+      }
+    }
+  }
+  if (negative) buf[--w] = '-';
+  return std::string(buf + w, sizeof(buf) - w);
 }
 
 }  // namespace muster::apiserver

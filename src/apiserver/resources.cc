@@ -94,6 +94,17 @@ ResourceInfo Leases() {
   return Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", true);
 }
 
+// What the caller may do (`kubectl auth can-i`) and who it is (`kubectl auth whoami`): virtual,
+// create-only, cluster-scoped, as kube-apiserver serves them.
+ResourceInfo ReviewResource(std::string group, std::string resource, std::string singular,
+                            std::string kind) {
+  ResourceInfo info = Resource(std::move(group), "v1", std::move(resource), std::move(singular),
+                               std::move(kind), false);
+  info.verbs = {"create"};
+  info.review = true;
+  return info;
+}
+
 // Volcano custom resources: names, scopes and printer columns as in Volcano's CRDs
 // (config/crd/volcano/bases/*.yaml). Column names keep the CRDs' spelling ("minAvailable");
 // kubectl upper-cases headers.
@@ -145,8 +156,22 @@ ResourceInfo VolcanoPodGroups() {
 }
 
 std::vector<ResourceInfo> BuildRegistry() {
-  return {Namespaces(),      Nodes(),           Pods(),   Events(),      Services(),
-          ConfigMaps(),      PriorityClasses(), Leases(), VolcanoJobs(), VolcanoQueues(),
+  return {Namespaces(),
+          Nodes(),
+          Pods(),
+          Events(),
+          Services(),
+          ConfigMaps(),
+          PriorityClasses(),
+          Leases(),
+          ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
+                         "SelfSubjectReview"),
+          ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
+                         "selfsubjectaccessreview", "SelfSubjectAccessReview"),
+          ReviewResource("authorization.k8s.io", "selfsubjectrulesreviews",
+                         "selfsubjectrulesreview", "SelfSubjectRulesReview"),
+          VolcanoJobs(),
+          VolcanoQueues(),
           VolcanoPodGroups()};
 }
 

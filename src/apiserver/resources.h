@@ -33,6 +33,10 @@ struct ResourceInfo {
   std::vector<std::string> categories;
   std::vector<std::string> verbs;
   std::vector<std::string> subresources;  // "status", "binding", "log"
+  // A review (SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview): virtual and
+  // create-only as upstream, never stored; POST answers with the object's status filled in
+  // (reviews.cc). Everything that walks the stored resources skips these.
+  bool review = false;
   // Whether writes of the object itself carry its status too, although /status is served: a
   // PodGroup's, whose Volcano CRD (and so muster's, crds.h) has no status subresource and whose
   // status vc-scheduler and muster write with the object.

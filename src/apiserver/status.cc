@@ -25,7 +25,7 @@ std::string StatusJson(const ApiError& error) {
   status["status"] = "Failure";
   status["message"] = text(error.message);
   status["reason"] = text(error.reason);
-  if (!error.name.empty() || !error.kind.empty() || !error.causes.empty() ||
+  if (error.always_details || !error.name.empty() || !error.kind.empty() || !error.causes.empty() ||
       error.retry_after_seconds > 0) {
     json::object details;
     if (!error.name.empty()) details["name"] = text(error.name);
@@ -97,7 +97,10 @@ ApiError NotFound(std::string_view resource, std::string_view name) {
 }
 
 ApiError PathNotFound() {
-  return Make(404, "NotFound", "the server could not find the requested resource");
+  // apiserver's serviceErrorHandler: NewGenericServerResponse with no resource and no name.
+  ApiError e = Make(404, "NotFound", "the server could not find the requested resource");
+  e.always_details = true;
+  return e;
 }
 
 ApiError MethodNotAllowed(std::string_view method) {

@@ -32,6 +32,10 @@ struct ApiError {
   std::vector<StatusCause> causes;
   // details.retryAfterSeconds and the Retry-After header, when not 0.
   int retry_after_seconds = 0;
+  // Whether the Status carries `details` even when all of the above are empty: kube's generic
+  // server responses (an unknown path's 404) have `"details":{}`, and clients read
+  // details.name of a 404 without checking for nil (`kubectl debug`).
+  bool always_details = false;
 };
 
 // The Status JSON body for `error`.
@@ -45,7 +49,9 @@ ApiError BadRequest(std::string message);
 ApiError Unauthorized();
 ApiError Forbidden(std::string_view resource, std::string_view name, std::string message);
 ApiError NotFound(std::string_view resource, std::string_view name);
-ApiError PathNotFound();  // an unknown URL: "the server could not find the requested resource"
+// An unknown URL: "the server could not find the requested resource", with empty details (how a
+// client tells it from a missing object, whose details name it).
+ApiError PathNotFound();
 ApiError MethodNotAllowed(std::string_view method);
 ApiError AlreadyExists(std::string_view resource, std::string_view name);
 // "Operation cannot be fulfilled on <resource> "<name>": <why>"

@@ -61,7 +61,8 @@ bool IsDryRun(const HttpRequest& req) {
   return false;
 }
 
-// apiVersion and kind must name the URL's resource; missing ones are filled in.
+}  // namespace
+
 std::optional<ApiError> CheckTypeMeta(json::object& obj, const ResourceInfo& res) {
   std::string api_version = Str(&obj, "apiVersion");
   std::string kind = Str(&obj, "kind");
@@ -78,6 +79,8 @@ std::optional<ApiError> CheckTypeMeta(json::object& obj, const ResourceInfo& res
   if (kind.empty()) obj["kind"] = res.kind;
   return std::nullopt;
 }
+
+namespace {
 
 // The name and namespace in a body must be the URL's (filled in when missing).
 std::optional<ApiError> CheckNameAndNamespace(json::object& obj, const ResourceInfo& res,
@@ -726,7 +729,15 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
     return true;
   };
   if (!req.body.empty()) {
-    absl::StatusOr<json::value> v = api::ParseJson(req.body);
+    absl::StatusOr<json::value> v;
+    if (req.content_type.starts_with("application/vnd.kubernetes.protobuf")) {
+      // client-go's typed clients send their DeleteOptions in kube's protobuf envelope.
+      auto decoded = DecodeBodyObject(req);
+      if (!decoded.ok()) return ErrorResponse(decoded.error());
+      v = json::value(std::move(*decoded));
+    } else {
+      v = api::ParseJson(req.body);
+    }
     if (!v.ok()) {
       return ErrorResponse(BadRequest(fmt::format("couldn't decode the DeleteOptions body: {}",
                                                   std::string(v.status().message()))));

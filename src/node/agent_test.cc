@@ -285,9 +285,18 @@ TEST_F(NodeAgentTest, StopEndsEveryProcessAndARestartPicksThePodsUp) {
   const json::object& cs = FirstContainerStatus(pod);
   EXPECT_EQ(StringAt(*ObjectAt(*ObjectAt(cs, "lastState"), "terminated"), "reason"),
             "ContainerStatusUnknown");
+  // As kubelet: the logs are the current run's, and --previous the run the restart ended.
   auto log = client_->Logs("default", "svc");
   ASSERT_TRUE(log.ok());
-  EXPECT_THAT(*log, MatchesRegex("start\n(.*\n)?stopping\nstart\n"));
+  EXPECT_EQ(*log, "start\n");
+  client::Request previous;
+  previous.method = "GET";
+  previous.path = client::Pods().Path("default", "svc", "log");
+  previous.query.emplace_back("previous", "true");
+  auto earlier = apiserver::LocalTransport(*server_).Do(previous);
+  ASSERT_TRUE(earlier.ok()) << earlier.status();
+  EXPECT_EQ(earlier->status, 200) << earlier->body;
+  EXPECT_THAT(earlier->body, MatchesRegex("start\n(.*\n)?stopping\n"));
 }
 
 // One agent carries a thousand simulated nodes: every node registered, every bound pod running,

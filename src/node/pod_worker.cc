@@ -850,6 +850,7 @@ void PodWorker::StartContainer(Container& c, SyncResult& result) {
     c.started_at = api::FormatTime(std::chrono::system_clock::now());
   }
   c.container_id = Cat("muster://", uid_, "-", c.name, "-", c.restart_count);
+  if (launch.ok()) launch->log_run_id = c.container_id;
   absl::StatusOr<ContainerId> id =
       launch.ok() ? runtime_.Start(*launch, hooks_.on_exit) : absl::StatusOr<ContainerId>(launch.status());
   if (!id.ok()) {

@@ -1,7 +1,9 @@
 #include "node/process_runtime.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -94,7 +96,7 @@ class Fd {
 
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
-                            const char* working_dir, int null_fd, int log_fd, int error_fd,
+                            const char* working_dir, int null_fd, int output_fd, int error_fd,
                             int max_fd) {
   auto fail = [&](int err) {
     (void)!::write(error_fd, &err, sizeof(err));
@@ -108,7 +110,9 @@ class Fd {
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (::chdir(working_dir) != 0) fail(errno);
-  if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) fail(errno);
+  if (::dup2(null_fd, 0) < 0 || ::dup2(output_fd, 1) < 0 || ::dup2(output_fd, 2) < 0) {
+    fail(errno);
+  }
   if (error_fd != 3) {
     if (::dup2(error_fd, 3) < 0) fail(errno);
     error_fd = 3;
@@ -127,11 +131,22 @@ class Fd {
 ProcessRuntime::ProcessRuntime() : ProcessRuntime(Options{}) {}
 
 ProcessRuntime::ProcessRuntime(Options options) : options_(options) {
+  // Without it the monitor still looks at the pipes every poll_interval.
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Without its monitor no exit would be seen: every Start then says why it cannot run.
   monitor_started_ = common::StartThread(monitor_, "the process runtime", [this] { Monitor(); });
 }
 
-ProcessRuntime::~ProcessRuntime() { Shutdown(std::chrono::milliseconds(0)); }
+ProcessRuntime::~ProcessRuntime() {
+  Shutdown(std::chrono::milliseconds(0));
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void ProcessRuntime::Wake() const {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof(one));
+}
 
 absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
                                                   ExitCallback on_exit) {
@@ -157,18 +172,21 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   absl::StatusOr<std::string> path = ResolveExecutable(launch.argv[0], launch.env);
   if (!path.ok()) return path.status();
 
-  Fd log_fd(::open(launch.log_path.c_str(),
-                   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (launch.truncate_log ? O_TRUNC : 0),
-                   0644));
-  if (log_fd.get() < 0) {
-    return absl::InternalError(Cat("opening ", launch.log_path, ": ", ErrnoText(errno)));
-  }
+  absl::StatusOr<common::ContainerLogWriter> log = common::ContainerLogWriter::Open(
+      launch.log_path, launch.truncate_log, launch.log_run_id, std::chrono::system_clock::now());
+  if (!log.ok()) return log.status();
   Fd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (null_fd.get() < 0) return absl::InternalError("opening /dev/null: " + ErrnoText(errno));
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
   Fd error_read(pipe_fds[0]);
   Fd error_write(pipe_fds[1]);
+  // The container's stdout and stderr: one pipe, so that their lines interleave as written. Only
+  // the monitor's end is non-blocking.
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
+  Fd output_read(pipe_fds[0]);
+  Fd output_write(pipe_fds[1]);
+  ::fcntl(output_read.get(), F_SETFL, ::fcntl(output_read.get(), F_GETFL) | O_NONBLOCK);
 
   Spawn spawn;
   spawn.path = *path;
@@ -176,9 +194,11 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   spawn.envp = CStrings(launch.env);
   spawn.working_dir = launch.working_dir.c_str();
   spawn.null_fd = null_fd.get();
-  spawn.log_fd = log_fd.get();
   spawn.error_read = error_read.get();
   spawn.error_write = error_write.Release();  // RunSpawn closes it
+  spawn.output_read = output_read.get();
+  spawn.output_write = output_write.Release();  // RunSpawn closes it
+  spawn.log = std::move(*log);
   spawn.on_exit = std::move(on_exit);
   struct rlimit files;
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
@@ -190,7 +210,9 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   if (shutting_down_) return absl::FailedPreconditionError("the runtime is shut down");
   spawns_.push_back(&spawn);
   changed_.notify_all();
+  Wake();
   spawned_.wait(lock, [&] { return spawn.done; });
+  if (spawn.id != 0) (void)output_read.Release();  // the monitor copies from it now
   if (spawn.fork_errno != 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(spawn.fork_errno));
   if (spawn.exec_errno != 0) {
     return absl::FailedPreconditionError(
@@ -205,15 +227,18 @@ void ProcessRuntime::RunSpawn(Spawn& spawn) {
   if (pid < 0) {
     spawn.fork_errno = errno;
     ::close(spawn.error_write);
+    ::close(spawn.output_write);
     return;
   }
   if (pid == 0) {
     ExecChild(parent, spawn.path.c_str(), spawn.argv.data(), spawn.envp.data(), spawn.working_dir,
-              spawn.null_fd, spawn.log_fd, spawn.error_write, spawn.max_fd);
+              spawn.null_fd, spawn.output_write, spawn.error_write, spawn.max_fd);
   }
   ::setpgid(pid, pid);  // also here, so that a Kill right after Start reaches the group
   ::close(spawn.error_write);
   spawn.error_write = -1;
+  ::close(spawn.output_write);  // the child's now: the pipe ends when the container's writers do
+  spawn.output_write = -1;
   int child_errno = 0;
   ssize_t n;
   do {
@@ -247,6 +272,65 @@ void ProcessRuntime::Kill(ContainerId id, std::chrono::milliseconds grace) {
     proc.kill_at = due;
   }
   changed_.notify_all();
+  Wake();
+}
+
+ProcessRuntime::CopyResult ProcessRuntime::CopyOutput(LogCopy& copy) {
+  // A bounded amount per call, so that a chatty container cannot hold up reaping and kills.
+  constexpr int kMaxReads = 16;
+  char buffer[1 << 16];
+  for (int i = 0; i < kMaxReads; ++i) {
+    const ssize_t n = ::read(copy.read_fd, buffer, sizeof(buffer));
+    if (n > 0) {
+      // A write error (a full disk) loses this output; the container goes on regardless.
+      (void)copy.log.Append(std::string_view(buffer, static_cast<size_t>(n)),
+                            std::chrono::system_clock::now());
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return CopyResult::kEmpty;
+    return CopyResult::kClosed;  // end of output, or a broken pipe
+  }
+  return CopyResult::kMore;
+}
+
+void ProcessRuntime::PollOutput(std::chrono::milliseconds timeout) {
+  std::vector<pollfd> fds;
+  std::vector<ContainerId> ids;
+  fds.reserve(log_copies_.size() + 1);
+  if (wake_fd_ >= 0) fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+  for (auto& [id, copy] : log_copies_) {
+    fds.push_back(pollfd{copy.read_fd, POLLIN, 0});
+    ids.push_back(id);
+  }
+  if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) <= 0) return;
+  size_t first = 0;
+  if (wake_fd_ >= 0) {
+    uint64_t count;
+    if (fds[0].revents != 0) (void)!::read(wake_fd_, &count, sizeof(count));
+    first = 1;
+  }
+  for (size_t i = first; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    auto it = log_copies_.find(ids[i - first]);
+    if (it == log_copies_.end()) continue;
+    if (CopyOutput(it->second) == CopyResult::kClosed) {
+      // Every writer closed the pipe (or it broke): nothing more will come.
+      ::close(it->second.read_fd);
+      log_copies_.erase(it);
+    }
+  }
+}
+
+void ProcessRuntime::FinishOutput(ContainerId id) {
+  auto it = log_copies_.find(id);
+  if (it == log_copies_.end()) return;
+  // The group is dead: what it wrote is in the pipe. A process that left the group and still
+  // holds the pipe open keeps nothing from being read now, and what it writes later is lost.
+  while (CopyOutput(it->second) == CopyResult::kMore) {
+  }
+  ::close(it->second.read_fd);
+  log_copies_.erase(it);
 }
 
 void ProcessRuntime::Monitor() {
@@ -263,6 +347,7 @@ void ProcessRuntime::Monitor() {
         Proc& proc = procs_[spawn->id];
         proc.pid = spawn->pid;
         proc.on_exit = std::move(spawn->on_exit);
+        log_copies_.emplace(spawn->id, LogCopy{spawn->output_read, std::move(*spawn->log)});
         if (shutting_down_) {
           ::kill(-proc.pid, SIGKILL);
           proc.kill_at = std::chrono::steady_clock::now();
@@ -272,11 +357,16 @@ void ProcessRuntime::Monitor() {
       spawned_.notify_all();
     }
     if (procs_.empty()) {
-      if (stop_monitor_) return;
+      if (stop_monitor_) {
+        for (auto& [id, copy] : log_copies_) ::close(copy.read_fd);  // none: each was finished
+        log_copies_.clear();
+        return;
+      }
       changed_.wait(lock, [this] { return stop_monitor_ || !procs_.empty() || !spawns_.empty(); });
       continue;
     }
     std::vector<std::pair<ExitCallback, std::pair<ContainerId, ContainerExit>>> ended;
+    std::vector<ContainerId> reaped;
     const auto now = std::chrono::steady_clock::now();
     for (auto it = procs_.begin(); it != procs_.end();) {
       Proc& proc = it->second;
@@ -298,6 +388,7 @@ void ProcessRuntime::Monitor() {
         if (!shutting_down_ && proc.on_exit) {
           ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
         }
+        reaped.push_back(it->first);
         it = procs_.erase(it);
         continue;
       }
@@ -309,11 +400,18 @@ void ProcessRuntime::Monitor() {
         if (!shutting_down_ && proc.on_exit) {
           ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
         }
+        reaped.push_back(it->first);
         it = procs_.erase(it);
         continue;
       }
       if (proc.kill_at && now >= *proc.kill_at) ::kill(-proc.pid, SIGKILL);
       ++it;
+    }
+    if (!reaped.empty()) {
+      // Their output is in the log before anyone hears they ended (Shutdown included).
+      lock.unlock();
+      for (ContainerId id : reaped) FinishOutput(id);
+      lock.lock();
     }
     if (!ended.empty() || procs_.empty()) changed_.notify_all();
     if (!ended.empty()) {
@@ -322,7 +420,14 @@ void ProcessRuntime::Monitor() {
       lock.lock();
       continue;
     }
-    if (spawns_.empty()) changed_.wait_for(lock, options_.poll_interval);
+    if (!spawns_.empty()) continue;
+    if (log_copies_.empty()) {
+      changed_.wait_for(lock, options_.poll_interval);
+    } else {
+      lock.unlock();
+      PollOutput(options_.poll_interval);
+      lock.lock();
+    }
   }
 }
 
@@ -343,6 +448,7 @@ void ProcessRuntime::Shutdown(std::chrono::milliseconds grace) {
       }
     }
     changed_.notify_all();
+    Wake();
     changed_.wait(lock, [this] { return procs_.empty(); });
     stop_monitor_ = true;
     changed_.notify_all();

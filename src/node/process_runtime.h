@@ -3,17 +3,20 @@
 // ProcessRuntime: each container is a process on this machine.
 //
 // Start execs argv in its own process group (setpgid), in the working directory, with exactly
-// the given environment, stdin from /dev/null and stdout+stderr appended to the log file (which
-// `kubectl logs`, `-f` included, reads through the API server). The fork happens on the monitor
+// the given environment, stdin from /dev/null and stdout+stderr into one pipe. The monitor thread
+// copies what comes out of it to the log file as it comes, and into the log's index when each
+// line came and where each run begins (common/container_log.h): what `kubectl logs`, `-f`,
+// `--timestamps`, `--since` and `--previous` read through the API server. A container's output is
+// all in the log before its exit callback runs. The fork happens on the monitor
 // thread, and the child gets PR_SET_PDEATHSIG(SIGKILL): it dies with that thread, which lives
 // until Shutdown has ended every child, so containers do not outlive an agent that is killed.
 // Signal dispositions and the signal mask are reset and no descriptor of this process leaks into
 // the child. An exec failure is reported by Start through a close-on-exec pipe.
 //
-// One monitor thread reaps the children (waitpid on their own pids only, never -1, so other
-// children of this process are left alone), kills whatever is left in a container's process
-// group once its main process has ended (as container runtimes do), and delivers SIGKILL when a
-// grace period runs out. Exit codes are the process's, or 128 + N when signal N killed it.
+// One monitor thread copies the output, reaps the children (waitpid on their own pids only, never
+// -1, so other children of this process are left alone), kills whatever is left in a container's
+// process group once its main process has ended (as container runtimes do), and delivers SIGKILL
+// when a grace period runs out. Exit codes are the process's, or 128 + N when signal N killed it.
 //
 // Thread-safety: every method may be called from any thread.
 
@@ -29,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/container_log.h"
 #include "node/runtime.h"
 
 namespace muster::node {
@@ -62,12 +66,21 @@ class ProcessRuntime final : public Runtime {
     std::optional<std::chrono::steady_clock::time_point> kill_at;  // SIGKILL due
   };
 
+  // A running container's output on its way to the log: the pipe's read end (non-blocking) and
+  // the log. Only the monitor thread touches these.
+  struct LogCopy {
+    int read_fd = -1;
+    common::ContainerLogWriter log;
+  };
+
   // A fork+exec prepared by Start and run by the monitor thread.
   struct Spawn {
     std::string path;
     std::vector<char*> argv, envp;  // pointing into the ContainerLaunch
     const char* working_dir = nullptr;
-    int null_fd = -1, log_fd = -1, error_read = -1, error_write = -1;
+    int null_fd = -1, error_read = -1, error_write = -1;
+    int output_read = -1, output_write = -1;  // the output pipe; RunSpawn closes the write end
+    std::optional<common::ContainerLogWriter> log;  // taken by the monitor on success
     int max_fd = 65536;
     ExitCallback on_exit;
     // Results.
@@ -80,6 +93,16 @@ class ProcessRuntime final : public Runtime {
 
   void Monitor();
   static void RunSpawn(Spawn& spawn);
+  // Wakes the monitor from waiting on the output pipes (it also looks every poll_interval).
+  void Wake() const;
+  // Monitor thread, without mu_: waits up to `timeout` for output and copies what came.
+  void PollOutput(std::chrono::milliseconds timeout);
+  // Copies what the pipe holds now to the log, up to a bound: kMore when the bound was reached,
+  // kClosed once the pipe has ended (nothing more will come).
+  enum class CopyResult { kEmpty, kMore, kClosed };
+  static CopyResult CopyOutput(LogCopy& copy);
+  // Copies the rest of an ended container's output and closes its pipe (monitor thread).
+  void FinishOutput(ContainerId id);
 
   const Options options_;
   mutable std::mutex mu_;
@@ -93,6 +116,8 @@ class ProcessRuntime final : public Runtime {
   std::mutex shutdown_mu_;  // serialises Shutdown
   std::thread monitor_;
   absl::Status monitor_started_;  // set once, in the constructor
+  std::map<ContainerId, LogCopy> log_copies_;  // monitor thread only
+  int wake_fd_ = -1;  // an eventfd the monitor polls with the pipes; -1 if none could be made
 };
 
 }  // namespace muster::node

@@ -145,6 +145,52 @@ TEST_F(ProcessRuntimeTest, LogsAppendUnlessTruncated) {
   EXPECT_EQ(ReadFile(dir_ + "/logs/c.log"), "fresh\n");
 }
 
+// More than a pipe holds, then an exit: all of it is in the log when the exit is reported, and
+// the index names the run and times its lines.
+TEST_F(ProcessRuntimeTest, OutputIsAllInTheLogWhenTheExitIsReportedAndTheIndexTimesIt) {
+  ContainerLaunch launch = Shell("yes 0123456789abcdef | head -n 20000; echo last >&2");
+  launch.log_run_id = "muster://uid-c-0";
+  const auto before = std::chrono::system_clock::now();
+  auto id = runtime_.Start(launch, exits_.Callback());
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(exits_.Wait(*id));
+  const auto after = std::chrono::system_clock::now();
+  const std::string log = ReadFile(dir_ + "/logs/c.log");
+  EXPECT_EQ(log.size(), 20000u * 17 + 5);
+  EXPECT_THAT(log, ::testing::EndsWith("0123456789abcdef\nlast\n"));
+
+  common::ContainerLogIndex index;
+  index.Append(ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")));
+  ASSERT_EQ(index.runs().size(), 1u);
+  EXPECT_EQ(index.runs()[0].id, "muster://uid-c-0");
+  const auto nanos = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  for (int64_t line : {int64_t{0}, int64_t{17 * 10000}, static_cast<int64_t>(log.size()) - 5}) {
+    std::optional<int64_t> at = index.LineTime(line);
+    ASSERT_TRUE(at.has_value()) << line;
+    EXPECT_GE(*at, nanos(before)) << line;
+    EXPECT_LE(*at, nanos(after)) << line;
+  }
+}
+
+TEST_F(ProcessRuntimeTest, EachStartIsARunInTheIndex) {
+  for (const char* run : {"run-0", "run-1"}) {
+    ContainerLaunch launch = Shell("echo run");
+    launch.log_run_id = run;
+    auto id = runtime_.Start(launch, exits_.Callback());
+    ASSERT_TRUE(id.ok());
+    ASSERT_TRUE(exits_.Wait(*id));
+  }
+  common::ContainerLogIndex index;
+  index.Append(ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")));
+  ASSERT_EQ(index.runs().size(), 2u);
+  EXPECT_EQ(index.runs()[0].id, "run-0");
+  EXPECT_EQ(index.runs()[0].end, 4);
+  EXPECT_EQ(index.runs()[1].id, "run-1");
+  EXPECT_EQ(index.runs()[1].begin, 4);
+}
+
 TEST_F(ProcessRuntimeTest, ExitCodesAndSignals) {
   auto three = runtime_.Start(Shell("exit 3", "three"), exits_.Callback());
   auto killed = runtime_.Start(Shell("kill -9 $$", "killed"), exits_.Callback());

@@ -28,6 +28,9 @@ struct ContainerLaunch {
   std::string working_dir;       // created when missing
   std::string log_path;          // stdout and stderr are appended here (created with its folder)
   bool truncate_log = false;     // start the log afresh (a new pod, not a restart)
+  // Names this run in the log's index (common/container_log.h): the containerID the pod status
+  // gives it, by which the API server finds the run's output (`kubectl logs --previous`).
+  std::string log_run_id;
 
   // Simulated runtime: the container exits with `exit_code` after `run_seconds` (negative: runs
   // until stopped).
