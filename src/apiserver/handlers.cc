@@ -191,6 +191,17 @@ bool ContinueSignedFor(const ContinueToken& token, std::string_view key, std::st
 
 }  // namespace
 
+const json::object* ObjectAt(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::string StringAt(const json::object* obj, std::string_view key) {
+  if (obj == nullptr) return "";
+  const json::value* v = obj->if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
 ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {
   std::string_view type = MediaType(req.content_type);
   if (type == kProtobufContentType) {

@@ -176,6 +176,11 @@ class Handlers {
 // Decodes a request body (JSON; YAML for application/yaml and apply patches; kube's protobuf for
 // the built-in kinds, protobuf.h) into an object.
 ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
+
+// obj[key] when it is an object, else nullptr; obj[key] when it is a string, else "" (also for a
+// null obj).
+const boost::json::object* ObjectAt(const boost::json::object& obj, std::string_view key);
+std::string StringAt(const boost::json::object* obj, std::string_view key);
 // apiVersion and kind of a body must name the URL's resource (400 otherwise); missing ones are
 // filled in (write.cc).
 std::optional<ApiError> CheckTypeMeta(boost::json::object& obj, const ResourceInfo& res);

@@ -131,17 +131,6 @@ std::optional<ApiError> ValidateLogOptions(const LogOptions& o, const std::strin
 
 // --- The pod -------------------------------------------------------------------------------------
 
-const json::object* ObjectAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
-
-std::string StringAt(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return "";
-  const json::value* v = obj->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 std::vector<std::string> ContainerNames(const json::object& pod, std::string_view list) {
   std::vector<std::string> names;
   const json::object* spec = ObjectAt(pod, "spec");

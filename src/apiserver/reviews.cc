@@ -30,17 +30,6 @@ constexpr std::string_view kAdminGroups[] = {"system:masters", "system:authentic
 constexpr std::string_view kAllowedReason =
     "muster: the admin (group system:masters) may do everything";
 
-const json::object* ObjectAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
-
-std::string StringAt(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return "";
-  const json::value* v = obj->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 // Whether a decoded ObjectMeta is the zero value kube's validation wants here: members holding a
 // zero value (null, "", 0, false, empty; a protobuf body spells out some) or managedFields (which
 // validation ignores) do not count.
