@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/actions/actions.h"
+#include "core/actions/feasible_nodes.h"
 #include "core/cluster.h"
 #include "core/testing/builders.h"
 #include "gtest/gtest.h"

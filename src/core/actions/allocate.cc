@@ -1,7 +1,8 @@
 // allocate: queue by queue (fair-share order), job by job (job order), task by task (task
 // order), each job's placements a statement committed only when the gang is ready. Nodes where
 // the task fits in idle resources are preferred; nodes where it fits only once releasing pods
-// are gone get a pipelined (held) placement. Volcano's actions/allocate/allocate.go.
+// are gone get a pipelined (held) placement. Follows Volcano's
+// pkg/scheduler/actions/allocate/allocate.go.
 //
 // Arguments of muster's own (configurations: [{name: allocate, arguments: {...}}]):
 //   strictOrder: true   strict FIFO per queue: the first job in job order that cannot be placed,
@@ -17,7 +18,10 @@
 #include <set>
 
 #include "core/actions/actions.h"
+#include "core/actions/feasible_nodes.h"
+#include "core/actions/ordered_queue.h"
 #include "core/actions/reserve.h"
+#include "core/actions/shape_cache.h"
 
 namespace muster::core {
 namespace {
@@ -343,53 +347,8 @@ class AllocateAction : public Action {
   }
 };
 
-// backfill: places best-effort (request-less) pods, which allocate skips.
-class BackfillAction : public Action {
- public:
-  void Execute(Session& ssn) override {
-    Cluster& c = ssn.cluster();
-    std::vector<TaskInfo*> tasks;
-    for (JobInfo* j : ssn.jobs()) {
-      if (j->IsPending() || j->Count(TaskStatus::kPending) == 0 || ssn.HeldBack(*j)) continue;
-      for (int tid : j->tasks) {
-        TaskInfo& t = c.task(tid);
-        if (t.status == TaskStatus::kPending && t.best_effort) tasks.push_back(&t);
-      }
-    }
-    std::stable_sort(tasks.begin(), tasks.end(), [&](TaskInfo* l, TaskInfo* r) {
-      JobInfo& lj = c.job(l->job);
-      JobInfo& rj = c.job(r->job);
-      if (lj.id != rj.id) {
-        if (lj.queue != rj.queue) {
-          return ssn.QueueOrderLess(c.queue(lj.queue), c.queue(rj.queue));
-        }
-        return ssn.JobOrderLess(lj, rj);
-      }
-      return ssn.TaskOrderLess(*l, *r);
-    });
-    std::map<int, std::unique_ptr<Statement>> stmts;
-    for (TaskInfo* t : tasks) {
-      JobInfo& j = c.job(t->job);
-      FeasibleNodes feasible = FindFeasibleNodes(ssn, *t);
-      if (feasible.nodes.empty()) {
-        ssn.task_fit_errors()[t->id] = std::move(feasible.errors);
-        continue;
-      }
-      NodeInfo* best = BestNode(ssn, *t, feasible.nodes);
-      auto& stmt = stmts[j.id];
-      if (!stmt) stmt = std::make_unique<Statement>(ssn);
-      stmt->Allocate(*t, best->id);
-      if (ssn.JobReady(j)) stmt->Commit();
-    }
-    for (auto& [jid, stmt] : stmts) {
-      if (!stmt->empty()) ssn.KeepOpen(std::move(stmt));
-    }
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Action> NewAllocateAction() { return std::make_unique<AllocateAction>(); }
-std::unique_ptr<Action> NewBackfillAction() { return std::make_unique<BackfillAction>(); }
 
 }  // namespace muster::core

@@ -1,12 +1,14 @@
 // enqueue: admits Pending pod groups (Pending -> Inqueue) queue by queue, one job per queue per
 // round, when every plugin's JobEnqueueable vote allows it. Only admitted groups get pods
-// created by the job controller and placed by allocate.
+// created by the job controller and placed by allocate. Follows Volcano's
+// pkg/scheduler/actions/enqueue/enqueue.go.
 
 #include <algorithm>
 #include <map>
 #include <vector>
 
 #include "core/actions/actions.h"
+#include "core/actions/ordered_queue.h"
 
 namespace muster::core {
 namespace {

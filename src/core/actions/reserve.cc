@@ -1,3 +1,5 @@
+// Reservations for large gangs, planned for allocate (reserve.h).
+
 #include "core/actions/reserve.h"
 
 #include <algorithm>

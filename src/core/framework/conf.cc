@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "core/framework/registry.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "yaml-cpp/yaml.h"
@@ -26,15 +27,17 @@ absl::Status Invalid(fmt::format_string<Args...> format, Args&&... args) {
   return absl::InvalidArgumentError(fmt::format(format, std::forward<Args>(args)...));
 }
 
-template <size_t N>
-bool IsOneOf(const std::string_view (&names)[N], std::string_view name) {
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+// The known names are the registries' (framework/registry.h): the tables that build the plugins
+// and actions are the only lists of them. They are defined with the plugins and the actions, and
+// this file sees only the declarations, so the framework includes nothing above it.
+bool IsOneOf(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // Debian's Abseil keeps its own absl::string_view, so absl::StrJoin and StrSplit do not take
 // std::string_view; fmt::join does.
-std::string KnownActions() { return fmt::format("{}", fmt::join(kKnownActions, ", ")); }
-std::string KnownPlugins() { return fmt::format("{}", fmt::join(kKnownPlugins, ", ")); }
+std::string KnownActions() { return fmt::format("{}", fmt::join(ActionNames(), ", ")); }
+std::string KnownPlugins() { return fmt::format("{}", fmt::join(PluginNames(), ", ")); }
 
 bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -145,7 +148,7 @@ absl::StatusOr<PluginOption> ParsePlugin(const YAML::Node& node, const std::stri
   }
   PluginOption plugin;
   plugin.name = name.Scalar();
-  if (!IsOneOf(kKnownPlugins, plugin.name)) {
+  if (!IsOneOf(PluginNames(), plugin.name)) {
     return Invalid("unknown plugin \"{}\" in {}; known plugins: {}", plugin.name, where,
                    KnownPlugins());
   }
@@ -223,7 +226,7 @@ absl::StatusOr<std::vector<std::string>> ParseActions(const YAML::Node& node) {
     const std::string_view action = TrimAsciiWhitespace(rest.substr(0, comma));
     rest.remove_prefix(std::min(comma + 1, rest.size()));
     if (action.empty()) continue;
-    if (!IsOneOf(kKnownActions, action)) {
+    if (!IsOneOf(ActionNames(), action)) {
       return Invalid("unknown action \"{}\" in actions; known actions: {}", action, KnownActions());
     }
     actions.emplace_back(action);
@@ -252,7 +255,7 @@ absl::StatusOr<std::map<std::string, ArgumentMap>> ParseConfigurations(const YAM
       return Invalid("{} has no name; it needs name: <action> (one of: {})", where, KnownActions());
     }
     const std::string action = name.Scalar();
-    if (!IsOneOf(kKnownActions, action)) {
+    if (!IsOneOf(ActionNames(), action)) {
       return Invalid("unknown action \"{}\" in {}; known actions: {}", action, where,
                      KnownActions());
     }

@@ -1,8 +1,9 @@
 #pragma once
 
 // volcano-scheduler.conf: which actions run, in which order, and which plugins vote in which tier.
-// The text is Volcano's YAML format (pkg/scheduler/conf/scheduler_conf.go); see
-// ../shared/reference/volcano.md section 2.3.
+// The text is Volcano's YAML format (volcano-sh/volcano pkg/scheduler/conf/scheduler_conf.go);
+// plugin flags left out default as in pkg/scheduler/plugins/defaults.go
+// (ApplyPluginConfDefaults), and the built-in conf is pkg/scheduler/util.go's.
 
 #include <map>
 #include <optional>
@@ -72,13 +73,6 @@ struct AllocateOptions {
 // InvalidArgument naming it; ParseSchedulerConf reports that when the file is loaded.
 absl::StatusOr<AllocateOptions> AllocateOptionsFromConf(const SchedulerConf& conf);
 
-inline constexpr std::string_view kKnownActions[] = {"enqueue", "allocate", "backfill", "preempt",
-                                                     "reclaim"};
-inline constexpr std::string_view kKnownPlugins[] = {
-    "priority", "gang",       "conformance", "drf",       "proportion", "capacity",
-    "sla",      "overcommit", "predicates",  "nodeorder", "binpack",    "gpu-fgd",
-    "gpu-bestfit", "gpu-dotproduct", "gpu-packing", "gpu-clustering", "gpu-random", "gpu-muster"};
-
 struct ConfParseOptions {
   // Volcano itself accepts proportion and capacity in one file, and its own topology-aware
   // preempt tests (conformance/volcano/preempt-topo-*.yaml) list both; a loader restating those
@@ -87,10 +81,10 @@ struct ConfParseOptions {
 };
 
 // Parses and validates the file's text. Errors (InvalidArgument) name what is wrong and where:
-// malformed YAML (with its line), an unknown action or plugin (listing the known ones), an
-// unknown key (top-level `metrics` is accepted and ignored), a flag that is not a boolean, a
-// plugin without a name, an empty action list, proportion together with capacity, drf's
-// enableHierarchy together with proportion.
+// malformed YAML (with its line), an unknown action or plugin (listing the known ones, the
+// registry's: framework/registry.h), an unknown key (top-level `metrics` is accepted and
+// ignored), a flag that is not a boolean, a plugin without a name, an empty action list,
+// proportion together with capacity, drf's enableHierarchy together with proportion.
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text);
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text,
                                                  const ConfParseOptions& options);

@@ -102,7 +102,7 @@ TEST(DefaultSchedulerConfTest, IsOneObject) {
   EXPECT_EQ(&DefaultSchedulerConf(), &DefaultSchedulerConf());
 }
 
-// --- Conformance shapes (shared/conformance/volcano) --------------------------------------------
+// --- Conformance shapes (tests/conformance/volcano) ---------------------------------------------
 
 TEST(ParseSchedulerConfTest, AllocateShape) {
   // allocate-two-jobs-one-node.yaml

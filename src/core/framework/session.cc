@@ -4,6 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/framework/registry.h"
 #include "fmt/format.h"
 
 namespace muster::core {

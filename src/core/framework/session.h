@@ -2,8 +2,8 @@
 
 // One scheduling cycle ("session" in Volcano): plugins register their callbacks, the configured
 // actions run over the cluster state in place, and the session closes by computing PodGroup
-// status, pod conditions and events. Hook combination follows Volcano's
-// framework/session_plugins.go (see ../shared/reference/volcano.md section 2.4).
+// status, pod conditions and events. Hook combination across tiers follows volcano-sh/volcano
+// pkg/scheduler/framework/session_plugins.go.
 
 #include <functional>
 #include <map>
@@ -402,9 +402,5 @@ class Statement {
   Session& ssn_;
   std::vector<Op> ops_;
 };
-
-// Builders for the registries (plugins/registry.cc, actions/registry.cc).
-std::unique_ptr<Plugin> NewPlugin(const PluginOption& option);
-std::unique_ptr<Action> NewAction(const std::string& name);
 
 }  // namespace muster::core

@@ -1,6 +1,7 @@
 // drf: dominant resource fairness between jobs. A job's share is its largest fraction of any
 // cluster resource; lower shares go first, and a preemptor may take from jobs whose share after
-// the eviction stays at least its own.
+// the eviction stays at least its own. Follows Volcano's pkg/scheduler/plugins/drf/drf.go
+// (without its hierarchical mode).
 
 #include <cmath>
 #include <unordered_map>

@@ -1,6 +1,7 @@
 // gang: all-or-nothing. A job is ready when minAvailable tasks (and, where the group sets them,
 // each task role's minTaskMember) are placed; it is valid only when it has enough pods to ever
-// become ready. At close it writes the PodGroup condition with Volcano's texts.
+// become ready. At close it writes the PodGroup condition with Volcano's texts. Follows
+// Volcano's pkg/scheduler/plugins/gang/gang.go.
 
 #include <map>
 

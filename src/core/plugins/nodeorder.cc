@@ -1,18 +1,17 @@
 // nodeorder: kube-scheduler's scores (0-100 each) weighted as Volcano's nodeorder plugin does
 // (leastrequested 1, mostrequested 0, balancedresource 1, nodeaffinity 2, tainttoleration 3,
-// podaffinity 2, podtopologyspread 2, imagelocality 1). binpack: Volcano's binpack score, which
-// here counts nvidia.com/gpu by default (Volcano ignores GPUs unless they are listed).
+// podaffinity 2, podtopologyspread 2, imagelocality 1). Follows Volcano's
+// pkg/scheduler/plugins/nodeorder/nodeorder.go.
 
 #include <algorithm>
 #include <cmath>
 
 #include "api/selector.h"
+#include "core/plugins/node_score.h"
 #include "core/plugins/plugins.h"
 
 namespace muster::core {
 namespace {
-
-constexpr double kMaxNodeScore = 100.0;
 
 // Fraction of a dimension used once the task is placed; 0 when the node has none.
 double UsedFraction(const TaskInfo& t, const NodeInfo& n, ResourceId r) {
@@ -87,59 +86,10 @@ class NodeOrderPlugin : public Plugin {
   double least_, most_, balanced_, node_affinity_, taint_;
 };
 
-class BinpackPlugin : public Plugin {
- public:
-  explicit BinpackPlugin(const PluginOption& opt) {
-    weight_ = opt.Number("binpack.weight", 1).value_or(1);
-    weights_.Set(kCpu, static_cast<int64_t>(opt.Number("binpack.cpu", 1).value_or(1)));
-    weights_.Set(kMemory, static_cast<int64_t>(opt.Number("binpack.memory", 1).value_or(1)));
-    weights_.Set(kGpu, 1);
-    std::string listed = opt.Text("binpack.resources", "");
-    size_t start = 0;
-    while (start <= listed.size()) {
-      size_t end = listed.find(',', start);
-      std::string name = listed.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      if (!name.empty()) {
-        weights_.Set(ResourceNames::Id(name),
-                     static_cast<int64_t>(opt.Number("binpack.resources." + name, 1).value_or(1)));
-      }
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
-
-  void OnSessionOpen(Session& ssn) override {
-    ssn.AddNodeOrderFn("binpack", [this](const TaskInfo& t, const NodeInfo& n) {
-      double score = 0, weight_sum = 0;
-      for (ResourceId r = 0; r < weights_.Size(); ++r) {
-        double w = static_cast<double>(weights_.Get(r));
-        double req = static_cast<double>(t.resreq.Get(r));
-        if (w <= 0 || req <= 0) continue;
-        double alloc = static_cast<double>(n.allocatable.Get(r));
-        double used = static_cast<double>(n.used.Get(r));
-        if (alloc <= 0 || used + req > alloc) return 0.0;
-        score += (used + req) * w / alloc;
-        weight_sum += w;
-      }
-      if (weight_sum <= 0) return 0.0;
-      return score / weight_sum * kMaxNodeScore * weight_;
-    });
-  }
-
- private:
-  double weight_;
-  Resources weights_;
-};
-
 }  // namespace
 
 std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& opt) {
   return std::make_unique<NodeOrderPlugin>(opt);
-}
-std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt) {
-  return std::make_unique<BinpackPlugin>(opt);
 }
 
 }  // namespace muster::core

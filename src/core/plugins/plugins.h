@@ -1,7 +1,8 @@
 #pragma once
 
-// The scheduling plugins. Each registers its callbacks on a Session in OnSessionOpen; the
-// registry (registry.cc) builds them by name from volcano-scheduler.conf.
+// The scheduling plugins, each in the file of its name (gang.cc, binpack.cc, ...). Each registers
+// its callbacks on a Session in OnSessionOpen; the registry (registry.cc, framework/registry.h)
+// builds them by name from volcano-scheduler.conf.
 
 #include <memory>
 

@@ -1,7 +1,8 @@
 // predicates: kube-scheduler's filters as Volcano's predicates plugin runs them: pod count,
 // node unschedulable, node affinity and selector, taints, inter-pod affinity and anti-affinity,
 // and topology spread constraints. Reasons are kube-scheduler's texts. Resource fit is checked
-// by the actions themselves (against idle or future-idle resources), as in Volcano.
+// by the actions themselves (against idle or future-idle resources), as in Volcano. Follows
+// Volcano's pkg/scheduler/plugins/predicates/predicates.go.
 
 #include <algorithm>
 #include <deque>

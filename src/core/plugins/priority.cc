@@ -1,5 +1,7 @@
-// priority: job, task and victim order by PriorityClass value. conformance: never evicts
-// kube-system or system-*-critical pods.
+// priority: job, task and victim order by PriorityClass value: higher first, and a preemptor
+// takes only from lower-priority jobs (or, within its own job, lower-priority tasks). A job
+// whose tasks are not all ready or waiting is starving. Follows Volcano's
+// pkg/scheduler/plugins/priority/priority.go.
 
 #include "core/plugins/plugins.h"
 
@@ -41,28 +43,10 @@ class PriorityPlugin : public Plugin {
   }
 };
 
-class ConformancePlugin : public Plugin {
- public:
-  void OnSessionOpen(Session& ssn) override {
-    VictimsFn victims = [](const TaskInfo&, const std::vector<const TaskInfo*>& preemptees) {
-      std::vector<const TaskInfo*> out;
-      for (const TaskInfo* t : preemptees) {
-        if (!t->critical) out.push_back(t);
-      }
-      return std::make_pair(out, kPermit);
-    };
-    ssn.AddPreemptableFn("conformance", victims);
-    ssn.AddReclaimableFn("conformance", victims);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Plugin> NewPriorityPlugin(const PluginOption&) {
   return std::make_unique<PriorityPlugin>();
-}
-std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption&) {
-  return std::make_unique<ConformancePlugin>();
 }
 
 }  // namespace muster::core

@@ -2,7 +2,7 @@
 // the cluster total, clipped to its capability and its request and raised to its guarantee
 // (Volcano's proportion plugin). Queues are ordered by priority then share; a queue at its
 // deserved share is overused; admission (enqueue) checks a job's minResources against the
-// queue's capability.
+// queue's capability. Follows Volcano's pkg/scheduler/plugins/proportion/proportion.go.
 
 #include <algorithm>
 #include <cstdint>

@@ -1,24 +1,65 @@
+// The plugin registry: every plugin name volcano-scheduler.conf may use, with its builder
+// (framework/registry.h). Volcano's pkg/scheduler/plugins/factory.go, as one table.
+
+#include "core/framework/registry.h"
+
+#include <array>
+#include <cstddef>
+
 #include "core/plugins/gpuplacement/plugin.h"
 #include "core/plugins/plugins.h"
 
 namespace muster::core {
+namespace {
 
-// The one place plugin names map to implementations. "capacity" is accepted by the
-// configuration parser and shares proportion's hooks here (muster has one queue-share
-// implementation). The gpu-* names are the GPU placement policies (gpuplacement/plugin.h).
+struct PluginRegistration {
+  std::string_view name;
+  // nullptr: accepted in a conf, but without an implementation of its own.
+  std::unique_ptr<Plugin> (*build)(const PluginOption&);
+};
+
+// In the order the conf parser's errors list the names.
+constexpr PluginRegistration kPlugins[] = {
+    {"priority", NewPriorityPlugin},
+    {"gang", NewGangPlugin},
+    {"conformance", NewConformancePlugin},
+    {"drf", NewDrfPlugin},
+    {"proportion", NewProportionPlugin},
+    // Accepted, and builds nothing: muster has one queue-share implementation, proportion.
+    {"capacity", nullptr},
+    {"sla", NewSlaPlugin},
+    {"overcommit", NewOvercommitPlugin},
+    {"predicates", NewPredicatesPlugin},
+    {"nodeorder", NewNodeOrderPlugin},
+    {"binpack", NewBinpackPlugin},
+    // The GPU placement policies (gpuplacement/plugin.h).
+    {"gpu-fgd", NewGpuPlacementPlugin},
+    {"gpu-bestfit", NewGpuPlacementPlugin},
+    {"gpu-dotproduct", NewGpuPlacementPlugin},
+    {"gpu-packing", NewGpuPlacementPlugin},
+    {"gpu-clustering", NewGpuPlacementPlugin},
+    {"gpu-random", NewGpuPlacementPlugin},
+    {"gpu-muster", NewGpuPlacementPlugin},
+};
+
+constexpr auto kPluginNames = [] {
+  std::array<std::string_view, std::size(kPlugins)> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kPlugins[i].name;
+  return names;
+}();
+
+}  // namespace
+
+std::span<const std::string_view> PluginNames() { return kPluginNames; }
+
 std::unique_ptr<Plugin> NewPlugin(const PluginOption& opt) {
-  const std::string& n = opt.name;
-  if (n == "gang") return NewGangPlugin(opt);
-  if (n == "priority") return NewPriorityPlugin(opt);
-  if (n == "conformance") return NewConformancePlugin(opt);
-  if (n == "drf") return NewDrfPlugin(opt);
-  if (n == "proportion") return NewProportionPlugin(opt);
-  if (n == "predicates") return NewPredicatesPlugin(opt);
-  if (n == "nodeorder") return NewNodeOrderPlugin(opt);
-  if (n == "binpack") return NewBinpackPlugin(opt);
-  if (n == "overcommit") return NewOvercommitPlugin(opt);
-  if (n == "sla") return NewSlaPlugin(opt);
-  if (n.rfind("gpu-", 0) == 0) return NewGpuPlacementPlugin(opt);
+  for (const PluginRegistration& r : kPlugins) {
+    if (r.name == opt.name) return r.build ? r.build(opt) : nullptr;
+  }
+  // A conf built in code rather than parsed may name a GPU policy another way: the simulator
+  // writes "gpu-" + its placement, which NewGpuPlacementPolicy also takes capitalised or as an
+  // alias ("dotprod"). Every gpu-* name goes to the GPU placement plugin, as the listed ones do.
+  if (opt.name.rfind("gpu-", 0) == 0) return NewGpuPlacementPlugin(opt);
   return nullptr;
 }
 

@@ -1,5 +1,5 @@
 // The six policies of the FGD paper's evaluation, as its reference simulator (KSS) computes them
-// (the spec's section 3). Integer maths and the order of floating-point operations follow KSS so
+// (docs/fgd.md section 3). Integer maths and the order of floating-point operations follow KSS so
 // that scores, and therefore node choices, are the same.
 
 #include <algorithm>

@@ -4,10 +4,11 @@
 // there, for clusters whose GPUs may be shared by fractions (milli-GPU, 1000 = one GPU).
 //
 // Rationale. The six policies are those of the FGD paper's evaluation (Weng et al., "Beware of
-// Fragmentation", USENIX ATC 2023) as its simulator implements them (the project's reference
-// is ../shared/reference/fgd-spec.md, "the spec" below): Random, DotProduct, GpuClustering,
-// GpuPacking, BestFit and FGD, plus muster's own policy. They are pure functions of a pod and a
-// node state, so that one implementation serves the simulator (packing and replay, src/sim) and
+// Fragmentation", USENIX ATC 2023) as its simulator, KSS
+// (github.com/hkust-adsl/kubernetes-scheduler-simulator), implements them, defined in
+// docs/fgd.md ("the spec" below): Random, DotProduct, GpuClustering, GpuPacking, BestFit and
+// FGD, plus muster's own policy. They are pure functions of a pod and a node state, so that
+// one implementation serves the simulator (packing and replay, src/sim) and
 // the live scheduler (the gpu-* plugins of volcano-scheduler.conf, plugin.cc). A policy never
 // decides feasibility: Fits() does, the same for every policy.
 //

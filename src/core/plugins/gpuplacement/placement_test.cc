@@ -1,5 +1,5 @@
 // The placement policies' scores and GPU choices on hand-built nodes, checked against the
-// formulas of the spec (../shared/reference/fgd-spec.md section 3) worked out by hand.
+// formulas of docs/fgd.md section 3 worked out by hand.
 
 #include "core/plugins/gpuplacement/placement.h"
 

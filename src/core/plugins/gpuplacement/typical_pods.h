@@ -6,7 +6,7 @@
 // distribution could not use, in expectation: for each typical pod t (weight w_t), all of the
 // node's free GPU milli when t cannot run there (wrong model, too few GPUs, too little CPU, or t
 // needs no GPU at all), and otherwise only the free milli of the GPUs too small for t. FGD places
-// a pod where F grows least. Definitions and category names follow the spec's section 3.6 and
+// a pod where F grows least. Definitions and category names follow docs/fgd.md section 3.6 and
 // the reference simulator (KSS pkg/utils/frag.go); amounts are summed per category in typical
 // pod order and the categories then in their fixed order, as KSS does, so that scores computed
 // from F agree with it to the last bit.

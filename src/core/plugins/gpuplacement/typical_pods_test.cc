@@ -19,9 +19,10 @@ TypicalPods Single(PodShape shape, double weight) {
 }
 
 TEST(FragmentationTest, SpecUnitVectorLackCpu) {
-  // The spec's unit vector (KSS frag_test.go): one typical pod (6000 mCPU, 465 milli, 1 GPU,
-  // w = 0.0933) on a node with 1000 mCPU and GPUs 200, 1000, 1000, 500 free: the GPUs fit, the
-  // CPU does not (q4_lack_cpu), so all 2700 free milli count: 0.0933 * 2700 = 251.91.
+  // KSS's unit vector (pkg/utils/frag_test.go; docs/fgd.md section 3.6): one typical pod
+  // (6000 mCPU, 465 milli, 1 GPU, w = 0.0933) on a node with 1000 mCPU and GPUs 200, 1000, 1000,
+  // 500 free: the GPUs fit, the CPU does not (q4_lack_cpu), so all 2700 free milli count:
+  // 0.0933 * 2700 = 251.91.
   TypicalPods t = Single({6000, 465, 1, ""}, 0.0933);
   int32_t f[] = {200, 1000, 1000, 500};
   EXPECT_THAT(t.Fragmentation(1000, f, 4, 0), DoubleNear(251.91, 1e-9));

@@ -1,0 +1,69 @@
+// binpack: Volcano's binpack score, which here counts nvidia.com/gpu by default (Volcano ignores
+// GPUs unless they are listed). A node scores the weighted mean, over the resources the task
+// asks for, of its used fraction once the task is placed, times binpack.weight; a node the task
+// does not fit scores 0. Arguments: binpack.weight, binpack.cpu, binpack.memory (default 1 each),
+// binpack.resources (a comma-separated list of more resources) and binpack.resources.<name>
+// (their weights, default 1). Follows Volcano's pkg/scheduler/plugins/binpack/binpack.go.
+
+#include <string>
+
+#include "core/plugins/node_score.h"
+#include "core/plugins/plugins.h"
+
+namespace muster::core {
+namespace {
+
+class BinpackPlugin : public Plugin {
+ public:
+  explicit BinpackPlugin(const PluginOption& opt) {
+    weight_ = opt.Number("binpack.weight", 1).value_or(1);
+    weights_.Set(kCpu, static_cast<int64_t>(opt.Number("binpack.cpu", 1).value_or(1)));
+    weights_.Set(kMemory, static_cast<int64_t>(opt.Number("binpack.memory", 1).value_or(1)));
+    weights_.Set(kGpu, 1);
+    std::string listed = opt.Text("binpack.resources", "");
+    size_t start = 0;
+    while (start <= listed.size()) {
+      size_t end = listed.find(',', start);
+      std::string name =
+          listed.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty()) {
+        weights_.Set(ResourceNames::Id(name),
+                     static_cast<int64_t>(opt.Number("binpack.resources." + name, 1).value_or(1)));
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddNodeOrderFn("binpack", [this](const TaskInfo& t, const NodeInfo& n) {
+      double score = 0, weight_sum = 0;
+      for (ResourceId r = 0; r < weights_.Size(); ++r) {
+        double w = static_cast<double>(weights_.Get(r));
+        double req = static_cast<double>(t.resreq.Get(r));
+        if (w <= 0 || req <= 0) continue;
+        double alloc = static_cast<double>(n.allocatable.Get(r));
+        double used = static_cast<double>(n.used.Get(r));
+        if (alloc <= 0 || used + req > alloc) return 0.0;
+        score += (used + req) * w / alloc;
+        weight_sum += w;
+      }
+      if (weight_sum <= 0) return 0.0;
+      return score / weight_sum * kMaxNodeScore * weight_;
+    });
+  }
+
+ private:
+  double weight_;
+  Resources weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt) {
+  return std::make_unique<BinpackPlugin>(opt);
+}
+
+}  // namespace muster::core
