@@ -1,8 +1,10 @@
 #pragma once
 
 // Admission: defaulting and validation of objects before they are stored, as kube-apiserver's
-// built-in rules and Volcano's admission webhook do it (webhook messages kept verbatim, see
-// ../shared/reference/volcano.md). Called by the REST handlers on create, update and patch.
+// built-in rules and Volcano's admission webhook do it (webhook messages kept verbatim from
+// volcano-sh/volcano pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}; the
+// kube-apiserver sources are listed in admission.cc). Called by the REST handlers on create,
+// update and patch.
 
 #include <optional>
 #include <string>

@@ -1,6 +1,8 @@
 // Tests of the API server's descriptors: the resource registry, discovery, OpenAPI documents and
-// `kubectl get` tables. Expectations come from what kubectl 1.32 reads on the wire
-// (/work/shared/reference/kube-api.md) and from kube-apiserver's own printers.
+// `kubectl get` tables. Expectations come from what kubectl 1.32 reads on the wire (aggregated
+// discovery as client-go discovery/aggregated_discovery.go reads it, KEP-3352; the OpenAPI v3
+// checks of cli-runtime pkg/resource/query_param_verifier_v3.go; meta.k8s.io/v1 Tables) and from
+// kube-apiserver's own printers (pkg/printers/internalversion/printers.go).
 
 #include <deque>
 #include <map>

@@ -1,6 +1,6 @@
 // Field selectors: which fields each resource lets `fieldSelector` name, and their values, as
 // kube-apiserver defines them (pkg/registry/core/{pod,event,node,namespace}/strategy.go
-// GetAttrs/ToSelectableFields; custom resources get metadata only). kube-api.md §7.
+// GetAttrs/ToSelectableFields; custom resources get metadata only).
 
 #include <algorithm>
 #include <array>

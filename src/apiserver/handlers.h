@@ -3,7 +3,11 @@
 // The REST handlers of the embedded Kubernetes API server: routing of /api, /apis, /version and
 // /openapi, and for every registry resource (resources.h) list, get, create, update, patch (four
 // types), delete, watch, the status subresources, pods/binding and pods/log, with kube-apiserver's
-// semantics as kubectl 1.32 relies on them (../shared/reference/kube-api.md).
+// semantics as kubectl 1.32 relies on them: k8s.io/apiserver pkg/endpoints/handlers (get.go,
+// create.go, update.go, patch.go, delete.go, watch.go), and for pods/binding and pods/log
+// kubernetes pkg/registry/core/pod/storage/storage.go (BindingREST) and
+// pkg/registry/core/pod/rest/log.go; the rules are described in the Kubernetes API concepts
+// (kubernetes.io/docs/reference/using-api/api-concepts/). docs/architecture.md lists the checks.
 //
 // Works on plain HttpRequest/HttpResponse values (http.h); server.cc carries them over HTTP.
 // Every write is built completely and then stored with one Store::Commit, so a refused request

@@ -2,8 +2,9 @@
 
 // Kubernetes `Status` error objects: what every refusal of the API server looks like on the
 // wire (kind Status, apiVersion v1, status Failure, message, reason, details, code), with
-// constructors for the reasons and messages kube-apiserver uses (see
-// ../shared/reference/kube-api.md §8). kubectl prints them as
+// constructors for the reasons and messages kube-apiserver uses (k8s.io/apimachinery
+// pkg/api/errors/errors.go, NewNotFound, NewAlreadyExists, NewConflict, NewInvalid and the rest;
+// the type is pkg/apis/meta/v1 Status). kubectl prints them as
 // `Error from server (<reason>): <message>`.
 
 #include <cstdint>

@@ -1,4 +1,6 @@
-// Watch: `GET <collection>?watch=true` as a chunked stream of JSON lines (kube-api.md §6).
+// Watch: `GET <collection>?watch=true` as a chunked stream of JSON lines, as k8s.io/apiserver
+// pkg/endpoints/handlers/watch.go serves it (the protocol: Kubernetes API concepts, "Efficient
+// detection of changes", kubernetes.io/docs/reference/using-api/api-concepts/).
 //
 //   resourceVersion unset or "0"  synthetic ADDED events for the current matches, then live ones
 //   resourceVersion N             events after N; N older than the store's history: one ERROR

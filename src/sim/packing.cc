@@ -20,7 +20,7 @@ using core::GpuPodRequest;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Per-event measurements, the inputs of the KPI read-off (the spec's section 2).
+// Per-event measurements, the inputs of the KPI read-off (docs/fgd.md section 2).
 struct Event {
   int64_t arrived_milli;  // GPU demand of all pods so far, failed ones included
   int64_t used_milli;     // GPU demand of the placed pods

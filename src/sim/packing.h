@@ -1,10 +1,10 @@
 #pragma once
 
-// Packing mode: the FGD paper's experiment (the spec's section 1.3). The GPU nodes of an openb
-// node list; the trace's pods shuffled with the seed and inflated (or thinned) to 130 % of the
-// cluster's GPU capacity; placed one by one, each on the best-scoring feasible node (ties to the
-// node's random rank), failures dropped for good; the GPU allocation ratio logged after every
-// pod and read off at 100 % and 130 % of arrived GPU demand (section 2).
+// Packing mode: the FGD paper's experiment (docs/fgd.md, "the spec" below, section 1.3). The GPU
+// nodes of an openb node list; the trace's pods shuffled with the seed and inflated (or thinned)
+// to 130 % of the cluster's GPU capacity; placed one by one, each on the best-scoring feasible
+// node (ties to the node's random rank), failures dropped for good; the GPU allocation ratio
+// logged after every pod and read off at 100 % and 130 % of arrived GPU demand (section 2).
 //
 // Randomness is Go's math/rand seeded with the seed, consumed in the reference simulator's
 // order (one discarded Int, the shuffle, the inflation draws, the node permutation, then

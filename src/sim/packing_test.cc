@@ -1,8 +1,8 @@
 // Packing mode on the real openb default trace (data/openb/), reduced to two policies and two
 // seeds. The expected figures are the reference simulator's: FGD's per-seed values are the
-// published ones (../shared/reference/fgd-spec.md section 4, "FGD per seed"); BestFit's are this
-// implementation's, which reproduces the published 10-seed mean of every non-random policy on
-// every trace to the last digit (docs/sim.md), so they are the reference's values for these
+// published ones (docs/fgd.md section 4, FGD on the default trace seed by seed); BestFit's are
+// this implementation's, which reproduces the published 10-seed mean of every non-random policy
+// on every trace to the last digit (docs/sim.md), so they are the reference's values for these
 // seeds too.
 
 #include "sim/packing.h"
@@ -81,7 +81,7 @@ TEST(PackingTest, RunShapeAndDeterminism) {
   auto a = DefaultTrace()->Run("fgd", 42);
   auto b = DefaultTrace()->Run("fgd", 42);
   ASSERT_TRUE(a.ok() && b.ok());
-  // Inflated to 130 %: the spec's 10.7k-10.9k pods for the default trace.
+  // Inflated to 130 %: 10.7k-10.9k pods for the default trace (docs/fgd.md section 1.3).
   EXPECT_EQ(a->pods, 10866);
   EXPECT_EQ(a->pods, b->pods);
   EXPECT_EQ(a->failed_pods, b->failed_pods);
@@ -92,7 +92,8 @@ TEST(PackingTest, RunShapeAndDeterminism) {
         << "X = " << x;
   }
   // Before saturation every pod is placed: the bucket around X % arrived holds X % allocated
-  // (the spec's seed means at X = 90 are 89.98 for the non-random policies).
+  // (the published seed means at X = 90 are 89.98-89.99 for the non-random policies,
+  // docs/fgd.md section 4).
   EXPECT_THAT(a->alloc_curve[50], DoubleNear(50, 0.1));
   EXPECT_THAT(a->alloc_curve[90], DoubleNear(90, 0.1));
   EXPECT_DOUBLE_EQ(a->alloc_curve[100], a->alloc_100);
