@@ -953,6 +953,12 @@ absl::StatusOr<json::value> ApplyStrategicMergePatch(const json::value& target,
   return json::value(std::move(**merged));
 }
 
+std::optional<std::string_view> ListMergeKey(std::string_view kind, std::string_view path) {
+  const MergeListField* field = FindMergeListField(kind, path);
+  if (field == nullptr) return std::nullopt;
+  return field->merge_key;
+}
+
 absl::StatusOr<json::value> ApplyServerSideApply(const json::value& live,
                                                  const json::value& applied,
                                                  std::string_view kind) {

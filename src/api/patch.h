@@ -1,12 +1,15 @@
 #pragma once
 
-// The patch engines behind PATCH requests, one per Content-Type (kube-api.md §9):
+// The patch engines behind PATCH requests, one per Content-Type (k8s.io/apiserver
+// pkg/endpoints/handlers/patch.go dispatches on the same four):
 //
-//   application/merge-patch+json           ApplyMergePatch            RFC 7386
-//   application/json-patch+json            ApplyJsonPatch             RFC 6902 (+ RFC 6901
-//   pointers) application/strategic-merge-patch+json ApplyStrategicMergePatch   Kubernetes
-//   strategic merge application/apply-patch+yaml           ApplyServerSideApply       upsert
-//   approximation of SSA
+//   merge-patch+json            ApplyMergePatch           RFC 7386
+//   json-patch+json             ApplyJsonPatch            RFC 6902 (RFC 6901 pointers)
+//   strategic-merge-patch+json  ApplyStrategicMergePatch  Kubernetes strategic merge
+//   apply-patch+yaml            ApplyServerSideApply      the merge step of server-side apply
+//                                                         (ownership: api/managed_fields.h)
+//
+// (each application/...).
 //
 // Rationale. kubectl computes its patches client-side from the Go types compiled into it, and the
 // real API server applies them with apimachinery's strategicpatch package. So the rules below copy
@@ -23,11 +26,11 @@
 //   - Values copied from a patch never carry directives or nulls (upstream may store them).
 //   - Live list elements without the merge key are kept and never matched (upstream errors).
 //
-// Server-side apply here is the upsert-merge that kube-api.md §9 found sufficient for kubectl:
-// the applied configuration's fields win, maps merge recursively, lists with a merge key in the
-// table merge element-wise by key (set-like primitive lists take the union), other lists are
-// replaced, and null removes a field. There are no managed fields, so a field the user drops from
-// the configuration is never removed and field-ownership conflicts (409) never arise.
+// Server-side apply here is the merge step of an apply: the applied configuration's fields win,
+// maps merge recursively, lists with a merge key in the table merge element-wise by key (set-like
+// primitive lists take the union), other lists are replaced, and null removes a field. Field
+// ownership (who set what, conflicts, removing what a manager stopped applying) is
+// api/managed_fields.h's, on top of it.
 //
 // Errors are absl::InvalidArgumentError (the API server maps them to 422/400). JSON patch errors
 // name the 0-based operation index, the op and its path: `op 1 (replace /spec/foo): path not
@@ -38,6 +41,7 @@
 // Recursion depth is the nesting depth of the inputs (boost::json::parse bounds it at 32 by
 // default). Thread-safety: all functions are pure.
 
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -71,7 +75,13 @@ absl::StatusOr<boost::json::value> ApplyStrategicMergePatch(const boost::json::v
                                                             const boost::json::value& patch,
                                                             std::string_view kind);
 
-// Server-side apply without managed fields (see above): upserts `applied` into `live`, merging
+// The merge key of the list field at `path` of `kind` ("spec.containers", "spec.containers[].ports";
+// ObjectMeta's lists for every kind): "" for a set of primitives merged as a union
+// (metadata.finalizers), nullopt for an atomic list. Server-side apply keys its field ownership
+// (api/managed_fields.h) by the same table.
+std::optional<std::string_view> ListMergeKey(std::string_view kind, std::string_view path);
+
+// The merge of a server-side apply (see above): upserts `applied` into `live`, merging
 // lists that have a merge key for `kind` by that key (the ObjectMeta lists for every kind).
 // `applied` must be a JSON object, and every element of a keyed list an object carrying the key;
 // a `live` that is not an object counts as `{}` (a create).

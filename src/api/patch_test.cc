@@ -290,7 +290,7 @@ value With(value document, std::string_view pointer, std::string_view json) {
 }
 
 TEST(StrategicMergePatchTest, KubectlApplyChangesContainerImageByName) {
-  // Observed from kubectl apply (kube-api.md §9).
+  // Observed from kubectl apply (k8s.io/apiserver pkg/endpoints/handlers/patch.go applies it).
   const value patch = Json(R"({"metadata":{"annotations":{"k":"v"},"labels":{"tier":"be"}},
       "spec":{"$setElementOrder/containers":[{"name":"c"},{"name":"sidecar"}],
               "containers":[{"image":"nginx:3.0","name":"c"}]}})");

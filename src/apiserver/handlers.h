@@ -154,12 +154,15 @@ class Handlers {
   ApiResult<PreparedCreate> PrepareCreate(const ResourceInfo& resource, const std::string& ns,
                                           boost::json::object obj);
   ApiResult<std::string> CommitCreate(const ResourceInfo& resource, PreparedCreate prepared);
-  // Admission, generation, the no-op check and the Commit of `next` replacing `live`. On a
-  // revision conflict returns nullopt so that the caller can retry on a fresh read.
+  // Admission, field ownership (`own`, given the admitted state: it records managedFields, or
+  // refuses an apply's conflicts), generation, the no-op check and the Commit of `next`
+  // replacing `live`. On a revision conflict returns nullopt so that the caller can retry on a
+  // fresh read.
+  using OwnFields = std::function<std::optional<ApiError>(boost::json::object& next)>;
   std::optional<ApiResult<std::string>> CommitUpdate(const Target& t, const store::Object& live,
                                                      const boost::json::object& live_obj,
                                                      boost::json::object next, bool dry_run,
-                                                     bool user_precondition);
+                                                     bool user_precondition, const OwnFields& own);
 
   // Streams (watch.cc, logs.cc).
   HttpResponse Watch(const HttpRequest& req, const Target& t);

@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -592,15 +593,108 @@ TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {
   std::string queue =
       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
       "metadata: {name: q}\nspec: {weight: 2}\n";
-  ASSERT_EQ(
-      Call("PATCH", std::string(kQueues) + "/q", queue, "application/apply-patch+yaml").status,
-      201);
-  auto again = Call("PATCH", std::string(kQueues) + "/q", queue, "application/apply-patch+yaml");
+  ASSERT_EQ(Call("PATCH", std::string(kQueues) + "/q", queue, "application/apply-patch+yaml",
+                 {{"fieldManager", "kubectl"}})
+                .status,
+            201);
+  auto again = Call("PATCH", std::string(kQueues) + "/q", queue, "application/apply-patch+yaml",
+                    {{"fieldManager", "kubectl"}});
   EXPECT_EQ(again.status, 200) << again.body;
   auto strategic = Call("PATCH", std::string(kJobs) + "/j", R"({"metadata":{"labels":{"a":"b"}}})",
                         "application/strategic-merge-patch+json");
   EXPECT_EQ(strategic.status, 415);
   EXPECT_EQ(Body(strategic).at("reason").as_string(), "UnsupportedMediaType");
+}
+
+// Server-side apply by two field managers over HTTP: the 409 a changed field of another's gets
+// (kube's message and FieldManagerConflict cause), force, and the option checks every write has.
+TEST_F(HandlersTest, ServerSideApplyKeepsFieldOwnershipAndRefusesConflicts) {
+  const std::string cm = "/api/v1/namespaces/default/configmaps/s";
+  auto apply = [&](std::string manager, std::string data, bool force = false) {
+    std::vector<std::pair<std::string, std::string>> query = {{"fieldManager", manager}};
+    if (force) query.emplace_back("force", "true");
+    return Call("PATCH", cm,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata: " + data + "\n",
+                "application/apply-patch+yaml", query);
+  };
+  ASSERT_EQ(apply("a", "{x: '1'}").status, 201);
+  ASSERT_EQ(apply("b", "{y: '2'}").status, 200);
+  auto refused = apply("b", "{x: '3', y: '2'}");
+  ASSERT_EQ(refused.status, 409) << refused.body;
+  const json::value status = Body(refused);
+  EXPECT_EQ(status.at("reason"), "Conflict");
+  EXPECT_EQ(status.at("message"), "Apply failed with 1 conflict: conflict with \"a\": .data.x");
+  EXPECT_EQ(status.at("details").at("causes"),
+            json::parse(R"([{"reason":"FieldManagerConflict","message":"conflict with \"a\"",)"
+                        R"("field":".data.x"}])"));
+  EXPECT_EQ(Body(Call("GET", cm)).at("data").at("x"), "1");
+  auto forced = apply("b", "{x: '3', y: '2'}", true);
+  ASSERT_EQ(forced.status, 200) << forced.body;
+  const json::value forced_body = Body(forced);
+  const json::value& managed = forced_body.at("metadata").at("managedFields");
+  ASSERT_EQ(managed.as_array().size(), 1u) << managed;
+  EXPECT_EQ(managed.at(0).at("manager"), "b");
+
+  auto nameless = Call("PATCH", cm, "{\"data\":{\"z\":\"1\"}}", "application/apply-patch+yaml");
+  EXPECT_EQ(nameless.status, 422);
+  EXPECT_EQ(Body(nameless).at("message"),
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required "
+            "for apply patch");
+  auto forced_merge = Call("PATCH", cm, "{}", "application/merge-patch+json", {{"force", "true"}});
+  EXPECT_EQ(forced_merge.status, 422);
+  auto with_managed =
+      Call("PATCH", cm, R"({"metadata":{"managedFields":[]},"data":{"z":"1"}})",
+           "application/apply-patch+yaml", {{"fieldManager", "a"}});
+  EXPECT_EQ(with_managed.status, 400);
+  EXPECT_EQ(Body(with_managed).at("message"), "metadata.managedFields must be nil");
+}
+
+// A dryRun other than All, or an unknown fieldValidation, is refused before anything is written:
+// taken for a real write or no validation, a typo would change the cluster.
+TEST_F(HandlersTest, UnknownDryRunAndFieldValidationValuesAre422AndWriteNothing) {
+  auto create = Call("POST", kPods, PodJson("typo"), "application/json", {{"dryRun", "all"}});
+  EXPECT_EQ(create.status, 422) << create.body;
+  EXPECT_EQ(Body(create).at("message"),
+            "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+            "[]string{\"all\"}: supported values: \"All\"");
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/typo").status, 404);
+  auto validation =
+      Call("POST", kPods, PodJson("typo"), "application/json", {{"fieldValidation", "strict"}});
+  EXPECT_EQ(validation.status, 422);
+  EXPECT_EQ(Body(validation).at("details").at("causes").at(0).at("field"), "fieldValidation");
+  ASSERT_EQ(Call("POST", kPods, PodJson("kept")).status, 201);
+  auto remove = Call("DELETE", std::string(kPods) + "/kept", "", "application/json",
+                     {{"dryRun", "yes"}});
+  EXPECT_EQ(remove.status, 422) << remove.body;
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/kept").status, 200);
+}
+
+// Query parameter values kube-apiserver refuses are 400 (422 for its option validations) with
+// the parameter named, never read as a default; booleans take any value, as Go's
+// Convert_Slice_string_To_bool does ("0" and "false" are false, anything else true).
+TEST_F(HandlersTest, BadQueryParameterValuesAreRefusedNamingTheParameter) {
+  ASSERT_EQ(Call("POST", kPods, PodJson("q")).status, 201);
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string, int>> cases = {
+      {"GET", kPods, "limit", "ten", 400},
+      {"GET", kPods, "limit", "-1", 400},
+      {"GET", kPods, "resourceVersion", "abc", 400},
+      {"GET", kPods, "labelSelector", "=a", 400},
+      {"GET", kPods, "resourceVersionMatch", "Newest", 422},
+      {"DELETE", std::string(kPods) + "/q", "gracePeriodSeconds", "soon", 400},
+      {"DELETE", std::string(kPods) + "/q", "propagationPolicy", "Sideways", 422},
+      {"DELETE", std::string(kPods) + "/q", "dryRun", "true", 422},
+  };
+  for (const auto& [method, path, param, value, code] : cases) {
+    auto r = Call(method, path, "", "application/json", {{param, value}});
+    EXPECT_EQ(r.status, code) << param << "=" << value << ": " << r.body;
+    EXPECT_NE(r.body.find(param == "labelSelector" ? "found '='" : param), std::string::npos)
+        << param << "=" << value << ": " << r.body;
+  }
+  auto watch = Call("GET", kPods, "", "application/json",
+                    {{"watch", "true"}, {"timeoutSeconds", "later"}});
+  EXPECT_EQ(watch.status, 400);
+  EXPECT_NE(watch.body.find("timeoutSeconds"), std::string::npos) << watch.body;
+  EXPECT_EQ(Call("GET", std::string(kPods) + "/q").status, 200);  // no delete went through
 }
 
 // Applying a Volcano Job unchanged, server-side or as a merge patch of what kubectl's client-side
@@ -1168,7 +1262,7 @@ TEST_F(HandlersTest, DeleteAndDiscovery) {
 }
 
 TEST_F(HandlersTest, ProtobufNamespace) {
-  // What `kubectl create namespace team-c` sends (kube-api.md §10).
+  // What `kubectl create namespace team-c` sends, as protobuf (kube's runtime.Unknown envelope).
   std::string body("k8s\0", 4);
   body += std::string("\x0a\x0f\x0a\x02v1\x12\x09Namespace", 17);
   body += std::string("\x12\x0e\x0a\x08\x0a\x06team-c\x12\x00\x1a\x00", 16);

@@ -24,6 +24,7 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in request order
   std::string content_type;
   std::string accept;
+  std::string user_agent;  // the default field manager of a write (api/managed_fields.h)
   std::string body;
 
   // The first value of query parameter `name`; "" when absent.

@@ -23,6 +23,7 @@ HttpRequest ToHttp(const client::Request& r) {
   req.query = r.query;
   req.body = r.body;
   req.accept = "application/json";
+  req.user_agent = "muster";  // in-process controllers write as field manager "muster"
   if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
     req.content_type = r.content_type;
   }

@@ -308,6 +308,7 @@ class RequestParser : public http::basic_parser<true> {
   std::string authorization;
   std::string content_type;
   std::string accept;
+  std::string user_agent;
   std::string expect;
   std::string transfer_encoding;
   int transfer_encodings = 0;  // Transfer-Encoding fields
@@ -332,7 +333,8 @@ class RequestParser : public http::basic_parser<true> {
     for (auto [field, keep] :
          {std::pair{http::field::authorization, &authorization},
           std::pair{http::field::content_type, &content_type},
-          std::pair{http::field::accept, &accept}, std::pair{http::field::expect, &expect}}) {
+          std::pair{http::field::accept, &accept}, std::pair{http::field::expect, &expect},
+          std::pair{http::field::user_agent, &user_agent}}) {
       if (name == field && keep->empty()) *keep = std::string(value);
     }
   }
@@ -588,6 +590,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     RequestParser& p = *parser_;
     req_.content_type = std::move(p.content_type);
     req_.accept = std::move(p.accept);
+    req_.user_agent = std::move(p.user_agent);
     req_.body = std::move(p.body);
     HttpResponse res = server_->Call(req_);
     if (res.source) return StartSource(std::move(res), p.version, p.keep_alive());

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "api/json_parse.h"
+#include "api/managed_fields.h"
 #include "api/patch.h"
 #include "api/time.h"
 #include "api/yaml.h"
@@ -346,6 +347,104 @@ std::optional<json::object> LiveObject(const store::Object& live) {
   return std::move(v.get_object());
 }
 
+// The field manager of a write (api/managed_fields.h): the fieldManager parameter, else the
+// User-Agent's product token, as kube-apiserver defaults it.
+api::FieldManager ManagerOf(const HttpRequest& req, const ResourceInfo& res, const Target& t,
+                            bool apply) {
+  api::FieldManager who;
+  who.manager = req.HasParam("fieldManager") ? std::string(req.Param("fieldManager"))
+                                             : api::ManagerFromUserAgent(req.user_agent);
+  who.apply = apply;
+  who.api_version = res.ApiVersion();
+  who.subresource = t.subresource == "status" ? "status" : "";
+  who.status_is_subresource = StatusOnlyThroughSubresource(res);
+  return who;
+}
+
+// kube's Validate{Create,Update,Patch,Delete}Options for the write's query parameters: 422
+// naming the parameter. A dryRun other than All must never pass as a real write, nor an unknown
+// fieldValidation as no validation.
+std::optional<ApiError> CheckWriteOptions(const HttpRequest& req, std::string_view options,
+                                          bool apply) {
+  std::vector<StatusCause> causes;
+  std::vector<std::string> dry_run;
+  for (const auto& [k, v] : req.query) {
+    if (k == "dryRun") dry_run.push_back(json::serialize(json::string(v)));
+  }
+  if (std::any_of(dry_run.begin(), dry_run.end(),
+                  [](const std::string& v) { return v != "\"All\""; })) {
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: []string{{{}}}: supported values: \"All\"",
+                                  fmt::join(dry_run, ", ")),
+                      "dryRun"});
+  }
+  if (options != "DeleteOptions") {
+    const std::string_view validation = req.Param("fieldValidation");
+    if (validation != "" && validation != "Ignore" && validation != "Strict" &&
+        validation != "Warn") {
+      causes.push_back(
+          {"FieldValueNotSupported",
+           fmt::format("Unsupported value: {}: supported values: \"\", \"Ignore\", \"Strict\", "
+                       "\"Warn\"",
+                       json::serialize(json::string(validation))),
+           "fieldValidation"});
+    }
+  }
+  if (options == "DeleteOptions") {
+    if (causes.empty()) return std::nullopt;
+    return Invalid(options, "meta.k8s.io", "", std::move(causes));
+  }
+  const std::string_view manager = req.Param("fieldManager");
+  if (apply && manager.empty()) {
+    causes.push_back({"FieldValueRequired", "Required value: is required for apply patch",
+                      "fieldManager"});
+  }
+  if (!apply && req.HasParam("force")) {
+    causes.push_back({"FieldValueForbidden",
+                      "Forbidden: may not be specified for non-apply patch", "force"});
+  }
+  if (manager.size() > 128) {
+    causes.push_back(
+        {"FieldValueTooLong", "Too long: may not be more than 128 bytes", "fieldManager"});
+  } else if (std::any_of(manager.begin(), manager.end(), [](char c) {
+               return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+             })) {
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must only contain printable characters",
+                                  json::serialize(json::string(manager))),
+                      "fieldManager"});
+  }
+  if (causes.empty()) return std::nullopt;
+  return Invalid(options, "meta.k8s.io", "", std::move(causes));
+}
+
+// 409 for an apply that would change fields other managers own, as kube's NewApplyConflict:
+// details carry one FieldManagerConflict cause per field.
+ApiError ApplyConflict(const std::vector<api::FieldConflict>& conflicts) {
+  ApiError e;
+  e.code = 409;
+  e.reason = "Conflict";
+  e.message = api::ConflictMessage(conflicts);
+  for (const api::FieldConflict& c : conflicts) {
+    e.causes.push_back(
+        {"FieldManagerConflict", fmt::format("conflict with {}", c.manager), c.field});
+  }
+  e.always_details = true;
+  return e;
+}
+
+// 422 for a patch that does not apply to the object (the patch engines' message).
+ApiError PatchFailed(const ResourceInfo& res, std::string_view name, const absl::Status& status) {
+  ApiError e;
+  e.code = 422;
+  e.reason = "Invalid";
+  e.message = std::string(status.message());
+  e.name = std::string(name);
+  e.kind = res.kind;
+  e.group = res.group;
+  return e;
+}
+
 }  // namespace
 
 // --- Create --------------------------------------------------------------------------------------
@@ -436,6 +535,8 @@ std::vector<std::optional<ApiError>> Handlers::CreateAll(
   valid.reserve(objects.size());
   HttpRequest post;
   post.method = "POST";
+  post.user_agent = "muster";  // in-process controllers (apiserver/local_transport.h)
+  const std::string now = api::FormatUnixTime(Now());
   for (size_t i = 0; i < objects.size(); ++i) {
     auto& [ns, obj] = objects[i];
     Target t{.resource = &res, .ns = res.namespaced ? ns : "", .name = "", .subresource = ""};
@@ -452,6 +553,7 @@ std::vector<std::optional<ApiError>> Handlers::CreateAll(
       out[i] = std::move(*fields.error);
       continue;
     }
+    api::RecordUpdate(json::object(), obj, res.kind, ManagerOf(post, res, t, false), now);
     ApiResult<PreparedCreate> prepared = PrepareCreate(res, t.ns, std::move(obj));
     if (!prepared.ok()) {
       out[i] = prepared.error();
@@ -482,6 +584,9 @@ HttpResponse Handlers::Create(const HttpRequest& req, const Target& t) {
   std::string name = Str(MetaOf(*body), "name");
   FieldCheck fields = CheckFields(req, res, *body, name);
   if (fields.error) return ErrorResponse(*fields.error);
+  if (auto e = CheckWriteOptions(req, "CreateOptions", false)) return ErrorResponse(*e);
+  api::RecordUpdate(json::object(), *body, res.kind, ManagerOf(req, res, t, false),
+                    api::FormatUnixTime(Now()));
   auto created = CreateObject(res, t.ns, std::move(*body), IsDryRun(req));
   if (!created.ok()) return ErrorResponse(created.error());
   HttpResponse r = JsonResponse(201, std::move(*created));
@@ -495,7 +600,8 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
                                                              const store::Object& live,
                                                              const json::object& live_obj,
                                                              json::object next, bool dry_run,
-                                                             bool user_precondition) {
+                                                             bool user_precondition,
+                                                             const OwnFields& own) {
   const ResourceInfo& res = *t.resource;
   AdmissionRequest admission;
   admission.resource = &res;
@@ -505,7 +611,8 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
   admission.now_unix = Now();
   if (auto refused = Admit(admission, next)) return FromAdmission(*refused, res, t.name);
   // After admission, whose defaults the stored object has already: an unchanged apply is no
-  // change of spec, and then (below) no write at all.
+  // change of spec nor of anyone's fields, and then (below) no write at all.
+  if (auto refused = own(next)) return ApiResult<std::string>(*refused);
   if (SpecChanged(live_obj, next)) {
     Meta(next)["generation"] = std::max<int64_t>(IntAt(MetaOf(live_obj), "generation"), 0) + 1;
   }
@@ -536,6 +643,8 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
   if (auto e = CheckNameAndNamespace(*body, res, t)) return ErrorResponse(*e);
   FieldCheck fields = CheckFields(req, res, *body, t.name);
   if (fields.error) return ErrorResponse(*fields.error);
+  if (auto e = CheckWriteOptions(req, "UpdateOptions", false)) return ErrorResponse(*e);
+  const api::FieldManager who = ManagerOf(req, res, t, false);
   const std::string rv = Str(MetaOf(*body), "resourceVersion");
   if (rv.empty() && !res.builtin) {
     return ErrorResponse(
@@ -553,7 +662,11 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
     auto live_obj = LiveObject(*live);
     if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
     json::object next = MergeForWrite(res, t.subresource, *live_obj, *body, live->revision);
-    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty());
+    auto own = [&](json::object& admitted) -> std::optional<ApiError> {
+      api::RecordUpdate(*live_obj, admitted, res.kind, who, api::FormatUnixTime(Now()));
+      return std::nullopt;
+    };
+    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty(), own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));
@@ -634,6 +747,19 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
     }
   }
 
+  if (auto e = CheckWriteOptions(req, "PatchOptions", type == PatchType::kApply)) {
+    return ErrorResponse(*e);
+  }
+  const api::FieldManager who = ManagerOf(req, res, t, type == PatchType::kApply);
+  const bool force = req.HasParam("force") && QueryBool(req.Param("force"));
+  if (type == PatchType::kApply) {
+    const json::object* meta = MetaOf(patch.get_object());
+    const json::value* managed = meta != nullptr ? meta->if_contains("managedFields") : nullptr;
+    if (managed != nullptr && !managed->is_null()) {
+      return ErrorResponse(BadRequest("metadata.managedFields must be nil"));
+    }
+  }
+
   FieldCheck fields;
   if (type != PatchType::kJson && t.subresource.empty()) {
     json::value clean = WithoutDirectives(patch);
@@ -646,7 +772,10 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
     auto live = store_.Get({res.StoreResource(), t.ns, t.name});
     if (!live.ok()) {
       if (absl::IsNotFound(live.status()) && type == PatchType::kApply && t.subresource.empty()) {
-        json::object obj = patch.get_object();
+        absl::StatusOr<api::OwnedApply> owned = api::ApplyWithOwnership(
+            json::value(), patch, res.kind, who, force, api::FormatUnixTime(Now()));
+        if (!owned.ok()) return ErrorResponse(PatchFailed(res, t.name, owned.status()));
+        json::object obj = std::move(owned->object.get_object());
         if (auto e = CheckTypeMeta(obj, res)) return ErrorResponse(*e);
         if (auto e = CheckNameAndNamespace(obj, res, t)) return ErrorResponse(*e);
         auto created = CreateObject(res, t.ns, std::move(obj), dry_run);
@@ -675,19 +804,10 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
         patched = api::ApplyStrategicMergePatch(*live_obj, patch, res.kind);
         break;
       case PatchType::kApply:
-        patched = api::ApplyServerSideApply(*live_obj, patch, res.kind);
+        patched = api::MergeApplied(json::value(*live_obj), patch, res.kind, who);
         break;
     }
-    if (!patched.ok()) {
-      ApiError e;
-      e.code = 422;
-      e.reason = "Invalid";
-      e.message = std::string(patched.status().message());
-      e.name = t.name;
-      e.kind = res.kind;
-      e.group = res.group;
-      return ErrorResponse(e);
-    }
+    if (!patched.ok()) return ErrorResponse(PatchFailed(res, t.name, patched.status()));
     if (!patched->is_object()) {
       return ErrorResponse(BadRequest("the patched object is not a JSON object"));
     }
@@ -705,7 +825,19 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       if (fields.error) return ErrorResponse(*fields.error);
     }
     json::object next = MergeForWrite(res, t.subresource, *live_obj, obj, live->revision);
-    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, precondition);
+    auto own = [&](json::object& admitted) -> std::optional<ApiError> {
+      if (type != PatchType::kApply) {
+        api::RecordUpdate(*live_obj, admitted, res.kind, who, api::FormatUnixTime(Now()));
+        return std::nullopt;
+      }
+      json::value state(std::move(admitted));
+      std::vector<api::FieldConflict> conflicts = api::RecordApply(
+          json::value(*live_obj), state, patch, res.kind, who, force, api::FormatUnixTime(Now()));
+      admitted = std::move(state.get_object());
+      if (!conflicts.empty() && !force) return ApplyConflict(conflicts);
+      return std::nullopt;
+    };
+    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, precondition, own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));
@@ -719,6 +851,7 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
 
 HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
+  if (auto e = CheckWriteOptions(req, "DeleteOptions", false)) return ErrorResponse(*e);
   DeleteOptions options;
   options.dry_run = IsDryRun(req);
   std::string uid_precondition;
@@ -781,6 +914,16 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
   }
   if (std::string_view p = req.Param("propagationPolicy"); !p.empty()) {
     options.propagation_policy = std::string(p);
+  }
+  if (const std::string& p = options.propagation_policy;
+      !p.empty() && p != "Foreground" && p != "Background" && p != "Orphan") {
+    return ErrorResponse(Invalid(
+        "DeleteOptions", "meta.k8s.io", "",
+        {{"FieldValueNotSupported",
+          fmt::format("Unsupported value: {}: supported values: \"Foreground\", \"Background\", "
+                      "\"Orphan\", \"nil\"",
+                      json::serialize(json::string(p))),
+          "propagationPolicy"}}));
   }
   if (options.propagation_policy.empty()) options.propagation_policy = "Background";
 

@@ -95,6 +95,46 @@ expect "apply --server-side: updates" "pod/ssa-pod serverside-applied" \
 expect_eq "apply --server-side: the change is stored" "busybox:1.37" \
   k get pod ssa-pod -o 'jsonpath={.spec.containers[0].image}'
 
+# --- apply --server-side by two field managers ------------------------------------------------
+# Each manager owns what it applied (metadata.managedFields); changing another's field is a
+# conflict unless forced; a field a manager stops applying, owned by no one else, is removed; an
+# update (kubectl patch) takes the fields it changes.
+cm_yaml() { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa-cm}\ndata: %s\n' "$1"; }
+cm_yaml '{a: "1"}' >"$work/cm-a.yaml"
+cm_yaml '{b: "2"}' >"$work/cm-b.yaml"
+cm_yaml '{a: "3", b: "2"}' >"$work/cm-b2.yaml"
+managers() {
+  k get cm ssa-cm --show-managed-fields \
+    -o 'jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation} {end}'
+}
+expect "field managers: team-a applies data.a" "configmap/ssa-cm serverside-applied" \
+  k apply --server-side --field-manager=team-a -f "$work/cm-a.yaml"
+expect "field managers: team-b applies data.b" "configmap/ssa-cm serverside-applied" \
+  k apply --server-side --field-manager=team-b -f "$work/cm-b.yaml"
+expect_eq "field managers: both fields stored" "1 2" k get cm ssa-cm -o 'jsonpath={.data.a} {.data.b}'
+expect_eq "field managers: managedFields names both appliers" "team-a/Apply team-b/Apply " managers
+expect "field managers: team-b changing data.a is a conflict naming team-a and the field" \
+  'Apply failed with 1 conflict: conflict with "team-a": .data.a' \
+  k apply --server-side --field-manager=team-b -f "$work/cm-b2.yaml"
+expect_eq "field managers: the conflict exits 1" "1" \
+  sh -c "'$KUBECTL' --cache-dir '$work/cache' apply --server-side --field-manager=team-b \
+           -f '$work/cm-b2.yaml' >/dev/null 2>&1; echo \$?"
+expect_eq "field managers: the refused apply stored nothing" "1" k get cm ssa-cm -o 'jsonpath={.data.a}'
+expect "field managers: --force-conflicts takes data.a" "configmap/ssa-cm serverside-applied" \
+  k apply --server-side --field-manager=team-b --force-conflicts -f "$work/cm-b2.yaml"
+expect_eq "field managers: the forced value is stored" "3" k get cm ssa-cm -o 'jsonpath={.data.a}'
+expect_eq "field managers: team-a owned only data.a and is gone" "team-b/Apply " managers
+expect "field managers: team-b applies without data.a" "configmap/ssa-cm serverside-applied" \
+  k apply --server-side --field-manager=team-b -f "$work/cm-b.yaml"
+expect_eq "field managers: data.a, dropped and owned by no one, is removed" "{\"b\":\"2\"}" \
+  k get cm ssa-cm -o 'jsonpath={.data}'
+expect "field managers: kubectl patch changes data.b" "configmap/ssa-cm patched" \
+  k patch cm ssa-cm -p '{"data":{"b":"9"}}'
+expect_eq "field managers: the patch's manager took data.b" "kubectl-patch/Update " managers
+expect "field managers: re-applying data.b conflicts with the patch's manager" \
+  'conflict with "kubectl-patch" using v1: .data.b' \
+  k apply --server-side --field-manager=team-b -f "$work/cm-b.yaml"
+
 # --- get ---------------------------------------------------------------------------------------
 expect_re "get pods: table with READY and STATUS" '^pytorch-gpu-job +0/1 +Pending +0 +[0-9]+s' \
   k get pods
@@ -381,10 +421,23 @@ k apply -f "$work/reapply-job.yaml" >/dev/null 2>&1
 expect_eq "re-apply: resourceVersion and generation unchanged" "$before" rv_gen
 expect_eq "diff -f: exit 0 on the unchanged Volcano Job" "0" \
   sh -c "'$KUBECTL' --cache-dir '$work/cache' diff -f '$work/reapply-job.yaml' >/dev/null 2>&1; echo \$?"
+# The first server-side apply records kubectl as a field manager (a write of metadata only, as on
+# kube-apiserver, where kubectl then moves client-side apply's fields to it); after that an
+# unchanged server-side apply writes nothing either.
+gen() { k get vj reapply-job -o 'jsonpath={.metadata.generation}'; }
+generation=$(gen)
 expect_re "apply --server-side: the unchanged Volcano Job" \
   '^job.batch.volcano.sh/reapply-job serverside-applied$' \
   k apply --server-side -f "$work/reapply-job.yaml"
+expect_eq "apply --server-side: generation unchanged" "$generation" gen
+before=$(rv_gen)
+expect_re "apply --server-side: the unchanged Volcano Job again" \
+  '^job.batch.volcano.sh/reapply-job serverside-applied$' \
+  k apply --server-side -f "$work/reapply-job.yaml"
 expect_eq "apply --server-side: resourceVersion and generation unchanged" "$before" rv_gen
+expect_eq "apply --server-side: kubectl moved client-side apply's fields to apply entries" \
+  "kubectl/Apply kubectl-last-applied/Apply " k get vj reapply-job --show-managed-fields \
+  -o 'jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation} {end}'
 expect_eq "diff --server-side -f: exit 0 on the unchanged Volcano Job" "0" \
   sh -c "'$KUBECTL' --cache-dir '$work/cache' diff --server-side -f '$work/reapply-job.yaml' \
            >/dev/null 2>&1; echo \$?"

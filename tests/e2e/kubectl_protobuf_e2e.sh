@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end: the kubectl generators that send their objects as application/vnd.kubernetes.protobuf
-# (`create configmap`, `create priorityclass`, `create service clusterip`, `create namespace`,
-# `debug --copy-to`, `auth can-i`) against `muster apiserver` (port 0, a temporary data dir), each
-# object read back with `kubectl get` to see that what kubectl meant arrived (src/apiserver/
-# protobuf.h). Then, with curl, malformed protobuf bodies: 400 with what was wrong, and a kind
-# without a schema: 415. The server is reached only as the kubeconfig it writes says (http or
-# https, token or none). One PASS or FAIL line per check, "N passed, M failed" last; exit 0 only
-# when nothing failed, 77 (skipped) when kubectl is not installed.
+# (`create configmap`, `create priorityclass`, `create service clusterip|nodeport|loadbalancer|
+# externalname`, `create namespace`, `debug --copy-to`, `auth can-i`) against `muster apiserver`
+# (port 0, a temporary data dir), each object read back with `kubectl get` to see that what
+# kubectl meant arrived (src/apiserver/protobuf.h). Then, with curl, malformed protobuf bodies:
+# 400 with what was wrong, and a kind without a schema: 415. The server is reached only as the
+# kubeconfig it writes says (http or https, token or none). One PASS or FAIL line per check,
+# "N passed, M failed" last; exit 0 only when nothing failed, 77 (skipped) when kubectl is not
+# installed.
 #
 # Usage: kubectl_protobuf_e2e.sh MUSTER_BINARY        (KUBECTL=... to use another kubectl)
 set -u
@@ -65,6 +66,20 @@ expect_eq "service: ports, targetPort as a number and as a name" \
 expect_eq "service: selector and type" "s1 ClusterIP" \
   k get service s1 -o 'jsonpath={.spec.selector.app} {.spec.type}'
 expect "service: get -o yaml shows targetPort 8080" "targetPort: 8080" k get service s1 -o yaml
+
+# --- the other service generators: nodeport, loadbalancer, externalname ---------------------------
+expect "create service nodeport (a protobuf body)" "service/s-node created" \
+  k create service nodeport s-node --tcp=8080:80 --node-port=30080
+expect_eq "service nodeport: type, port, targetPort and nodePort" "NodePort 8080 80 30080" \
+  k get service s-node -o 'jsonpath={.spec.type} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.ports[0].nodePort}'
+expect "create service loadbalancer (a protobuf body)" "service/s-lb created" \
+  k create service loadbalancer s-lb --tcp=443:8443
+expect_eq "service loadbalancer: type and ports" "LoadBalancer 443 8443" \
+  k get service s-lb -o 'jsonpath={.spec.type} {.spec.ports[0].port} {.spec.ports[0].targetPort}'
+expect "create service externalname (a protobuf body)" "service/s-ext created" \
+  k create service externalname s-ext --external-name=storage.example.com
+expect_eq "service externalname: type and external name" "ExternalName storage.example.com" \
+  k get service s-ext -o 'jsonpath={.spec.type} {.spec.externalName}'
 
 # --- create namespace -----------------------------------------------------------------------------
 expect "create namespace (a protobuf body)" "namespace/n1 created" k create namespace n1

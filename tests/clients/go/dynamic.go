@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 )
 
@@ -162,9 +163,23 @@ func (c volcanoCase) exercise(ctx context.Context, t *tally, name string) {
 	}
 
 	if patched != nil {
-		changed := patched.DeepCopy()
-		_ = unstructured.SetNestedField(changed.Object, c.updated, c.field...)
-		updated, err := c.res.Update(ctx, changed, metav1.UpdateOptions{})
+		// Volcano's controllers (muster's scheduler here) write a PodGroup's status as it
+		// changes, so an update from a copy read earlier may be stale: client-go's
+		// RetryOnConflict reads it again, as a controller does.
+		current := patched
+		var updated *unstructured.Unstructured
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			changed := current.DeepCopy()
+			_ = unstructured.SetNestedField(changed.Object, c.updated, c.field...)
+			var updateErr error
+			updated, updateErr = c.res.Update(ctx, changed, metav1.UpdateOptions{})
+			if apierrors.IsConflict(updateErr) {
+				if fresh, getErr := c.res.Get(ctx, name, metav1.GetOptions{}); getErr == nil {
+					current = fresh
+				}
+			}
+			return updateErr
+		})
 		value, _, _ = unstructured.NestedInt64(orEmpty(updated), c.field...)
 		t.check(fmt.Sprintf("dynamic: update the %s (%s %d -> %d)", c.kind, path, initial, c.updated),
 			err == nil && value == c.updated &&

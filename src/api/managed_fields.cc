@@ -1,0 +1,659 @@
+#include "api/managed_fields.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/patch.h"
+#include "boost/json/array.hpp"
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "boost/json/string.hpp"
+#include "fmt/format.h"
+
+namespace muster::api {
+namespace {
+
+namespace json = boost::json;
+
+// A set of field paths as a tree: a node is in the set when `member`; its children are the
+// path elements below it, keyed as in FieldsV1 ("f:name", "k:{...}", "v:...").
+struct FieldSet {
+  bool member = false;
+  std::map<std::string, FieldSet, std::less<>> children;
+
+  [[nodiscard]] bool empty() const { return !member && children.empty(); }
+  bool operator==(const FieldSet&) const = default;
+};
+
+using Path = std::vector<std::string>;
+
+std::string_view View(const json::string& s) { return {s.data(), s.size()}; }
+
+// --- FieldsV1 --------------------------------------------------------------------------------
+
+FieldSet Decode(const json::object& fields) {
+  FieldSet set;
+  for (const auto& [key, value] : fields) {
+    if (key == ".") {
+      set.member = true;
+      continue;
+    }
+    FieldSet child = value.is_object() ? Decode(value.get_object()) : FieldSet();
+    if (child.children.empty()) child.member = true;
+    set.children.emplace(std::string(key), std::move(child));
+  }
+  return set;
+}
+
+json::object Encode(const FieldSet& set) {
+  json::object out;
+  if (set.member && !set.children.empty()) out["."] = json::object();
+  for (const auto& [key, child] : set.children) out[key] = Encode(child);
+  return out;
+}
+
+void Prune(FieldSet& set) {
+  for (auto it = set.children.begin(); it != set.children.end();) {
+    Prune(it->second);
+    it = it->second.empty() ? set.children.erase(it) : std::next(it);
+  }
+}
+
+void Union(FieldSet& into, const FieldSet& other) {
+  into.member = into.member || other.member;
+  for (const auto& [key, child] : other.children) Union(into.children[key], child);
+}
+
+FieldSet Minus(const FieldSet& a, const FieldSet& b) {
+  FieldSet out;
+  out.member = a.member && !b.member;
+  for (const auto& [key, child] : a.children) {
+    auto match = b.children.find(key);
+    FieldSet rest = match == b.children.end() ? child : Minus(child, match->second);
+    if (!rest.empty()) out.children.emplace(key, std::move(rest));
+  }
+  return out;
+}
+
+FieldSet Intersect(const FieldSet& a, const FieldSet& b) {
+  FieldSet out;
+  out.member = a.member && b.member;
+  for (const auto& [key, child] : a.children) {
+    auto match = b.children.find(key);
+    if (match == b.children.end()) continue;
+    FieldSet both = Intersect(child, match->second);
+    if (!both.empty()) out.children.emplace(key, std::move(both));
+  }
+  return out;
+}
+
+void Insert(FieldSet& set, const Path& path) {
+  FieldSet* node = &set;
+  for (const std::string& key : path) node = &node->children[key];
+  node->member = true;
+}
+
+// Calls fn(path, node) for every member of `set`, parents before children.
+void ForEachMember(const FieldSet& set, Path& path,
+                   const std::function<void(const Path&, const FieldSet&)>& fn) {
+  if (set.member) fn(path, set);
+  for (const auto& [key, child] : set.children) {
+    path.push_back(key);
+    ForEachMember(child, path, fn);
+    path.pop_back();
+  }
+}
+
+// --- Locating a path element in an object ----------------------------------------------------
+
+bool Matches(const json::value& element, std::string_view key) {
+  json::error_code ec;
+  if (key.starts_with("k:")) {
+    json::value want = json::parse(key.substr(2), ec);
+    if (ec || !want.is_object() || !element.is_object()) return false;
+    for (const auto& [k, v] : want.get_object()) {
+      const json::value* have = element.get_object().if_contains(k);
+      if (have == nullptr || *have != v) return false;
+    }
+    return true;
+  }
+  if (key.starts_with("v:")) {
+    json::value want = json::parse(key.substr(2), ec);
+    return !ec && element == want;
+  }
+  return false;
+}
+
+// The value one path element below `parent`; null when there is none.
+const json::value* Step(const json::value& parent, std::string_view key) {
+  if (key.starts_with("f:")) {
+    if (!parent.is_object()) return nullptr;
+    return parent.get_object().if_contains(key.substr(2));
+  }
+  if (!parent.is_array()) return nullptr;
+  const json::array& list = parent.get_array();
+  if (key.starts_with("i:")) {
+    size_t index = 0;
+    for (char c : key.substr(2)) {
+      if (c < '0' || c > '9') return nullptr;
+      index = index * 10 + static_cast<size_t>(c - '0');
+      if (index > list.size()) return nullptr;
+    }
+    return index < list.size() ? &list[index] : nullptr;
+  }
+  auto match = std::find_if(list.begin(), list.end(),
+                            [&](const json::value& element) { return Matches(element, key); });
+  return match == list.end() ? nullptr : &*match;
+}
+
+json::value* Step(json::value& parent, std::string_view key) {
+  return const_cast<json::value*>(Step(std::as_const(parent), key));
+}
+
+const json::value* Locate(const json::value& root, const Path& path) {
+  const json::value* node = &root;
+  for (const std::string& key : path) {
+    node = Step(*node, key);
+    if (node == nullptr) return nullptr;
+  }
+  return node;
+}
+
+// Removes the element `key` names below `parent`, if there is one.
+void Erase(json::value& parent, std::string_view key) {
+  if (key.starts_with("f:")) {
+    if (parent.is_object()) parent.get_object().erase(key.substr(2));
+    return;
+  }
+  if (!parent.is_array()) return;
+  const json::value* found = Step(parent, key);
+  if (found == nullptr) return;
+  json::array& list = parent.get_array();
+  list.erase(list.begin() + (found - list.data()));
+}
+
+// Keeps in `set` only the paths that exist in `value`.
+void RestrictToExisting(FieldSet& set, const json::value& value) {
+  for (auto it = set.children.begin(); it != set.children.end();) {
+    const json::value* child = Step(value, it->first);
+    if (child == nullptr) {
+      it = set.children.erase(it);
+      continue;
+    }
+    RestrictToExisting(it->second, *child);
+    it = it->second.empty() ? set.children.erase(it) : std::next(it);
+  }
+}
+
+// Removes from `value` the members of `remove` that nothing in `keep` lies at or below.
+void RemoveUnowned(json::value& value, const FieldSet& remove, const FieldSet* keep) {
+  for (const auto& [key, child] : remove.children) {
+    const FieldSet* kept = nullptr;
+    if (keep != nullptr) {
+      auto match = keep->children.find(key);
+      if (match != keep->children.end()) kept = &match->second;
+    }
+    json::value* found = Step(value, key);
+    if (found == nullptr) continue;
+    if (child.member && (kept == nullptr || kept->empty())) {
+      Erase(value, key);
+    } else if (!child.children.empty()) {
+      RemoveUnowned(*found, child, kept);
+    }
+  }
+}
+
+// --- The fields an object sets ---------------------------------------------------------------
+
+std::string Join(std::string_view parent, std::string_view field) {
+  return parent.empty() ? std::string(field) : fmt::format("{}.{}", parent, field);
+}
+
+// The "k:" key of `element` in a list keyed by `merge_key`; nullopt when it lacks the key.
+std::optional<std::string> ElementKey(const json::value& element, std::string_view merge_key) {
+  if (merge_key.empty()) {
+    if (element.is_object() || element.is_array()) return std::nullopt;
+    return "v:" + json::serialize(element);
+  }
+  if (!element.is_object()) return std::nullopt;
+  const json::value* key = element.get_object().if_contains(merge_key);
+  if (key == nullptr) return std::nullopt;
+  json::object identity;
+  identity[merge_key] = *key;
+  return "k:" + json::serialize(identity);
+}
+
+// Adds to `node` the fields `value`, placed at `node`, sets. `schema` is the strategic merge
+// table's path of the value ("spec.containers[].ports").
+void AddValue(FieldSet& node, const json::value& value, std::string_view kind,
+              const std::string& schema) {
+  if (value.is_object() && !value.get_object().empty()) {
+    for (const auto& [key, member] : value.get_object()) {
+      if (member.is_null()) continue;
+      AddValue(node.children["f:" + std::string(key)], member, kind, Join(schema, key));
+    }
+    return;
+  }
+  if (value.is_array() && !value.get_array().empty()) {
+    std::optional<std::string_view> merge_key = ListMergeKey(kind, schema);
+    if (merge_key) {
+      std::vector<std::pair<std::string, const json::value*>> elements;
+      for (const json::value& element : value.get_array()) {
+        std::optional<std::string> key = ElementKey(element, *merge_key);
+        if (!key) {
+          elements.clear();
+          break;
+        }
+        elements.emplace_back(std::move(*key), &element);
+      }
+      if (!elements.empty()) {
+        for (const auto& [key, element] : elements) {
+          FieldSet& item = node.children[key];
+          item.member = true;
+          if (!merge_key->empty()) AddValue(item, *element, kind, schema + "[]");
+        }
+        // An element's own fields without "." for a leaf: the element is the member.
+        return;
+      }
+    }
+  }
+  node.member = true;  // a scalar, an empty map or list, or an atomic list
+}
+
+// Adds to `node` the fields set in `now` that are absent from or differ in `old`.
+void AddChanges(FieldSet& node, const json::value* old, const json::value& now,
+                std::string_view kind, const std::string& schema) {
+  if (old == nullptr) {
+    AddValue(node, now, kind, schema);
+    return;
+  }
+  if (now.is_object() && old->is_object() && !now.get_object().empty()) {
+    for (const auto& [key, member] : now.get_object()) {
+      if (member.is_null()) continue;
+      AddChanges(node.children["f:" + std::string(key)], old->get_object().if_contains(key), member,
+                 kind, Join(schema, key));
+    }
+    return;
+  }
+  if (now.is_array() && old->is_array() && !now.get_array().empty()) {
+    std::optional<std::string_view> merge_key = ListMergeKey(kind, schema);
+    bool keyed = merge_key.has_value();
+    for (const json::value& element : now.get_array()) {
+      keyed = keyed && ElementKey(element, *merge_key).has_value();
+    }
+    if (keyed) {
+      for (const json::value& element : now.get_array()) {
+        std::string key = *ElementKey(element, *merge_key);
+        const json::value* before = Step(*old, key);
+        FieldSet& item = node.children[key];
+        if (before == nullptr) {
+          item.member = true;
+          if (!merge_key->empty()) AddValue(item, element, kind, schema + "[]");
+        } else if (!merge_key->empty()) {
+          AddChanges(item, before, element, kind, schema + "[]");
+        }
+      }
+      return;
+    }
+  }
+  if (*old != now) node.member = true;
+}
+
+// Leaves out of `set` what no manager owns: apiVersion, kind, the server's metadata, and .status
+// or everything but .status as `who` writes the main resource or /status.
+void Strip(FieldSet& set, const FieldManager& who) {
+  if (who.subresource == "status") {
+    auto status = set.children.find("f:status");
+    FieldSet only;
+    if (status != set.children.end()) only.children.emplace("f:status", std::move(status->second));
+    set = std::move(only);
+    return;
+  }
+  set.member = false;
+  set.children.erase("f:apiVersion");
+  set.children.erase("f:kind");
+  if (who.status_is_subresource) set.children.erase("f:status");
+  auto meta = set.children.find("f:metadata");
+  if (meta == set.children.end()) return;
+  for (std::string_view key :
+       {"f:name", "f:namespace", "f:uid", "f:resourceVersion", "f:generation",
+        "f:creationTimestamp", "f:deletionTimestamp", "f:deletionGracePeriodSeconds", "f:selfLink",
+        "f:managedFields"}) {
+    meta->second.children.erase(std::string(key));
+  }
+  meta->second.member = false;
+  if (meta->second.empty()) set.children.erase(meta);
+}
+
+// --- managedFields entries -------------------------------------------------------------------
+
+struct Entry {
+  std::string manager;
+  std::string operation;  // "Apply" or "Update"
+  std::string api_version;
+  std::string time;
+  std::string subresource;
+  FieldSet fields;
+};
+
+std::string StringAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(View(v->get_string())) : std::string();
+}
+
+// The entries of `managed` (a managedFields value); nullopt when any entry is malformed.
+std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {
+  std::vector<Entry> entries;
+  if (managed == nullptr || managed->is_null()) return entries;
+  if (!managed->is_array()) return std::nullopt;
+  for (const json::value& item : managed->get_array()) {
+    if (!item.is_object()) return std::nullopt;
+    const json::object& o = item.get_object();
+    Entry e;
+    e.manager = StringAt(o, "manager");
+    e.operation = StringAt(o, "operation");
+    e.api_version = StringAt(o, "apiVersion");
+    e.time = StringAt(o, "time");
+    e.subresource = StringAt(o, "subresource");
+    const json::value* fields = o.if_contains("fieldsV1");
+    if ((e.operation != "Apply" && e.operation != "Update") || StringAt(o, "fieldsType") != "FieldsV1" ||
+        fields == nullptr || !fields->is_object()) {
+      return std::nullopt;
+    }
+    e.fields = Decode(fields->get_object());
+    Prune(e.fields);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+json::array EncodeEntries(const std::vector<Entry>& entries) {
+  json::array out;
+  for (const Entry& e : entries) {
+    json::object o;
+    o["manager"] = e.manager;
+    o["operation"] = e.operation;
+    o["apiVersion"] = e.api_version;
+    if (!e.time.empty()) o["time"] = e.time;
+    o["fieldsType"] = "FieldsV1";
+    o["fieldsV1"] = Encode(e.fields);
+    if (!e.subresource.empty()) o["subresource"] = e.subresource;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+bool IsWho(const Entry& e, const FieldManager& who) {
+  if (e.manager != who.manager || e.subresource != who.subresource) return false;
+  if (who.apply) return e.operation == "Apply";
+  return e.operation == "Update" && e.api_version == who.api_version;
+}
+
+// kube's printManager.
+std::string Printed(const Entry& e) {
+  std::string out = fmt::format("\"{}\"", e.manager);
+  if (!e.subresource.empty()) out += fmt::format(" with subresource \"{}\"", e.subresource);
+  if (e.operation == "Update") out += fmt::format(" using {}", e.api_version);
+  return out;
+}
+
+// structured-merge-diff's Path.String(): .data.a, .spec.containers[name="main"].image, [="x"].
+std::string PrintedPath(const Path& path) {
+  std::string out;
+  for (const std::string& key : path) {
+    std::string_view rest = std::string_view(key).substr(std::min<size_t>(2, key.size()));
+    if (key.starts_with("f:")) {
+      out += fmt::format(".{}", rest);
+    } else if (key.starts_with("v:")) {
+      out += fmt::format("[={}]", rest);
+    } else if (key.starts_with("i:")) {
+      out += fmt::format("[{}]", rest);
+    } else {
+      json::error_code ec;
+      json::value identity = json::parse(rest, ec);
+      std::string fields;
+      if (!ec && identity.is_object()) {
+        for (const auto& [k, v] : identity.get_object()) {
+          fields += fmt::format("{}{}={}", fields.empty() ? "" : ",", View(k), json::serialize(v));
+        }
+      }
+      out += fmt::format("[{}]", fields);
+    }
+  }
+  return out;
+}
+
+json::object* MetaIn(json::value& object) {
+  if (!object.is_object()) return nullptr;
+  json::value& meta = object.get_object()["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  return &meta.get_object();
+}
+
+const json::value* ManagedIn(const json::value& object) {
+  if (!object.is_object()) return nullptr;
+  const json::value* meta = object.get_object().if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return nullptr;
+  return meta->get_object().if_contains("managedFields");
+}
+
+// The object without its managedFields, to tell whether a write changed anything else.
+json::value WithoutManaged(const json::value& object) {
+  json::value copy = object;
+  if (json::object* meta = MetaIn(copy)) {
+    meta->erase("managedFields");
+    if (meta->empty()) copy.get_object().erase("metadata");
+  }
+  return copy;
+}
+
+// Stores `entries` as `object`'s managedFields, or none when there are none.
+void Store(json::value& object, const std::vector<Entry>& entries) {
+  json::object* meta = MetaIn(object);
+  if (meta == nullptr) return;
+  if (entries.empty()) {
+    meta->erase("managedFields");
+  } else {
+    (*meta)["managedFields"] = EncodeEntries(entries);
+  }
+}
+
+void DropEmpty(std::vector<Entry>& entries) {
+  std::erase_if(entries, [](const Entry& e) { return e.fields.empty(); });
+}
+
+// The fields an apply of `config` by `who` owns.
+FieldSet AppliedFields(const json::value& config, std::string_view kind, const FieldManager& who) {
+  FieldSet applied;
+  AddValue(applied, config, kind, "");
+  Strip(applied, who);
+  Prune(applied);
+  return applied;
+}
+
+}  // namespace
+
+absl::StatusOr<json::value> MergeApplied(const json::value& live, const json::value& config,
+                                         std::string_view kind, const FieldManager& who) {
+  const json::value base = live.is_object() ? live : json::value(json::object());
+  absl::StatusOr<json::value> merged = ApplyServerSideApply(base, config, kind);
+  if (!merged.ok()) return merged.status();
+  FieldSet applied = AppliedFields(config, kind, who);
+  FieldSet others;
+  FieldSet previous;
+  for (const Entry& e : DecodeEntries(ManagedIn(base)).value_or(std::vector<Entry>())) {
+    if (IsWho(e, who)) {
+      previous = e.fields;
+    } else {
+      Union(others, e.fields);
+    }
+  }
+  RemoveUnowned(*merged, Minus(previous, applied), &others);
+  return merged;
+}
+
+std::vector<FieldConflict> RecordApply(const json::value& live, json::value& next,
+                                       const json::value& config, std::string_view kind,
+                                       const FieldManager& who, bool force, std::string_view now) {
+  const json::value base = live.is_object() ? live : json::value(json::object());
+  FieldSet applied = AppliedFields(config, kind, who);
+  std::vector<Entry> entries = DecodeEntries(ManagedIn(base)).value_or(std::vector<Entry>());
+  std::vector<FieldConflict> conflicts;
+  std::vector<FieldSet> lost(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (IsWho(entries[i], who)) continue;
+    FieldSet shared = Intersect(entries[i].fields, applied);
+    Path path;
+    ForEachMember(shared, path, [&](const Path& p, const FieldSet&) {
+      const json::value* before = Locate(base, p);
+      const json::value* after = Locate(next, p);
+      bool changed = (before == nullptr) != (after == nullptr);
+      // A list element is owned as being there; its fields are compared one by one.
+      const bool element = !p.empty() && !p.back().starts_with("f:");
+      if (!changed && before != nullptr && !element) changed = *before != *after;
+      if (!changed) return;
+      conflicts.push_back({Printed(entries[i]), PrintedPath(p)});
+      Insert(lost[i], p);
+    });
+  }
+  if (!conflicts.empty() && !force) return conflicts;
+
+  auto mine = entries.end();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (IsWho(entries[i], who)) {
+      mine = entries.begin() + static_cast<std::ptrdiff_t>(i);
+    } else {
+      entries[i].fields = Minus(entries[i].fields, lost[i]);
+    }
+  }
+  if (mine == entries.end()) {
+    Entry e;
+    e.manager = who.manager;
+    e.operation = "Apply";
+    e.subresource = who.subresource;
+    entries.push_back(std::move(e));
+    mine = std::prev(entries.end());
+  }
+  const bool object_changed = WithoutManaged(next) != WithoutManaged(base);
+  if (object_changed || mine->fields != applied || mine->time.empty()) {
+    mine->time = std::string(now);
+  }
+  mine->fields = std::move(applied);
+  mine->api_version = who.api_version;
+  for (Entry& e : entries) RestrictToExisting(e.fields, next);
+  DropEmpty(entries);
+
+  const json::value* stored = ManagedIn(base);
+  const std::optional<std::vector<Entry>> before = DecodeEntries(stored);
+  if (!object_changed && before && EncodeEntries(*before) == EncodeEntries(entries)) {
+    // Nothing changed hands: managedFields exactly as stored.
+    json::object* meta = MetaIn(next);
+    if (meta != nullptr && stored != nullptr) (*meta)["managedFields"] = *stored;
+  } else {
+    Store(next, entries);
+  }
+  return conflicts;
+}
+
+absl::StatusOr<OwnedApply> ApplyWithOwnership(const json::value& live, const json::value& config,
+                                              std::string_view kind, const FieldManager& who,
+                                              bool force, std::string_view now) {
+  absl::StatusOr<json::value> merged = MergeApplied(live, config, kind, who);
+  if (!merged.ok()) return merged.status();
+  OwnedApply out;
+  out.conflicts = RecordApply(live, *merged, config, kind, who, force, now);
+  if (!out.conflicts.empty() && !force) {
+    out.object = live.is_object() ? live : json::value(json::object());
+  } else {
+    out.object = *std::move(merged);
+  }
+  return out;
+}
+
+void RecordUpdate(const json::object& live, json::object& next, std::string_view kind,
+                  const FieldManager& who, std::string_view now) {
+  const json::value live_value(live);
+  json::value next_value(std::move(next));
+  const json::value* stored = ManagedIn(live_value);
+  const json::value* sent = ManagedIn(next_value);
+  // An update that sends managedFields other than the stored ones replaces them.
+  const bool reset = sent != nullptr && sent->is_array() && !sent->get_array().empty() &&
+                     (stored == nullptr || *sent != *stored);
+  std::vector<Entry> entries =
+      DecodeEntries(reset ? sent : stored).value_or(std::vector<Entry>());
+
+  json::value old_value = WithoutManaged(live_value);
+  json::value new_value = WithoutManaged(next_value);
+  FieldSet changed;
+  AddChanges(changed, &old_value, new_value, kind, "");
+  Strip(changed, who);
+  Prune(changed);
+
+  auto mine = entries.end();
+  for (auto it = entries.begin(); it != entries.end(); ++it) {
+    if (IsWho(*it, who)) {
+      mine = it;
+    } else {
+      it->fields = Minus(it->fields, changed);
+    }
+  }
+  if (mine == entries.end() && !changed.empty()) {
+    Entry e;
+    e.manager = who.manager;
+    e.operation = "Update";
+    e.api_version = who.api_version;
+    e.subresource = who.subresource;
+    entries.push_back(std::move(e));
+    mine = std::prev(entries.end());
+  }
+  if (mine != entries.end() && !changed.empty()) {
+    Union(mine->fields, changed);
+    mine->time = std::string(now);
+  }
+  for (Entry& e : entries) RestrictToExisting(e.fields, new_value);
+  DropEmpty(entries);
+
+  const std::optional<std::vector<Entry>> kept = DecodeEntries(stored);
+  if (!reset && kept && EncodeEntries(*kept) == EncodeEntries(entries)) {
+    // Nothing changed hands: managedFields exactly as stored.
+    json::object* meta = MetaIn(next_value);
+    if (stored != nullptr) {
+      (*meta)["managedFields"] = *stored;
+    } else {
+      meta->erase("managedFields");
+    }
+  } else {
+    Store(next_value, entries);
+  }
+  next = std::move(next_value.get_object());
+}
+
+std::string ConflictMessage(const std::vector<FieldConflict>& conflicts) {
+  if (conflicts.size() == 1) {
+    return fmt::format("Apply failed with 1 conflict: conflict with {}: {}", conflicts[0].manager,
+                       conflicts[0].field);
+  }
+  std::map<std::string, std::vector<std::string>> by_manager;
+  for (const FieldConflict& c : conflicts) by_manager[c.manager].push_back(c.field);
+  std::vector<std::string> lines;
+  for (const auto& [manager, fields] : by_manager) {
+    lines.push_back(fmt::format("conflicts with {}:", manager));
+    for (const std::string& field : fields) lines.push_back(fmt::format("- {}", field));
+  }
+  return fmt::format("Apply failed with {} conflicts: {}", conflicts.size(),
+                     fmt::join(lines, "\n"));
+}
+
+std::string ManagerFromUserAgent(std::string_view user_agent) {
+  std::string_view token = user_agent.substr(0, user_agent.find('/'));
+  return std::string(token.substr(0, 128));
+}
+
+}  // namespace muster::api

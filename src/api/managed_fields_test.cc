@@ -1,0 +1,254 @@
+#include "api/managed_fields.h"
+
+#include <string>
+#include <string_view>
+
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+#include "gtest/gtest.h"
+
+namespace muster::api {
+namespace {
+
+namespace json = boost::json;
+using json::value;
+
+value Json(std::string_view text) { return json::parse(text); }
+
+FieldManager Applier(std::string name) {
+  FieldManager who;
+  who.manager = std::move(name);
+  who.apply = true;
+  who.api_version = "v1";
+  return who;
+}
+
+FieldManager Updater(std::string name) {
+  FieldManager who = Applier(std::move(name));
+  who.apply = false;
+  return who;
+}
+
+value ConfigMap(std::string_view data) {
+  return Json(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":)" +
+              std::string(data) + "}");
+}
+
+// The object after an apply that must go through without conflicts.
+value Applied(const value& live, const value& config, const FieldManager& who, bool force = false,
+              std::string_view kind = "ConfigMap") {
+  absl::StatusOr<OwnedApply> owned = ApplyWithOwnership(live, config, kind, who, force, "T1");
+  EXPECT_TRUE(owned.ok()) << owned.status();
+  if (!owned.ok()) return value();
+  if (!force) {
+    EXPECT_TRUE(owned->conflicts.empty()) << owned->conflicts.size();
+  }
+  return owned->object;
+}
+
+const value& Managed(const value& object) {
+  return object.at("metadata").at("managedFields");
+}
+
+// manager's entry's fieldsV1, serialized; "" when it has none.
+std::string FieldsOf(const value& object, std::string_view manager, std::string_view operation) {
+  const value* meta = object.as_object().if_contains("metadata");
+  const value* managed = meta ? meta->as_object().if_contains("managedFields") : nullptr;
+  if (managed == nullptr) return "";
+  for (const value& e : managed->as_array()) {
+    if (e.at("manager") == json::string(manager) && e.at("operation") == json::string(operation)) {
+      return json::serialize(e.at("fieldsV1"));
+    }
+  }
+  return "";
+}
+
+TEST(ManagedFieldsTest, AnApplyCreatesAnApplyEntryOwningWhatTheConfigurationSets) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  EXPECT_EQ(cm.at("data"), Json(R"({"a":"1"})"));
+  EXPECT_EQ(Managed(cm), Json(R"([{"manager":"manager-a","operation":"Apply","apiVersion":"v1",
+      "time":"T1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}])"));
+}
+
+TEST(ManagedFieldsTest, TwoManagersOwnTheirOwnFieldsAndAChangeToTheOthersIsAConflict) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  cm = Applied(cm, ConfigMap(R"({"b":"2"})"), Applier("manager-b"));
+  EXPECT_EQ(cm.at("data"), Json(R"({"a":"1","b":"2"})"));
+  EXPECT_EQ(FieldsOf(cm, "manager-a", "Apply"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(cm, "manager-b", "Apply"), R"({"f:data":{"f:b":{}}})");
+
+  absl::StatusOr<OwnedApply> refused = ApplyWithOwnership(
+      cm, ConfigMap(R"({"a":"3","b":"2"})"), "ConfigMap", Applier("manager-b"), false, "T2");
+  ASSERT_TRUE(refused.ok());
+  ASSERT_EQ(refused->conflicts.size(), 1u);
+  EXPECT_EQ(refused->conflicts[0].manager, R"("manager-a")");
+  EXPECT_EQ(refused->conflicts[0].field, ".data.a");
+  EXPECT_EQ(refused->object, cm);  // nothing changed
+  EXPECT_EQ(ConflictMessage(refused->conflicts),
+            R"(Apply failed with 1 conflict: conflict with "manager-a": .data.a)");
+
+  value forced = Applied(cm, ConfigMap(R"({"a":"3","b":"2"})"), Applier("manager-b"), true);
+  EXPECT_EQ(forced.at("data"), Json(R"({"a":"3","b":"2"})"));
+  EXPECT_EQ(FieldsOf(forced, "manager-b", "Apply"), R"({"f:data":{"f:a":{},"f:b":{}}})");
+  // manager-a owned only data.a: its entry is gone.
+  EXPECT_EQ(FieldsOf(forced, "manager-a", "Apply"), "");
+  EXPECT_EQ(Managed(forced).as_array().size(), 1u);
+}
+
+TEST(ManagedFieldsTest, ApplyingTheValueAFieldHasSharesItWithoutConflict) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  cm = Applied(cm, ConfigMap(R"({"a":"1"})"), Applier("manager-b"));
+  EXPECT_EQ(FieldsOf(cm, "manager-a", "Apply"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(cm, "manager-b", "Apply"), R"({"f:data":{"f:a":{}}})");
+  // A drops data.a: B still owns it, so it stays.
+  cm = Applied(cm, ConfigMap(R"({"z":"9"})"), Applier("manager-a"));
+  EXPECT_EQ(cm.at("data"), Json(R"({"a":"1","z":"9"})"));
+  // B drops it too: no one owns it, so it goes.
+  cm = Applied(cm, ConfigMap(R"({})"), Applier("manager-b"));
+  EXPECT_EQ(cm.at("data"), Json(R"({"z":"9"})"));
+}
+
+TEST(ManagedFieldsTest, AFieldDroppedFromTheConfigurationIsRemovedButOthersFieldsStay) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1","c":"3"})"), Applier("manager-a"));
+  cm.at("data").as_object()["d"] = "4";  // set by someone who owns nothing
+  cm = Applied(cm, ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  EXPECT_EQ(cm.at("data"), Json(R"({"a":"1","d":"4"})"));
+  EXPECT_EQ(FieldsOf(cm, "manager-a", "Apply"), R"({"f:data":{"f:a":{}}})");
+}
+
+TEST(ManagedFieldsTest, AnUnchangedApplyLeavesTheObjectAsItWas) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  absl::StatusOr<OwnedApply> again = ApplyWithOwnership(cm, ConfigMap(R"({"a":"1"})"),
+                                                        "ConfigMap", Applier("manager-a"), false,
+                                                        "T9");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->object, cm);  // the time stays T1
+}
+
+TEST(ManagedFieldsTest, KeyedListElementsAreOwnedFieldByField) {
+  const value pod_a = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"main","image":"x"}]}})");
+  value pod = Applied(value(), pod_a, Applier("manager-a"), false, "Pod");
+  EXPECT_EQ(FieldsOf(pod, "manager-a", "Apply"),
+            R"({"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}})");
+  const value env_b = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"main","env":[{"name":"RANK","value":"0"}]}]}})");
+  pod = Applied(pod, env_b, Applier("manager-b"), false, "Pod");
+  EXPECT_EQ(pod.at("spec").at("containers"),
+            Json(R"([{"name":"main","image":"x","env":[{"name":"RANK","value":"0"}]}])"));
+
+  const value image_b = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"main","image":"y"}]}})");
+  absl::StatusOr<OwnedApply> refused =
+      ApplyWithOwnership(pod, image_b, "Pod", Applier("manager-b"), false, "T2");
+  ASSERT_TRUE(refused.ok());
+  ASSERT_EQ(refused->conflicts.size(), 1u);
+  EXPECT_EQ(refused->conflicts[0].field, R"(.spec.containers[name="main"].image)");
+}
+
+TEST(ManagedFieldsTest, AnUpdateTakesTheFieldsItChangesAndThenAnApplyConflictsWithIt) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1","b":"2"})"), Applier("kubectl"));
+  json::object next = cm.as_object();
+  next["data"].as_object()["a"] = "edited";
+  RecordUpdate(cm.as_object(), next, "ConfigMap", Updater("kubectl-edit"), "T2");
+  const value edited(next);
+  EXPECT_EQ(FieldsOf(edited, "kubectl-edit", "Update"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(edited, "kubectl", "Apply"), R"({"f:data":{"f:b":{}}})");
+
+  // Re-applying the old value is a change of kubectl-edit's field now.
+  absl::StatusOr<OwnedApply> refused = ApplyWithOwnership(
+      edited, ConfigMap(R"({"a":"1","b":"2"})"), "ConfigMap", Applier("kubectl"), false, "T3");
+  ASSERT_TRUE(refused.ok());
+  ASSERT_EQ(refused->conflicts.size(), 1u);
+  EXPECT_EQ(refused->conflicts[0].manager, R"("kubectl-edit" using v1)");
+}
+
+TEST(ManagedFieldsTest, ACreateRecordsEveryFieldAndAnUnchangedUpdateTouchesNothing) {
+  json::object created = ConfigMap(R"({"a":"1"})").as_object();
+  created["metadata"].as_object()["labels"] = Json(R"({"app":"x"})");
+  RecordUpdate(json::object(), created, "ConfigMap", Updater("kubectl-create"), "T1");
+  EXPECT_EQ(FieldsOf(value(created), "kubectl-create", "Update"),
+            R"({"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:app":{}}}})");
+
+  json::object same = created;
+  same["metadata"].as_object()["resourceVersion"] = "7";  // server-owned: no one's field
+  RecordUpdate(created, same, "ConfigMap", Updater("someone-else"), "T2");
+  EXPECT_EQ(same.at("metadata").at("managedFields"), created.at("metadata").at("managedFields"));
+
+  json::object removed = created;
+  removed["data"].as_object().erase("a");
+  RecordUpdate(created, removed, "ConfigMap", Updater("kubectl-edit"), "T3");
+  // data.a is gone from every entry; labels remain kubectl-create's.
+  EXPECT_EQ(FieldsOf(value(removed), "kubectl-create", "Update"),
+            R"({"f:metadata":{"f:labels":{"f:app":{}}}})");
+}
+
+TEST(ManagedFieldsTest, ManagedFieldsSentWithAnUpdateReplaceTheStoredOnes) {
+  value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
+  json::object cleared = cm.as_object();
+  cleared["metadata"].as_object()["managedFields"] = Json("[{}]");
+  RecordUpdate(cm.as_object(), cleared, "ConfigMap", Updater("reset"), "T2");
+  EXPECT_FALSE(cleared.at("metadata").as_object().contains("managedFields"));
+
+  json::object kept = cm.as_object();
+  kept["metadata"].as_object().erase("managedFields");  // absent: the stored ones stay
+  RecordUpdate(cm.as_object(), kept, "ConfigMap", Updater("other"), "T2");
+  EXPECT_EQ(kept.at("metadata").at("managedFields"), Managed(cm));
+
+  json::object nulled = cm.as_object();
+  nulled["metadata"].as_object()["managedFields"] = nullptr;
+  RecordUpdate(cm.as_object(), nulled, "ConfigMap", Updater("other"), "T2");
+  EXPECT_EQ(nulled.at("metadata").at("managedFields"), Managed(cm));
+}
+
+TEST(ManagedFieldsTest, StoredManagedFieldsThatDoNotDecodeCountAsNone) {
+  value cm = ConfigMap(R"({"a":"1"})");
+  cm.at("metadata").as_object()["managedFields"] = Json(R"([{"manager":"x","operation":"Bogus"}])");
+  value applied = Applied(cm, ConfigMap(R"({"a":"2"})"), Applier("manager-a"));
+  EXPECT_EQ(applied.at("data").at("a"), "2");
+  EXPECT_EQ(Managed(applied).as_array().size(), 1u);
+  EXPECT_EQ(FieldsOf(applied, "manager-a", "Apply"), R"({"f:data":{"f:a":{}}})");
+}
+
+TEST(ManagedFieldsTest, StatusBelongsToTheStatusSubresourceOnly) {
+  const value job = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"nodeName":"n1"},"status":{"phase":"Pending"}})");
+  FieldManager main = Applier("kubectl");
+  main.status_is_subresource = true;
+  value applied = Applied(value(), job, main, false, "Pod");
+  EXPECT_EQ(FieldsOf(applied, "kubectl", "Apply"), R"({"f:spec":{"f:nodeName":{}}})");
+
+  json::object next = applied.as_object();
+  next["status"] = Json(R"({"phase":"Running"})");
+  next["spec"].as_object()["nodeName"] = "ignored-by-status";
+  FieldManager kubelet = Updater("kubelet");
+  kubelet.subresource = "status";
+  RecordUpdate(applied.as_object(), next, "Pod", kubelet, "T2");
+  const value& entry = next.at("metadata").at("managedFields").at(1);
+  EXPECT_EQ(entry.at("subresource"), "status");
+  EXPECT_EQ(json::serialize(entry.at("fieldsV1")), R"({"f:status":{"f:phase":{}}})");
+}
+
+TEST(ManagedFieldsTest, SeveralConflictsAreListedByManager) {
+  EXPECT_EQ(ConflictMessage({{R"("b")", ".data.x"}, {R"("a")", ".data.y"}, {R"("a")", ".data.z"}}),
+            "Apply failed with 3 conflicts: conflicts with \"a\":\n- .data.y\n- .data.z\n"
+            "conflicts with \"b\":\n- .data.x");
+}
+
+TEST(ManagedFieldsTest, TheDefaultManagerIsTheUserAgentsProduct) {
+  EXPECT_EQ(ManagerFromUserAgent("kubectl/v1.32.0 (linux/amd64) kubernetes/abc"), "kubectl");
+  EXPECT_EQ(ManagerFromUserAgent("python-requests"), "python-requests");
+  EXPECT_EQ(ManagerFromUserAgent(""), "");
+  EXPECT_EQ(ManagerFromUserAgent(std::string(300, 'x')).size(), 128u);
+}
+
+TEST(ManagedFieldsTest, SetListsOwnTheirValues) {
+  const value cm = Json(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"s","finalizers":["a.io/x"]}})");
+  value applied = Applied(value(), cm, Applier("manager-a"));
+  EXPECT_EQ(FieldsOf(applied, "manager-a", "Apply"),
+            R"({"f:metadata":{"f:finalizers":{"v:\"a.io/x\"":{}}}})");
+}
+
+}  // namespace
+}  // namespace muster::api
