@@ -6,38 +6,17 @@
 // pkg/api/errors/errors.go, NewNotFound, NewAlreadyExists, NewConflict, NewInvalid and the rest;
 // the type is pkg/apis/meta/v1 Status). kubectl prints them as
 // `Error from server (<reason>): <message>`.
+// The types, ApiError and StatusCause, are in api_error.h, which admission returns too.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "apiserver/api_error.h"
 #include "apiserver/http.h"
 
 namespace muster::apiserver {
-
-struct StatusCause {
-  std::string reason;   // FieldValueRequired, FieldValueInvalid, ...
-  std::string message;  // "Required value"
-  std::string field;    // "spec.containers"
-};
-
-struct ApiError {
-  int code = 500;
-  std::string reason = "InternalError";
-  std::string message;
-  // details: the object's name, its resource's group and plural ("pods"), causes.
-  std::string name;
-  std::string group;
-  std::string kind;
-  std::vector<StatusCause> causes;
-  // details.retryAfterSeconds and the Retry-After header, when not 0.
-  int retry_after_seconds = 0;
-  // Whether the Status carries `details` even when all of the above are empty: kube's generic
-  // server responses (an unknown path's 404) have `"details":{}`, and clients read
-  // details.name of a 404 without checking for nil (`kubectl debug`).
-  bool always_details = false;
-};
 
 // The Status JSON body for `error`.
 std::string StatusJson(const ApiError& error);

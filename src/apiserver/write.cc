@@ -15,7 +15,7 @@
 #include "api/patch.h"
 #include "api/time.h"
 #include "api/yaml.h"
-#include "apiserver/admission.h"
+#include "apiserver/admission/admission.h"
 #include "apiserver/handlers.h"
 #include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
@@ -155,16 +155,12 @@ void AddWarnings(HttpResponse& r, const std::vector<std::string>& warnings) {
   }
 }
 
-ApiError FromAdmission(const AdmissionError& e, const ResourceInfo& res, std::string_view name) {
-  ApiError out;
-  out.code = e.code;
-  out.reason = e.reason;
-  out.message = e.message;
-  out.name = std::string(name);
-  out.kind = e.code == 422 ? res.kind : res.resource;
-  out.group = res.group;
-  for (const auto& c : e.causes) out.causes.push_back({c.reason, c.message, c.field});
-  return out;
+// An admission refusal with the details admission leaves to the handler.
+ApiError FromAdmission(ApiError e, const ResourceInfo& res, std::string_view name) {
+  e.name = std::string(name);
+  e.kind = e.code == 422 ? res.kind : res.resource;
+  e.group = res.group;
+  return e;
 }
 
 ApiError FromStatus(const absl::Status& s, const ResourceInfo& res, std::string_view name) {

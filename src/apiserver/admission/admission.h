@@ -1,0 +1,35 @@
+#pragma once
+
+// Admission: defaulting and validation of objects before they are stored, as kube-apiserver's
+// built-in rules and Volcano's admission webhook do it (webhook messages kept verbatim from
+// volcano-sh/volcano pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}; each file
+// of this folder names the upstream code it follows). Called by the REST handlers on create,
+// update and patch. A refusal is the API server's own error (apiserver/api_error.h); the handler
+// fills in its details (the object's name, kind and group) and renders it as a Status.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "apiserver/api_error.h"
+#include "apiserver/resources.h"
+#include "boost/json/object.hpp"
+#include "store/store.h"
+
+namespace muster::apiserver {
+
+struct AdmissionRequest {
+  const ResourceInfo* resource = nullptr;
+  std::string subresource;                   // "" or "status"
+  const boost::json::object* old = nullptr;  // the live object on update/patch; null on create
+  const store::Store* store = nullptr;       // for lookups (PriorityClass, Queue, Namespace)
+  int64_t now_unix = 0;
+};
+
+// Fills defaults into `obj` and validates it. On success `obj` is what should be stored (the
+// handler still sets uid, creationTimestamp, resourceVersion and generation). A refusal carries
+// code, reason, message and causes: 422 Invalid, 400 BadRequest (or a webhook's 400 with no
+// reason), 403 Forbidden, 500 InternalError.
+std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& obj);
+
+}  // namespace muster::apiserver

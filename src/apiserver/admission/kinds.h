@@ -1,0 +1,101 @@
+#pragma once
+
+// The admission step of each kind, which Admit (admission.cc) runs after the metadata checks,
+// and what one kind's step borrows from another's (a Volcano Job's task templates are checked as
+// pod specs; pods and PriorityClasses look up PriorityClasses; Jobs and PodGroups look up
+// Queues). Each returns a refusal, or nullopt with the field errors left in `c.errs` for Admit to
+// turn into a 422.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "apiserver/admission/context.h"
+#include "apiserver/api_error.h"
+#include "store/store.h"
+
+namespace muster::apiserver::admission {
+
+// --- Every kind ----------------------------------------------------------------------------------
+
+// object_meta.cc: ValidateObjectMeta, plus what rest.BeforeCreate / BeforeUpdate do to system
+// fields.
+void AdmitMetadata(Context& c);
+
+// object_meta.cc: the map at parent[key] as labels (keys qualified names, values label values).
+void ValidateLabels(Context& c, const json::object& parent, std::string_view key,
+                    const std::string& path);
+
+// namespaces.cc: NamespaceLifecycle: nothing new in a namespace that is being deleted.
+std::optional<ApiError> CheckNamespaceLifecycle(const Context& c);
+
+// --- Pods ----------------------------------------------------------------------------------------
+
+// pods_mutate.cc: defaulting, the priority and defaulttolerationseconds plugins, then
+// pods_validate.cc's checks.
+std::optional<ApiError> AdmitPod(Context& c);
+
+// pods_mutate.cc: SetDefaults_PodSpec and SetDefaults_Container (and, for pods, SetDefaults_Pod).
+void DefaultPodSpec(json::object& spec, bool is_pod);
+
+// pods_validate.cc: helper.IsOvercommitAllowed: native resources except huge pages.
+bool IsOvercommitAllowed(std::string_view name);
+
+// pods_validate.cc: ValidatePodSpec for the fields muster reads. `path` is "spec" or
+// "template.spec".
+void ValidatePodSpec(Context& c, json::object& spec, const std::string& path);
+
+// pods_validate.cc: ValidatePodUpdate's immutability rules.
+void ValidatePodSpecUpdate(Context& c, json::object& spec, const json::object& old_spec);
+
+// --- Other core kinds ----------------------------------------------------------------------------
+
+// namespaces.cc
+std::optional<ApiError> AdmitNamespace(Context& c);
+
+// events.cc
+std::optional<ApiError> AdmitEvent(Context& c);
+
+// priorityclasses.cc
+std::optional<ApiError> AdmitPriorityClass(Context& c);
+
+struct PriorityClassInfo {
+  std::string name;
+  int64_t value = 0;
+  std::string preemption_policy;
+};
+
+// priorityclasses.cc: the PriorityClass named `name`, including the two kube-apiserver creates
+// at start-up.
+std::optional<PriorityClassInfo> FindPriorityClass(const store::Store* st, const std::string& name);
+
+// priorityclasses.cc: getDefaultPriorityClass: the global default with the lowest value.
+std::optional<PriorityClassInfo> DefaultPriorityClass(const store::Store* st);
+
+// --- Volcano -------------------------------------------------------------------------------------
+
+// jobs_validate.cc: the CRD schema, mutatejob.volcano.sh (jobs_mutate.cc), validatejob.volcano.sh.
+std::optional<ApiError> AdmitVolcanoJob(Context& c);
+
+// jobs_mutate.cc: webhook mutatejob.volcano.sh (create only), plus the template scheduler
+// inheritance.
+void MutateJob(json::object& spec);
+
+// jobs_mutate.cc: the per-task defaults of mutatejob.volcano.sh, on create and update; the sum
+// of the tasks' minAvailable.
+int64_t DefaultJobTasks(json::object& spec);
+
+// podgroups.cc
+std::optional<ApiError> AdmitPodGroup(Context& c);
+
+// queues.cc
+std::optional<ApiError> AdmitQueue(Context& c);
+
+// queues.cc: the state of a queue for the webhooks' checks; nullopt when it does not exist.
+std::optional<std::string> QueueState(const store::Store* st, const std::string& name);
+
+// queues.cc: `queues.scheduling.volcano.sh "<name>" not found`
+std::string QueueNotFound(const std::string& name);
+
+}  // namespace muster::apiserver::admission
