@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "client/http_transport.h"
-#include "core/framework/conf.h"
+#include "common/go_duration.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -18,7 +18,7 @@ namespace {
 
 absl::StatusOr<std::chrono::milliseconds> Duration(const std::string& flag,
                                                    const std::string& text) {
-  auto seconds = core::ParseGoDurationSeconds(text);
+  auto seconds = common::ParseGoDurationSeconds(text);
   if (!seconds.ok() || *seconds <= 0) {
     return absl::InvalidArgumentError(
         fmt::format("{} {:?}: want a positive duration such as 15s or 500ms", flag, text));

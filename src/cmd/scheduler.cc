@@ -22,7 +22,7 @@
 #include "cmd/leadership.h"
 #include "cmd/preflight.h"
 #include "cmd/process.h"
-#include "core/framework/conf.h"
+#include "common/go_duration.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -48,7 +48,7 @@ struct SchedulerFlags {
 int RunScheduler(const SchedulerFlags& flags) {
   const sigset_t signals = BlockSignals();
 
-  auto period = core::ParseGoDurationSeconds(flags.schedule_period);
+  auto period = common::ParseGoDurationSeconds(flags.schedule_period);
   if (!period.ok() || *period <= 0) {
     fmt::print(stderr,
                "muster scheduler: --schedule-period {:?}: want a positive duration such as 1s "

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "api/time.h"
-#include "core/framework/conf.h"
+#include "common/go_duration.h"
 
 namespace muster::core {
 namespace {
@@ -45,23 +45,9 @@ TaskStatus StatusFromPod(const api::Pod& pod) {
 // The devices a bound pod was given, as the scheduler records them on the pod
 // (annotation muster.dev/gpu-indices: "0,3"); empty when absent or malformed.
 std::vector<int> GpuIndicesFromAnnotation(const api::Pod& pod) {
-  std::vector<int> out;
   auto it = pod.meta.annotations.find(kGpuIndicesAnnotation);
-  if (it == pod.meta.annotations.end()) return out;
-  const std::string& v = it->second;
-  size_t start = 0;
-  while (start < v.size()) {
-    size_t end = v.find(',', start);
-    if (end == std::string::npos) end = v.size();
-    std::string item = v.substr(start, end - start);
-    if (item.empty() || item.size() > 6 ||
-        item.find_first_not_of("0123456789") != std::string::npos) {
-      return {};
-    }
-    out.push_back(std::stoi(item));
-    start = end + 1;
-  }
-  return out;
+  if (it == pod.meta.annotations.end()) return {};
+  return api::ParseGpuIndices(it->second).value_or(std::vector<int>());
 }
 
 Resources RawPodRequests(const api::Pod& pod) {
@@ -488,7 +474,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   t->expected_runtime = -1;
   if (auto a = pod.meta.annotations.find(kExpectedRuntimeAnnotation);
       a != pod.meta.annotations.end()) {
-    absl::StatusOr<double> d = ParseGoDurationSeconds(a->second);
+    absl::StatusOr<double> d = common::ParseGoDurationSeconds(a->second);
     if (d.ok() && *d >= 0) t->expected_runtime = *d;
   }
   t->start_unix = 0;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/gpu_indices.h"
 #include "api/model.h"
 #include "core/resources.h"
 
@@ -42,8 +43,8 @@ bool IsAllocatedStatus(TaskStatus s);
 bool OccupiesNode(TaskStatus s);
 
 // Where the scheduler records the GPU devices it gave a pod, so that the engine's view survives
-// restarts and pod updates: "0,3".
-inline constexpr char kGpuIndicesAnnotation[] = "muster.dev/gpu-indices";
+// restarts and pod updates: "0,3" (api/gpu_indices.h, the key's one definition and codec).
+using api::kGpuIndicesAnnotation;
 // A Go duration ("90m", "3600s") a user sets on a pod: how long it runs once started. allocate's
 // reservations (reserve.h) count on the pod's resources coming free that long after its
 // status.startTime; a running pod without it is expected to run for ever.

@@ -163,18 +163,6 @@ std::map<std::string, int> DeviceCounts(const json::object& container) {
   return counts;
 }
 
-// muster.dev/gpu-indices: "0,3". nullopt when malformed.
-std::optional<std::vector<int>> ParseGpuIndices(const std::string& text) {
-  std::vector<int> out;
-  if (text.empty()) return out;
-  for (absl::string_view item : absl::StrSplit(text, ',')) {
-    int index;
-    if (!absl::SimpleAtoi(item, &index) || index < 0) return std::nullopt;
-    out.push_back(index);
-  }
-  return out;
-}
-
 std::string Annotation(const json::object& pod, std::string_view key) {
   const json::object* meta = ObjectAt(pod, "metadata");
   if (meta == nullptr) return "";
@@ -909,7 +897,7 @@ PodWorker::SyncResult PodWorker::Sync() {
   if (terminal_) return result;
 
   if (!admitted_) {
-    std::optional<std::vector<int>> named = ParseGpuIndices(Annotation(pod_, kGpuIndicesAnnotation));
+    std::optional<std::vector<int>> named = api::ParseGpuIndices(Annotation(pod_, api::kGpuIndicesAnnotation));
     // Per resource: the app containers' sum, at least the largest init container's.
     std::map<std::string, int> wanted, init_max;
     for (const auto& c : app_) {
@@ -923,8 +911,8 @@ PodWorker::SyncResult PodWorker::Sync() {
     for (const auto& [resource, n] : init_max) wanted[resource] = std::max(wanted[resource], n);
     absl::StatusOr<DeviceGrant> devices =
         !named ? absl::StatusOr<DeviceGrant>(absl::FailedPreconditionError(
-                     Cat("annotation ", kGpuIndicesAnnotation, ": \"",
-                         Annotation(pod_, kGpuIndicesAnnotation),
+                     Cat("annotation ", api::kGpuIndicesAnnotation, ": \"",
+                         Annotation(pod_, api::kGpuIndicesAnnotation),
                          "\" is not a list of GPU indices such as \"0,3\"")))
         : wanted.empty() && named->empty() ? DeviceGrant()
                                            : node_.AcquireDevices(uid_, *named, wanted);

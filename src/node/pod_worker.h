@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/gpu_indices.h"
 #include "boost/json/object.hpp"
 #include "node/node_resources.h"
 #include "node/runtime.h"
@@ -54,7 +55,6 @@ namespace muster::node {
 
 inline constexpr char kRunSecondsAnnotation[] = "muster.dev/run-seconds";
 inline constexpr char kExitCodeAnnotation[] = "muster.dev/exit-code";
-inline constexpr char kGpuIndicesAnnotation[] = "muster.dev/gpu-indices";
 
 struct PodWorkerOptions {
   // Process containers work in <data_dir>/pods/<ns>/<pod>/<container> and log to

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/gpu_indices.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
 #include "core/resources.h"
@@ -119,7 +120,7 @@ void ClusterMirror::Overlay(api::Pod& pod, const std::string& key) {
   if (!a.node.empty()) {
     if (pod.spec.node_name.empty()) {
       pod.spec.node_name = a.node;
-      if (!a.gpu_indices.empty()) pod.meta.annotations[core::kGpuIndicesAnnotation] = a.gpu_indices;
+      if (!a.gpu_indices.empty()) pod.meta.annotations[api::kGpuIndicesAnnotation] = a.gpu_indices;
     } else {
       a.node.clear();  // the API's own word has arrived
     }

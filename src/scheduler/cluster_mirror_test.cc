@@ -3,8 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/gpu_indices.h"
 #include "boost/json/serialize.hpp"
-#include "core/framework/session.h"
+#include "core/framework/cycle_result.h"
 #include "core/testing/builders.h"
 #include "scheduler/cycle.h"
 
@@ -162,7 +163,7 @@ TEST(ClusterMirrorTest, AssumedBindSurvivesAStaleVersion) {
   // The bound version arrives; later the assumption no longer applies.
   api::Pod bound = pending;
   bound.spec.node_name = "n1";
-  bound.meta.annotations[core::kGpuIndicesAnnotation] = "1";
+  bound.meta.annotations[api::kGpuIndicesAnnotation] = "1";
   m.UpsertPod(bound);
   m.UpsertPod(pending);
   EXPECT_EQ(m.cluster().FindTask("ns/a")->status, core::TaskStatus::kPending);

@@ -28,9 +28,15 @@ core::CycleResult RunCycle(ClusterMirror& mirror, const core::SchedulerConf& con
   so.session_id = options.session_id;
   so.start_node_index = options.start_node_index;
   so.now_unix = options.now_unix;
-  so.hold_back = options.hold_back;
   so.on_step = options.on_step;
-  so.leave_out = [](const core::JobInfo& j) { return IsDefaultSchedulerJob(j); };
+  // The Volcano session leaves the default scheduler's jobs out, the kube session the others;
+  // both hold back the jobs waiting out a backoff.
+  auto role = [hold_back = options.hold_back](bool left_out, const core::JobInfo& j) {
+    if (left_out) return core::JobRole::kLeftOut;
+    if (hold_back && hold_back(j)) return core::JobRole::kHeldBack;
+    return core::JobRole::kScheduled;
+  };
+  so.job_role = [role](const core::JobInfo& j) { return role(IsDefaultSchedulerJob(j), j); };
   core::CycleResult result;
   {
     core::Session volcano(cluster, conf, so);
@@ -40,7 +46,7 @@ core::CycleResult RunCycle(ClusterMirror& mirror, const core::SchedulerConf& con
   if (!mirror.options().serve_default_scheduler || !DefaultPodsWaiting(cluster)) return result;
 
   so.start_node_index = options.start_node_index;
-  so.leave_out = [](const core::JobInfo& j) { return !IsDefaultSchedulerJob(j); };
+  so.job_role = [role](const core::JobInfo& j) { return role(!IsDefaultSchedulerJob(j), j); };
   core::Session kube(cluster, KubeSchedulerConf(), so);
   core::CycleResult more = kube.Run();
   options.start_node_index = kube.next_start_node();

@@ -25,7 +25,7 @@ struct CycleOptions {
   // Where feasible-node searches start; advanced past what this cycle examined, for the next.
   int start_node_index = 0;
   int64_t now_unix = 0;
-  // Jobs waiting out a backoff (core::SessionOptions::hold_back).
+  // Jobs waiting out a backoff (core::JobRole::kHeldBack).
   std::function<bool(const core::JobInfo&)> hold_back;
   // Given to both sessions as core::SessionOptions::on_step (each opens with "start"), so that
   // the scheduler can time their steps. Empty: none.

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "api/gpu_indices.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -56,7 +57,7 @@ std::string PlacementText(const std::vector<client::Binding>& bindings) {
   json::array pods;
   for (const client::Binding& b : bindings) {
     json::object m{{"name", b.pod}, {"uid", b.pod_uid}, {"node", b.node}};
-    auto gpus = b.annotations.find(core::kGpuIndicesAnnotation);
+    auto gpus = b.annotations.find(api::kGpuIndicesAnnotation);
     if (gpus != b.annotations.end() && !gpus->second.empty()) m["gpus"] = gpus->second;
     pods.push_back(std::move(m));
   }
@@ -173,7 +174,7 @@ std::vector<GangRepair> PlanGangRepairs(const core::Cluster& cluster,
       b.pod = t->name;
       b.node = m->node;
       b.pod_uid = m->uid;
-      if (!m->gpus.empty()) b.annotations[core::kGpuIndicesAnnotation] = m->gpus;
+      if (!m->gpus.empty()) b.annotations[api::kGpuIndicesAnnotation] = m->gpus;
       repair.bindings.push_back(std::move(b));
     }
     repair.complete = repair.why.empty();

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/gpu_indices.h"
 #include "core/testing/builders.h"
 #include "scheduler/cluster_mirror.h"
 
@@ -21,7 +22,7 @@ client::Binding Member(std::string pod, std::string uid, std::string node, std::
   b.pod = std::move(pod);
   b.pod_uid = std::move(uid);
   b.node = std::move(node);
-  if (!gpus.empty()) b.annotations[core::kGpuIndicesAnnotation] = std::move(gpus);
+  if (!gpus.empty()) b.annotations[api::kGpuIndicesAnnotation] = std::move(gpus);
   return b;
 }
 
@@ -39,7 +40,7 @@ class GangRepairTest : public ::testing::Test {
     mirror_.UpsertPodGroup(pg);
     api::Pod a = MakePod("ns", "a").Group("pg").Uid("ua").Req("cpu", "1").Gpus(1).Obj();
     a.spec.node_name = "n0";
-    a.meta.annotations[core::kGpuIndicesAnnotation] = "0";
+    a.meta.annotations[api::kGpuIndicesAnnotation] = "0";
     a.spec.scheduler_name = scheduler;
     mirror_.UpsertPod(a);
     api::Pod b = MakePod("ns", "b").Group("pg").Uid("ub").Req("cpu", "1").Gpus(1).Obj();
@@ -78,7 +79,7 @@ TEST_F(GangRepairTest, AHalfBoundGangWhoseRecordStillFitsIsCompletedAsRecorded) 
   EXPECT_EQ(repairs[0].bindings[0].pod, "b");
   EXPECT_EQ(repairs[0].bindings[0].node, "n1");
   EXPECT_EQ(repairs[0].bindings[0].pod_uid, "ub");
-  EXPECT_EQ(repairs[0].bindings[0].annotations.at(core::kGpuIndicesAnnotation), "0");
+  EXPECT_EQ(repairs[0].bindings[0].annotations.at(api::kGpuIndicesAnnotation), "0");
 }
 
 TEST_F(GangRepairTest, WhenTheRecordNoLongerFitsTheBoundMembersAreUndone) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <variant>
 
+#include "api/gpu_indices.h"
 #include "api/json_codec.h"
 #include "api/time.h"
 #include "boost/json/serialize.hpp"
@@ -497,7 +498,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
                                               : absl::InternalError("no outcome");
       const std::string key = b.ns + "/" + b.pod;
       if (st.ok()) {
-        auto gpus = b.annotations.find(core::kGpuIndicesAnnotation);
+        auto gpus = b.annotations.find(api::kGpuIndicesAnnotation);
         mirror.AssumeBound(key, b.pod_uid, b.node,
                            gpus != b.annotations.end() ? gpus->second : std::string());
         context.bound.insert(key);
@@ -646,7 +647,7 @@ void Scheduler::State::RepairGangs() {
                           b.node, std::string(st.message())));
           continue;
         }
-        auto gpus = b.annotations.find(core::kGpuIndicesAnnotation);
+        auto gpus = b.annotations.find(api::kGpuIndicesAnnotation);
         mirror.AssumeBound(b.ns + "/" + b.pod, b.pod_uid, b.node,
                            gpus != b.annotations.end() ? gpus->second : std::string());
         mirror.Reapply(b.ns + "/" + b.pod);

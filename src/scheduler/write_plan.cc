@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "api/gpu_indices.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
@@ -93,15 +94,6 @@ bool NewEvent(WriteMemo& memo, const std::string& object, const std::string& rea
 
 // --- binds -------------------------------------------------------------------------------------
 
-std::string GpuIndicesText(const std::vector<int>& gpus) {
-  std::string out;
-  for (int g : gpus) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(g);
-  }
-  return out;
-}
-
 std::vector<GangBinding> PlanBinds(const core::CycleResult& result, core::Cluster& cluster) {
   std::vector<GangBinding> gangs;
   std::unordered_map<std::string, size_t> index;
@@ -118,7 +110,7 @@ std::vector<GangBinding> PlanBinds(const core::CycleResult& result, core::Cluste
     binding.pod = t->name;
     binding.node = b.node;
     binding.pod_uid = t->pod ? t->pod->meta.uid : "";
-    if (!b.gpus.empty()) binding.annotations[core::kGpuIndicesAnnotation] = GpuIndicesText(b.gpus);
+    if (!b.gpus.empty()) binding.annotations[api::kGpuIndicesAnnotation] = api::FormatGpuIndices(b.gpus);
     gangs[it->second].bindings.push_back(std::move(binding));
   }
   return gangs;

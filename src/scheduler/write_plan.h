@@ -28,7 +28,7 @@
 #include "api/model.h"
 #include "client/client.h"
 #include "core/cluster.h"
-#include "core/framework/session.h"
+#include "core/framework/cycle_result.h"
 
 namespace muster::scheduler {
 
@@ -41,9 +41,6 @@ struct GangBinding {
 
 // The cycle's binds grouped by job, jobs in the order of their first bind.
 std::vector<GangBinding> PlanBinds(const core::CycleResult& result, core::Cluster& cluster);
-
-// "0,3" for annotation muster.dev/gpu-indices; "" for none.
-std::string GpuIndicesText(const std::vector<int>& gpus);
 
 // kube-scheduler's wording of the core's fit error: "0/2 nodes are available: 2 Insufficient
 // nvidia.com/gpu." where Volcano says "unavailable". Other texts are returned unchanged.

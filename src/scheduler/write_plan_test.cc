@@ -3,8 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/gpu_indices.h"
 #include "boost/json/parse.hpp"
-#include "core/framework/session.h"
+#include "core/framework/cycle_result.h"
 #include "core/testing/builders.h"
 #include "scheduler/cluster_mirror.h"
 #include "scheduler/cycle.h"
@@ -55,7 +56,7 @@ TEST_F(WritePlanTest, AGangIsBoundTogetherWithItsGpus) {
   for (const client::Binding& b : gangs[0].bindings) {
     EXPECT_EQ(b.ns, "ns");
     EXPECT_EQ(b.pod_uid, "u-" + b.pod);
-    EXPECT_EQ(b.annotations.at(core::kGpuIndicesAnnotation), "0");
+    EXPECT_EQ(b.annotations.at(api::kGpuIndicesAnnotation), "0");
   }
   EXPECT_NE(gangs[0].bindings[0].node, gangs[0].bindings[1].node);
 

@@ -30,7 +30,7 @@
 // nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
 // the simulator's own disciplines use), so the seed orders ties the same way in both.
 //
-// Jobs that a cycle tried and could not place or admit are settled (SessionOptions::settled: out
+// Jobs that a cycle tried and could not place or admit are settled (core::JobRole::kSettled: out
 // of the session's job set, still counted by the plugins) until something leaves the cluster:
 // with nothing freed, a job that did not fit does not fit now, and one that enqueue did not
 // admit is not admitted now (what it is compared with, the queue's allocated and admitted
@@ -52,6 +52,7 @@
 #include <queue>
 #include <tuple>
 
+#include "api/gpu_indices.h"
 #include "api/time.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
@@ -302,9 +303,11 @@ class EngineReplayer {
     so.diagnostics = false;
     const bool freed = freed_;
     const int head = waiting_.empty() ? -1 : waiting_.front();
-    so.settled = [this, freed, head, window_last](const core::JobInfo& j) {
+    so.job_role = [this, freed, head, window_last](const core::JobInfo& j) {
       int index = JobIndex(j.name);
-      return index > window_last || (!freed && jobs_[index].tried && !KeptInSessions(index, head));
+      return index > window_last || (!freed && jobs_[index].tried && !KeptInSessions(index, head))
+                 ? core::JobRole::kSettled
+                 : core::JobRole::kScheduled;
     };
     core::CycleResult r;
     {
@@ -321,9 +324,7 @@ class EngineReplayer {
       Job& job = jobs_[j];
       api::Pod& p = job.pods[k];
       p.spec.node_name = b.node;
-      std::string gpus;
-      for (int g : b.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-      if (!gpus.empty()) p.meta.annotations[core::kGpuIndicesAnnotation] = gpus;
+      if (!b.gpus.empty()) p.meta.annotations[api::kGpuIndicesAnnotation] = api::FormatGpuIndices(b.gpus);
       p.status.phase = "Running";
       p.status.start_time = Rfc3339(static_cast<int64_t>(t));
       cluster_.UpsertPod(p);
@@ -348,7 +349,7 @@ class EngineReplayer {
       cluster_.RemovePod(kNamespace, name);
       api::Pod& p = job.pods[k];
       p.spec.node_name.clear();
-      p.meta.annotations.erase(core::kGpuIndicesAnnotation);
+      p.meta.annotations.erase(api::kGpuIndicesAnnotation);
       p.status.phase = "Pending";
       p.status.start_time.clear();
       cluster_.UpsertPod(p);

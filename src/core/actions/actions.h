@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "core/framework/session.h"
+#include "core/framework/plugin.h"
 
 namespace muster::core {
 

@@ -7,7 +7,7 @@
 // Arguments of muster's own (configurations: [{name: allocate, arguments: {...}}]):
 //   strictOrder: true   strict FIFO per queue: the first job in job order that cannot be placed,
 //                       or that enqueue has not admitted, stops its queue; nothing behind it goes
-//                       first (a job the caller holds back, SessionOptions::hold_back, is
+//                       first (a job the caller holds back, JobRole::kHeldBack, is
 //                       passed over: the live scheduler backs off no job under strictOrder).
 //   reserveGpus: N      a reservation for the first gang of at least N GPUs that cannot be placed
 //   reserveAfter: 10m   (once its PodGroup is that old): the jobs after it keep their placements
@@ -48,7 +48,7 @@ class AllocateAction : public Action {
         // A Volcano Job's group without pods yet (held back from the actions): its controller
         // creates them once the group is Inqueue. Without enqueue in the conf, allocate admits
         // it as it admits any Pending job below, or the job would wait for ever.
-        const bool backing_off = ssn.options().hold_back && ssn.options().hold_back(*j);
+        const bool backing_off = ssn.options().RoleOf(*j) == JobRole::kHeldBack;
         if (!has_enqueue && !backing_off && (!j->min_resources || ssn.JobEnqueueable(*j))) {
           ssn.JobEnqueued(*j);
           j->phase = "Inqueue";

@@ -9,6 +9,7 @@
 
 #include "core/actions/actions.h"
 #include "core/actions/ordered_queue.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

@@ -140,7 +140,11 @@ TEST(EnqueueTest, SettledJobsStillCountAgainstTheQueue) {
     h.Add(MakePodGroup("ns", "b").Queue("q").MinResources("cpu", "2").Obj());
     h.Add(MakePod("ns", "b-1").Group("b").Req("cpu", "1").Obj());
     SessionOptions options;
-    if (settle) options.settled = [](const JobInfo& j) { return j.name == "a"; };
+    if (settle) {
+      options.job_role = [](const JobInfo& j) {
+        return j.name == "a" ? JobRole::kSettled : JobRole::kScheduled;
+      };
+    }
     CycleResult r = h.Run(DefaultSchedulerConf(), options);
     EXPECT_THAT(Binds(r), IsEmpty());
     EXPECT_EQ(Phase(r, "ns/b"), "Pending");

@@ -89,10 +89,6 @@ absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text);
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text,
                                                  const ConfParseOptions& options);
 
-// Go's time.ParseDuration grammar ("300ms", "-1.5h", "2h45m", "0"; units ns us µs ms s m h) in
-// seconds. Also used for duration-valued annotations such as a job's sla-waiting-time.
-absl::StatusOr<double> ParseGoDurationSeconds(std::string_view text);
-
 // Volcano's built-in default (pkg/scheduler/util.go):
 //   actions: "enqueue, allocate, backfill"
 //   tiers: [priority, gang, conformance], [overcommit, drf, predicates, proportion, nodeorder]

@@ -1,23 +1,14 @@
 #include "core/framework/session.h"
 
 #include <algorithm>
-#include <mutex>
 #include <unordered_map>
 
+#include "core/framework/job_updater.h"
 #include "core/framework/registry.h"
 #include "fmt/format.h"
 
 namespace muster::core {
 namespace {
-
-std::string Histogram(const std::map<std::string, int>& counts) {
-  std::vector<std::string> parts;
-  for (const auto& [reason, n] : counts) parts.push_back(fmt::format("{} {}", n, reason));
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
-  return out;
-}
 
 // Creation time, then UID: Volcano's fallback when every plugin ties.
 template <typename T>
@@ -27,55 +18,6 @@ bool FallbackLess(const T& l, const T& r) {
 }
 
 }  // namespace
-
-// --- FitErrors --------------------------------------------------------------------------------
-
-namespace {
-
-struct ReasonTable {
-  std::mutex mu;
-  std::vector<std::string> texts;
-  std::unordered_map<std::string, int> ids;
-};
-
-ReasonTable& Reasons() {
-  static ReasonTable* table = new ReasonTable();
-  return *table;
-}
-
-}  // namespace
-
-int FitReasons::Id(std::string_view text) {
-  ReasonTable& t = Reasons();
-  std::lock_guard<std::mutex> lock(t.mu);
-  auto [it, inserted] = t.ids.try_emplace(std::string(text), static_cast<int>(t.texts.size()));
-  if (inserted) t.texts.emplace_back(text);
-  return it->second;
-}
-
-std::string FitReasons::Text(int id) {
-  ReasonTable& t = Reasons();
-  std::lock_guard<std::mutex> lock(t.mu);
-  return id >= 0 && id < static_cast<int>(t.texts.size()) ? t.texts[id] : "unknown reason";
-}
-
-void FitErrors::SetNodeError(int node, int reason) {
-  (void)node;
-  ++nodes_;
-  for (auto& [r, n] : counts_) {
-    if (r == reason) {
-      ++n;
-      return;
-    }
-  }
-  counts_.emplace_back(reason, 1);
-}
-
-std::string FitErrors::Error() const {
-  std::map<std::string, int> counts;
-  for (const auto& [reason, n] : counts_) counts[FitReasons::Text(reason)] += n;
-  return fmt::format("0/{} nodes are unavailable: {}.", nodes_, Histogram(counts));
-}
 
 // --- Session ----------------------------------------------------------------------------------
 
@@ -111,13 +53,14 @@ void Session::Open() {
   for (int id : cluster_.JobIds()) {
     JobInfo& j = cluster_.job(id);
     if (!j.pg) continue;
-    if (options_.leave_out && options_.leave_out(j)) continue;
+    const JobRole role = options_.RoleOf(j);
+    if (role == JobRole::kLeftOut) continue;
     // The queue id resolved last cycle is kept while it still names the same queue.
     QueueInfo* q = cluster_.QueueById(j.queue);
     if (!q || q->name != j.queue_name) q = cluster_.FindQueue(j.queue_name);
     j.queue = q ? q->id : -1;
     if (!q) continue;
-    if (options_.settled && options_.settled(j)) {
+    if (role == JobRole::kSettled) {
       settled_.push_back(&j);
       continue;
     }
@@ -143,7 +86,7 @@ void Session::Open() {
       if (j->IsPending() && j->tasks.empty()) {
         // Nothing created yet: its controller makes the pods once it is Inqueue. Not a failure.
         invalid_.insert(j->id);
-        if (!options_.hold_back || !options_.hold_back(*j)) Touch(*j);
+        if (options_.RoleOf(*j) != JobRole::kHeldBack) Touch(*j);
         valid.push_back(j);
         continue;
       }
@@ -193,13 +136,18 @@ TaskStatus Session::LastStatus(const TaskInfo& t) const {
   return it == last_tx_.end() ? t.status : it->second.first;
 }
 
+int Session::LastNode(const TaskInfo& t) const {
+  auto lt = last_tx_.find(t.id);
+  return lt != last_tx_.end() ? lt->second.second : -1;
+}
+
 std::string Session::JobFitError(const JobInfo& j) const {
   std::map<std::string, int> counts;
   for (int s = 0; s < kNumTaskStatus; ++s) {
     if (j.count[s] > 0) counts[TaskStatusName(static_cast<TaskStatus>(s))] += j.count[s];
   }
   counts["minAvailable"] = j.min_available;
-  std::string msg = "pod group is not ready, " + Histogram(counts);
+  std::string msg = "pod group is not ready, " + FitHistogram(counts);
   std::map<std::string, int> pending_reasons;
   const TaskInfo* first_failed = nullptr;
   std::vector<const TaskInfo*> tasks;
@@ -211,7 +159,7 @@ std::string Session::JobFitError(const JobInfo& j) const {
     TaskStatus last = LastStatus(*t);
     pending_reasons[last == TaskStatus::kAllocated ? "Schedulable" : "Unschedulable"]++;
   }
-  if (!pending_reasons.empty()) msg += "; Pending: " + Histogram(pending_reasons);
+  if (!pending_reasons.empty()) msg += "; Pending: " + FitHistogram(pending_reasons);
   auto jfe = job_fit_errors_.find(j.id);
   if (jfe != job_fit_errors_.end() && !jfe->second.empty()) {
     msg += ". Origin reason is " + jfe->second;
@@ -234,91 +182,8 @@ void Session::Close() {
     if (options_.on_step) options_.on_step("OnSessionClose", plugin_names_[i]);
   }
 
-  // PodGroup status (Volcano's jobStatus), pod conditions and events.
-  for (JobInfo* j : jobs_) {
-    int allocated = 0;
-    for (int s = 0; s < kNumTaskStatus; ++s) {
-      TaskStatus st = static_cast<TaskStatus>(s);
-      if (IsAllocatedStatus(st) || st == TaskStatus::kSucceeded) allocated += j->count[s];
-    }
-    auto cond = pg_conditions_.find(j->id);
-    bool unschedulable = cond != pg_conditions_.end() && cond->second.type == "Unschedulable";
-    std::string phase = j->phase;
-    if (j->Count(TaskStatus::kRunning) != 0 && unschedulable) {
-      phase = "Unknown";
-    } else if (allocated >= j->min_available) {
-      phase = j->Count(TaskStatus::kSucceeded) == allocated ? "Completed" : "Running";
-    } else if (phase != "Inqueue") {
-      phase = "Pending";
-    }
-    bool phase_changed = phase != j->phase;
-    if (!phase_changed && !Touched(*j)) continue;
-    j->phase = phase;
-    CycleResult::PodGroupStatus st;
-    st.pod_group = j->key;
-    st.phase = phase;
-    if (cond != pg_conditions_.end()) st.condition = cond->second;
-    st.running = j->Count(TaskStatus::kRunning);
-    st.succeeded = j->Count(TaskStatus::kSucceeded);
-    st.failed = j->Count(TaskStatus::kFailed);
-    result_.pod_groups.push_back(std::move(st));
-    if (!options_.diagnostics) continue;
-
-    bool pg_unschedulable = phase == "Unknown" || phase == "Pending" || phase == "Inqueue";
-    std::string job_msg;
-    if (pg_unschedulable && !j->tasks.empty()) {
-      job_msg = JobFitError(*j);
-      result_.events.push_back({"PodGroup", j->key, "Warning", "Unschedulable",
-                                fmt::format("{}/{} tasks in gang unschedulable: {}",
-                                            j->Count(TaskStatus::kPending), j->tasks.size(),
-                                            job_msg)});
-    } else if (phase_changed && !pg_unschedulable) {
-      result_.events.push_back({"PodGroup", j->key, "Normal", "Scheduled", "pod group is ready"});
-    }
-    std::string base = "all nodes are unavailable";
-    if (cond != pg_conditions_.end() && cond->second.type == "Unschedulable") {
-      base = cond->second.message;
-    }
-    if (j->Count(TaskStatus::kPending) + j->Count(TaskStatus::kAllocated) +
-            j->Count(TaskStatus::kPipelined) == 0) {
-      continue;
-    }
-    for (int tid : j->tasks) {
-      TaskInfo& t = cluster_.task(tid);
-      TaskStatus last = LastStatus(t);
-      if (t.status != TaskStatus::kPending && t.status != TaskStatus::kAllocated &&
-          t.status != TaskStatus::kPipelined) {
-        continue;
-      }
-      CycleResult::PodCondition pc;
-      pc.pod = t.key;
-      auto lt = last_tx_.find(t.id);
-      std::string node = lt != last_tx_.end() && lt->second.second >= 0
-                             ? cluster_.node(lt->second.second).name
-                             : "";
-      if (last == TaskStatus::kAllocated) {
-        pc.reason = "Schedulable";
-        pc.message = fmt::format(
-            "Pod {}/{} can possibly be assigned to {}, once minAvailable is satisfied", t.ns,
-            t.name, node);
-      } else if (last == TaskStatus::kPipelined) {
-        pc.reason = "Unschedulable";
-        pc.message = fmt::format(
-            "Pod {}/{} can possibly be assigned to {}, once resource is released and "
-            "minAvailable is satisfied",
-            t.ns, t.name, node);
-        pc.nominated_node = node;
-      } else if (auto fe = task_fit_errors_.find(t.id); fe != task_fit_errors_.end()) {
-        pc.reason = "Unschedulable";
-        pc.message = fe->second.Error();
-      } else {
-        pc.reason = "Unschedulable";
-        pc.message = base;
-      }
-      result_.events.push_back({"Pod", t.key, "Warning", "FailedScheduling", pc.message});
-      result_.pod_conditions.push_back(std::move(pc));
-    }
-  }
+  // PodGroup status (Volcano's jobStatus), pod conditions and events: job_updater.h.
+  UpdateJobStatuses(*this);
 
   // Soft reservations end with the session.
   for (auto it = open_statements_.rbegin(); it != open_statements_.rend(); ++it) (*it)->Discard();
@@ -638,62 +503,6 @@ void Session::RecordEviction(TaskInfo& t, const std::string& reason) {
 
 void Session::RecordPipelined(const TaskInfo& t) {
   if (t.node >= 0) result_.pipelined[t.key] = cluster_.node(t.node).name;
-}
-
-// --- Statement --------------------------------------------------------------------------------
-
-void Statement::Allocate(TaskInfo& t, int node) {
-  ops_.push_back({Kind::kAllocate, t.id, t.status, ""});
-  ssn_.DoAllocate(t, node);
-}
-
-void Statement::Pipeline(TaskInfo& t, int node) {
-  ops_.push_back({Kind::kPipeline, t.id, t.status, ""});
-  ssn_.DoPipeline(t, node);
-}
-
-void Statement::Evict(TaskInfo& t, const std::string& reason) {
-  ops_.push_back({Kind::kEvict, t.id, t.status, reason});
-  ssn_.DoEvict(t);
-}
-
-void Statement::Commit() {
-  for (const Op& op : ops_) {
-    TaskInfo& t = ssn_.cluster().task(op.task);
-    switch (op.kind) {
-      case Kind::kAllocate:
-        ssn_.RecordBind(t);
-        break;
-      case Kind::kPipeline:
-        ssn_.RecordPipelined(t);
-        break;
-      case Kind::kEvict:
-        ssn_.RecordEviction(t, op.reason);
-        break;
-    }
-  }
-  ops_.clear();
-}
-
-void Statement::Discard() {
-  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
-    TaskInfo& t = ssn_.cluster().task(it->task);
-    switch (it->kind) {
-      case Kind::kAllocate:
-      case Kind::kPipeline:
-        ssn_.UndoPlacement(t);
-        break;
-      case Kind::kEvict:
-        ssn_.UndoEvict(t, it->previous);
-        break;
-    }
-  }
-  ops_.clear();
-}
-
-void Statement::Merge(Statement& other) {
-  ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
-  other.ops_.clear();
 }
 
 }  // namespace muster::core

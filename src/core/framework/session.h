@@ -1,198 +1,32 @@
 #pragma once
 
-// One scheduling cycle ("session" in Volcano): plugins register their callbacks, the configured
-// actions run over the cluster state in place, and the session closes by computing PodGroup
-// status, pod conditions and events. Hook combination across tiers follows volcano-sh/volcano
-// pkg/scheduler/framework/session_plugins.go.
+// One scheduling cycle ("session" in Volcano, pkg/scheduler/framework/session.go): plugins
+// register their callbacks, the configured actions run over the cluster state in place, and the
+// session closes by computing PodGroup status, pod conditions and events. Hook combination
+// across tiers follows pkg/scheduler/framework/session_plugins.go. Includes the headers of the
+// concepts it uses (fit errors, cycle result, votes, hooks, plugin and action, options,
+// statement), so that including it is enough to write a plugin or an action.
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/cluster.h"
 #include "core/framework/conf.h"
+#include "core/framework/cycle_result.h"
+#include "core/framework/fit_errors.h"
+#include "core/framework/hooks.h"
+#include "core/framework/plugin.h"
+#include "core/framework/session_options.h"
+#include "core/framework/statement.h"
+#include "core/framework/votes.h"
 
 namespace muster::core {
-
-// Scheduling failure reasons ("Insufficient cpu", "node(s) had untolerated taint {k: v}") are
-// interned once into small ids so that the hot filter loop never builds strings. Thread-safe.
-class FitReasons {
- public:
-  static int Id(std::string_view text);
-  static std::string Text(int id);
-};
-
-// Why a task does not fit, per node; Error() renders Volcano's
-// "0/<N> nodes are unavailable: <k> <reason>, ...." text.
-class FitErrors {
- public:
-  void SetNodeError(int node, int reason);
-  bool empty() const { return nodes_ == 0; }
-  std::string Error() const;
-
- private:
-  int nodes_ = 0;
-  std::vector<std::pair<int, int>> counts_;  // reason id, nodes
-};
-
-// Everything a cycle decided, for the adapter to apply (binds, evictions, status writes, events).
-struct CycleResult {
-  struct Bind {
-    std::string pod;  // ns/name
-    std::string node;
-    std::vector<int> gpus;
-  };
-  struct Eviction {
-    std::string pod;
-    std::string reason;
-  };
-  struct PodGroupStatus {
-    std::string pod_group;  // ns/name
-    std::string phase;
-    std::optional<api::Condition> condition;
-    int32_t running = 0;
-    int32_t succeeded = 0;
-    int32_t failed = 0;
-  };
-  struct PodCondition {  // PodScheduled=False on a pod that stays unscheduled
-    std::string pod;
-    std::string reason;  // Unschedulable, Schedulable
-    std::string message;
-    std::string nominated_node;
-  };
-  struct Event {
-    std::string kind;  // Pod, PodGroup
-    std::string object;  // ns/name
-    std::string type;  // Normal, Warning
-    std::string reason;
-    std::string message;
-  };
-  std::vector<Bind> binds;
-  std::vector<Eviction> evictions;
-  std::map<std::string, std::string> pipelined;  // pod -> node held for it
-  std::vector<PodGroupStatus> pod_groups;
-  std::vector<PodCondition> pod_conditions;
-  std::vector<Event> events;
-  // Where the proportion plugin ran: every queue's deserved resources, by queue name.
-  std::map<std::string, Resources> queue_deserved;
-};
-
-// Votes of JobPipelined / JobEnqueueable / victim functions.
-inline constexpr int kPermit = 1;
-inline constexpr int kAbstain = 0;
-inline constexpr int kReject = -1;
-
-struct ValidateResult {
-  bool pass = true;
-  std::string reason;
-  std::string message;
-};
-
-struct PredicateStatus {
-  bool ok = true;
-  // Unresolvable failures (affinity, taints) cannot be cured by evicting pods.
-  bool unresolvable = false;
-  int reason = -1;  // FitReasons id when !ok
-};
-
-class Session;
-
-using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
-using QueueOrderFn = std::function<int(const QueueInfo&, const QueueInfo&)>;
-using VictimQueueOrderFn =
-    std::function<int(const QueueInfo&, const QueueInfo&, const QueueInfo& preemptor)>;
-using TaskOrderFn = std::function<int(const TaskInfo&, const TaskInfo&)>;
-using PredicateFn = std::function<PredicateStatus(const TaskInfo&, const NodeInfo&)>;
-using NodeOrderFn = std::function<double(const TaskInfo&, const NodeInfo&)>;
-// Adds each node's score to `scores` (same order as `nodes`).
-using BatchNodeOrderFn = std::function<void(const TaskInfo&, const std::vector<const NodeInfo*>&,
-                                            std::vector<double>& scores)>;
-// The devices of `node` that a task allocated there takes (indices), or empty to leave the choice
-// to the engine (Cluster::ChooseGpus). Called only for a task that asks for GPUs and fits the
-// node's idle resources and devices.
-using GpuChoiceFn = std::function<std::vector<int>(const TaskInfo&, const NodeInfo&)>;
-using JobBoolFn = std::function<bool(const JobInfo&)>;
-using JobVoteFn = std::function<int(const JobInfo&)>;
-using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo&)>;
-using JobEnqueuedFn = std::function<void(const JobInfo&)>;
-using QueueBoolFn = std::function<bool(const QueueInfo&)>;
-using QueueTaskBoolFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
-// Returns the acceptable victims and a vote (kAbstain means "no opinion").
-using VictimsFn = std::function<std::pair<std::vector<const TaskInfo*>, int>(
-    const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees)>;
-
-struct EventHandler {
-  std::function<void(const TaskInfo&)> on_allocate;
-  std::function<void(const TaskInfo&)> on_deallocate;
-};
-
-class Plugin {
- public:
-  virtual ~Plugin() = default;
-  virtual void OnSessionOpen(Session& ssn) = 0;
-  virtual void OnSessionClose(Session& ssn) {}
-};
-
-class Action {
- public:
-  virtual ~Action() = default;
-  virtual void Execute(Session& ssn) = 0;
-};
-
-struct SessionOptions {
-  // Volcano's --minimum-feasible-nodes and --percentage-nodes-to-find (0 = adaptive).
-  int min_feasible_nodes = 100;
-  int percentage_nodes_to_find = 0;
-  // Rotates the first node examined across cycles (kube-scheduler's nextStartNodeIndex).
-  int start_node_index = 0;
-  std::string session_id = "session";
-  // Wall-clock time of the cycle in Unix seconds, for age-based plugins (sla); 0 = unknown.
-  int64_t now_unix = 0;
-  // Jobs the adapter holds back this cycle (a live scheduler's backoff of unchanged
-  // unschedulable gangs): they keep their place in every plugin's accounting, but allocate,
-  // backfill, preempt and reclaim skip them and close reports nothing new for them. Empty: none.
-  std::function<bool(const JobInfo&)> hold_back;
-  // Jobs the adapter knows no action can change this cycle: their pods cannot be placed and a
-  // Pending one cannot be admitted (the replay's jobs that a cycle tried and failed, with
-  // nothing released since), and they have no status to report. They stay out of jobs(), so
-  // that no action orders or tries them and close passes them by, but the plugins still count
-  // them wherever they sum over jobs (ForEachCountedJob: queue requests and shares, admitted
-  // minResources, allocations), so that every other job meets the same decisions as with them
-  // in. Unlike hold_back, enqueue does not see them either. Empty: none.
-  std::function<bool(const JobInfo&)> settled;
-  // Events, pod conditions, and all of a PodGroup condition but its type and status: what a
-  // live scheduler writes back for people to read. No decision reads them; an adapter that applies only binds and
-  // evictions (sim replay) turns them off, which saves most of a cycle's cost while thousands
-  // of pods wait (each would get its fit errors written out every cycle).
-  bool diagnostics = true;
-  // Jobs the adapter leaves out of this session altogether (another scheduler's share of the
-  // cluster): no plugin sees them and their pods only occupy their nodes. Empty: none.
-  std::function<bool(const JobInfo&)> leave_out;
-  // Called as the cycle passes each step, so that an adapter with a clock can time them (the
-  // core has none): ("start", "") first, then ("OnSessionOpen", plugin) after each plugin
-  // opened, ("action", name) after each action ran, ("OnSessionClose", plugin) after each
-  // plugin closed, and ("end", "") last. A step lasts from the call before it. Empty: none.
-  std::function<void(std::string_view step, std::string_view name)> on_step;
-};
-
-class Statement;
-
-// A hook's callbacks by plugin name, resolved once per session into the tiers' order with the
-// plugin's enable flag applied, so that combining them on a hot path does no lookups.
-template <typename Fn>
-struct Hook {
-  const char* flag = nullptr;  // nullptr: always on
-  std::map<std::string, Fn> fns;
-  std::vector<std::vector<const Fn*>> tiers;
-  bool resolved = false;
-};
 
 class Session {
  public:
@@ -209,9 +43,10 @@ class Session {
   const SessionOptions& options() const { return options_; }
   // Ready nodes in name order.
   const std::vector<NodeInfo*>& nodes() const { return nodes_; }
-  // Jobs this session schedules: PodGroup known, queue known, not settled.
+  // Jobs this session schedules: PodGroup known, queue known, neither settled nor left out
+  // (JobRole).
   const std::vector<JobInfo*>& jobs() const { return jobs_; }
-  // Calls f(JobInfo&) for jobs() and then the settled jobs (SessionOptions::settled): what a
+  // Calls f(JobInfo&) for jobs() and then the settled jobs (JobRole::kSettled): what a
   // plugin's sums over jobs must cover.
   template <typename F>
   void ForEachCountedJob(F&& f) const {
@@ -274,7 +109,7 @@ class Session {
   // Jobs the actions leave alone this session: backed off by the adapter, or failing JobValid
   // while still Pending (kept in the session for enqueue alone).
   bool HeldBack(const JobInfo& j) const {
-    return invalid_.count(j.id) > 0 || (options_.hold_back && options_.hold_back(j));
+    return invalid_.count(j.id) > 0 || options_.RoleOf(j) == JobRole::kHeldBack;
   }
   bool Touched(const JobInfo& j) const {
     return j.id < static_cast<int>(touched_.size()) && touched_[j.id] != 0;
@@ -328,6 +163,8 @@ class Session {
   }
   // The job's statuses when the session opened (Volcano's TransactionContext.LastTransaction).
   TaskStatus LastStatus(const TaskInfo& t) const;
+  // The node of the task's last placement this session (Allocate or Pipeline), or -1.
+  int LastNode(const TaskInfo& t) const;
 
  private:
   void Open();
@@ -375,32 +212,6 @@ class Session {
   mutable Hook<VictimsFn> preemptable_{"enablePreemptable", {}, {}, false};
   mutable Hook<VictimsFn> reclaimable_{"enableReclaimable", {}, {}, false};
   std::vector<EventHandler> handlers_;
-};
-
-// Gang statement: tentative operations, committed together or undone in reverse.
-class Statement {
- public:
-  explicit Statement(Session& ssn) : ssn_(ssn) {}
-  ~Statement() = default;
-  void Allocate(TaskInfo& t, int node);
-  void Pipeline(TaskInfo& t, int node);
-  void Evict(TaskInfo& t, const std::string& reason);
-  void Commit();
-  void Discard();
-  // Moves other's operations to the end of this one.
-  void Merge(Statement& other);
-  bool empty() const { return ops_.empty(); }
-
- private:
-  enum class Kind { kAllocate, kPipeline, kEvict };
-  struct Op {
-    Kind kind;
-    int task;
-    TaskStatus previous;
-    std::string reason;
-  };
-  Session& ssn_;
-  std::vector<Op> ops_;
 };
 
 }  // namespace muster::core

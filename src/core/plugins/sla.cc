@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "api/time.h"
+#include "common/go_duration.h"
 #include "core/plugins/plugins.h"
 
 namespace muster::core {
@@ -24,7 +25,7 @@ class SlaPlugin : public Plugin {
       if (j.pg) {
         auto it = j.pg->meta.annotations.find("sla-waiting-time");
         if (it != j.pg->meta.annotations.end()) {
-          auto d = ParseGoDurationSeconds(it->second);
+          auto d = common::ParseGoDurationSeconds(it->second);
           if (d.ok()) wait = *d;
         }
       }
