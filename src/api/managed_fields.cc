@@ -267,6 +267,19 @@ void AddValue(FieldSet& node, const json::value& value, std::string_view kind,
   node.member = true;  // a scalar, an empty map or list, or an atomic list
 }
 
+void AddChanges(FieldSet& node, const json::value* old, const json::value& now,
+                std::string_view kind, const std::string& schema);
+
+// AddChanges for the members of a map.
+void AddMemberChanges(FieldSet& node, const json::object& old, const json::object& now,
+                      std::string_view kind, const std::string& schema) {
+  for (const auto& [key, member] : now) {
+    if (member.is_null()) continue;
+    AddChanges(node.children["f:" + std::string(key)], old.if_contains(key), member, kind,
+               Join(schema, key));
+  }
+}
+
 // Adds to `node` the fields set in `now` that are absent from or differ in `old`.
 void AddChanges(FieldSet& node, const json::value* old, const json::value& now,
                 std::string_view kind, const std::string& schema) {
@@ -275,11 +288,7 @@ void AddChanges(FieldSet& node, const json::value* old, const json::value& now,
     return;
   }
   if (now.is_object() && old->is_object() && !now.get_object().empty()) {
-    for (const auto& [key, member] : now.get_object()) {
-      if (member.is_null()) continue;
-      AddChanges(node.children["f:" + std::string(key)], old->get_object().if_contains(key), member,
-                 kind, Join(schema, key));
-    }
+    AddMemberChanges(node, old->get_object(), now.get_object(), kind, schema);
     return;
   }
   if (now.is_array() && old->is_array() && !now.get_array().empty()) {
@@ -437,21 +446,42 @@ json::object* MetaIn(json::value& object) {
   return &meta.get_object();
 }
 
-const json::value* ManagedIn(const json::value& object) {
-  if (!object.is_object()) return nullptr;
-  const json::value* meta = object.get_object().if_contains("metadata");
+const json::value* ManagedOf(const json::object& object) {
+  const json::value* meta = object.if_contains("metadata");
   if (meta == nullptr || !meta->is_object()) return nullptr;
   return meta->get_object().if_contains("managedFields");
 }
 
-// The object without its managedFields, to tell whether a write changed anything else.
-json::value WithoutManaged(const json::value& object) {
-  json::value copy = object;
-  if (json::object* meta = MetaIn(copy)) {
-    meta->erase("managedFields");
-    if (meta->empty()) copy.get_object().erase("metadata");
+const json::value* ManagedIn(const json::value& object) {
+  return object.is_object() ? ManagedOf(object.get_object()) : nullptr;
+}
+
+// Whether `a` and `b` have the same members, `skip` aside.
+bool SameMembersBeside(const json::object& a, const json::object& b, std::string_view skip) {
+  size_t counted = 0;
+  for (const auto& [key, value] : a) {
+    if (key == skip) continue;
+    const json::value* other = b.if_contains(key);
+    if (other == nullptr || *other != value) return false;
+    ++counted;
   }
-  return copy;
+  return counted + (b.contains(skip) ? 1 : 0) == b.size();
+}
+
+// Whether a write changed anything beside managedFields (an absent metadata counts as `{}`).
+bool SameBesideManaged(const json::value& a, const json::value& b) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  const json::object& x = a.get_object();
+  const json::object& y = b.get_object();
+  if (!SameMembersBeside(x, y, "metadata")) return false;
+  const json::value* mx = x.if_contains("metadata");
+  const json::value* my = y.if_contains("metadata");
+  if ((mx != nullptr && !mx->is_object()) || (my != nullptr && !my->is_object())) {
+    return mx != nullptr && my != nullptr && *mx == *my;
+  }
+  const json::object none;
+  return SameMembersBeside(mx != nullptr ? mx->get_object() : none,
+                           my != nullptr ? my->get_object() : none, "managedFields");
 }
 
 // Stores `entries` as `object`'s managedFields, or none when there are none.
@@ -482,7 +512,8 @@ FieldSet AppliedFields(const json::value& config, std::string_view kind, const F
 
 absl::StatusOr<json::value> MergeApplied(const json::value& live, const json::value& config,
                                          std::string_view kind, const FieldManager& who) {
-  const json::value base = live.is_object() ? live : json::value(json::object());
+  const json::value empty_object = json::object();
+  const json::value& base = live.is_object() ? live : empty_object;
   absl::StatusOr<json::value> merged = ApplyServerSideApply(base, config, kind);
   if (!merged.ok()) return merged.status();
   FieldSet applied = AppliedFields(config, kind, who);
@@ -502,9 +533,12 @@ absl::StatusOr<json::value> MergeApplied(const json::value& live, const json::va
 std::vector<FieldConflict> RecordApply(const json::value& live, json::value& next,
                                        const json::value& config, std::string_view kind,
                                        const FieldManager& who, bool force, std::string_view now) {
-  const json::value base = live.is_object() ? live : json::value(json::object());
+  const json::value empty_object = json::object();
+  const json::value& base = live.is_object() ? live : empty_object;
   FieldSet applied = AppliedFields(config, kind, who);
-  std::vector<Entry> entries = DecodeEntries(ManagedIn(base)).value_or(std::vector<Entry>());
+  const json::value* stored = ManagedIn(base);
+  const std::optional<std::vector<Entry>> before = DecodeEntries(stored);
+  std::vector<Entry> entries = before.value_or(std::vector<Entry>());
   std::vector<FieldConflict> conflicts;
   std::vector<FieldSet> lost(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -541,7 +575,7 @@ std::vector<FieldConflict> RecordApply(const json::value& live, json::value& nex
     entries.push_back(std::move(e));
     mine = std::prev(entries.end());
   }
-  const bool object_changed = WithoutManaged(next) != WithoutManaged(base);
+  const bool object_changed = !SameBesideManaged(next, base);
   if (object_changed || mine->fields != applied || mine->time.empty()) {
     mine->time = std::string(now);
   }
@@ -550,8 +584,6 @@ std::vector<FieldConflict> RecordApply(const json::value& live, json::value& nex
   for (Entry& e : entries) RestrictToExisting(e.fields, next);
   DropEmpty(entries);
 
-  const json::value* stored = ManagedIn(base);
-  const std::optional<std::vector<Entry>> before = DecodeEntries(stored);
   if (!object_changed && before && EncodeEntries(*before) == EncodeEntries(entries)) {
     // Nothing changed hands: managedFields exactly as stored.
     json::object* meta = MetaIn(next);
@@ -579,20 +611,19 @@ absl::StatusOr<OwnedApply> ApplyWithOwnership(const json::value& live, const jso
 
 void RecordUpdate(const json::object& live, json::object& next, std::string_view kind,
                   const FieldManager& who, std::string_view now) {
-  const json::value live_value(live);
   json::value next_value(std::move(next));
-  const json::value* stored = ManagedIn(live_value);
+  const json::value* stored = ManagedOf(live);
   const json::value* sent = ManagedIn(next_value);
   // An update that sends managedFields other than the stored ones replaces them.
   const bool reset = sent != nullptr && sent->is_array() && !sent->get_array().empty() &&
                      (stored == nullptr || *sent != *stored);
+  const std::optional<std::vector<Entry>> kept = DecodeEntries(stored);
   std::vector<Entry> entries =
-      DecodeEntries(reset ? sent : stored).value_or(std::vector<Entry>());
+      (reset ? DecodeEntries(sent) : kept).value_or(std::vector<Entry>());
 
-  json::value old_value = WithoutManaged(live_value);
-  json::value new_value = WithoutManaged(next_value);
+  // A change of managedFields itself is no one's field: Strip leaves it out.
   FieldSet changed;
-  AddChanges(changed, &old_value, new_value, kind, "");
+  AddMemberChanges(changed, live, next_value.get_object(), kind, "");
   Strip(changed, who);
   Prune(changed);
 
@@ -617,10 +648,9 @@ void RecordUpdate(const json::object& live, json::object& next, std::string_view
     Union(mine->fields, changed);
     mine->time = std::string(now);
   }
-  for (Entry& e : entries) RestrictToExisting(e.fields, new_value);
+  for (Entry& e : entries) RestrictToExisting(e.fields, next_value);
   DropEmpty(entries);
 
-  const std::optional<std::vector<Entry>> kept = DecodeEntries(stored);
   if (!reset && kept && EncodeEntries(*kept) == EncodeEntries(entries)) {
     // Nothing changed hands: managedFields exactly as stored.
     json::object* meta = MetaIn(next_value);
