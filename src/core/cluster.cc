@@ -582,7 +582,7 @@ void Cluster::UpsertPodGroup(const api::PodGroup& pg) {
     }
     j.min_resources = std::move(min);
   }
-  j.phase = pg.status.phase.empty() ? "Pending" : pg.status.phase;
+  j.SetPhaseFromPodGroup();
   j.creation = pg.meta.creation_timestamp;
   RefreshJobPriority(j);
 }
@@ -609,7 +609,7 @@ void Cluster::RemovePodGroup(const std::string& ns, const std::string& name) {
   JobInfo* j = FindJob(ns + "/" + name);
   if (!j) return;
   j->pg.reset();
-  j->phase.clear();
+  j->SetPhaseText("");
   ForgetJobIfUnused(j->id);
 }
 

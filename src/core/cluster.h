@@ -14,11 +14,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "api/gpu_indices.h"
 #include "api/model.h"
+#include "core/podgroup_phase.h"
 #include "core/resources.h"
 
 namespace muster::core {
@@ -173,7 +175,11 @@ struct JobInfo {
   int32_t task_min_total = 0;
   std::optional<Resources> min_resources;
   int32_t priority = 0;
-  std::string phase;  // PodGroup phase as the engine knows it
+  // The PodGroup's phase as the engine knows it. Only for kOther is `other_phase` read: the text
+  // of a phase the engine has no name for, kept to be written back as it came; empty while the
+  // job has no PodGroup.
+  PodGroupPhase phase = PodGroupPhase::kOther;
+  std::string other_phase;
   std::string creation;
   int64_t seq = 0;
   std::vector<int> tasks;
@@ -186,7 +192,22 @@ struct JobInfo {
   int ReadyTaskNum() const;
   int WaitingTaskNum() const { return Count(TaskStatus::kPipelined); }
   int ValidTaskNum() const;
-  bool IsPending() const { return phase == "Pending"; }
+  bool IsPending() const { return phase == PodGroupPhase::kPending; }
+  // status.phase as it is to be written: the phase's name, or the text kept for kOther.
+  std::string_view PhaseText() const {
+    return phase == PodGroupPhase::kOther ? std::string_view(other_phase)
+                                          : PodGroupPhaseName(phase);
+  }
+  void SetPhaseText(std::string_view text) {
+    phase = ParsePodGroupPhase(text);
+    other_phase = phase == PodGroupPhase::kOther ? std::string(text) : std::string();
+  }
+  // The phase the PodGroup's status says; Pending when it says none, as for a group no one has
+  // admitted yet. Needs `pg`.
+  void SetPhaseFromPodGroup() {
+    SetPhaseText(pg->status.phase.empty() ? PodGroupPhaseName(PodGroupPhase::kPending)
+                                          : std::string_view(pg->status.phase));
+  }
 };
 
 // Kubernetes effective requests: containers summed, init containers maxed, overhead added;

@@ -379,7 +379,7 @@ TEST(ClusterJobTest, PodGroupFieldsAndDefaults) {
   JobInfo* j = c.FindJob("ns/pg");
   ASSERT_NE(j->pg, nullptr);
   EXPECT_EQ(j->queue_name, "default");
-  EXPECT_EQ(j->phase, "Pending");
+  EXPECT_EQ(j->phase, PodGroupPhase::kPending);
   EXPECT_EQ(j->min_available, 4);
   EXPECT_EQ(j->task_min_total, 3);
   ASSERT_TRUE(j->min_resources.has_value());
@@ -388,7 +388,7 @@ TEST(ClusterJobTest, PodGroupFieldsAndDefaults) {
 
   c.UpsertPodGroup(MakePodGroup("ns", "pg").Queue("q1").Phase("Inqueue").Obj());
   EXPECT_EQ(j->queue_name, "q1");
-  EXPECT_EQ(j->phase, "Inqueue");
+  EXPECT_EQ(j->phase, PodGroupPhase::kInqueue);
   EXPECT_FALSE(j->min_resources.has_value());
   EXPECT_EQ(j->task_min_total, 0);
 

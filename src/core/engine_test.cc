@@ -74,8 +74,8 @@ TEST(PodGroupPhaseTest, PhasesAtClose) {
   const auto* done = Group(r, "ns/done");
   EXPECT_EQ(done->succeeded, 1);
   // The phase sticks in the cluster for the next cycle: admitted groups are not admitted again.
-  EXPECT_EQ(h.cluster().FindJob("ns/toobig")->phase, "Inqueue");
-  EXPECT_EQ(h.cluster().FindJob("ns/fits")->phase, "Running");
+  EXPECT_EQ(h.cluster().FindJob("ns/toobig")->phase, PodGroupPhase::kInqueue);
+  EXPECT_EQ(h.cluster().FindJob("ns/fits")->phase, PodGroupPhase::kRunning);
 }
 
 TEST(PodGroupPhaseTest, WithoutDiagnosticsTheSameCycleDecidesTheSame) {

@@ -202,7 +202,7 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
     // A cycle reports only the groups it worked on; every group's phase is in the cluster view.
     for (int id : cluster.JobIds()) {
       const core::JobInfo& j = cluster.job(id);
-      if (j.pg) out.pod_group_phases[j.key] = j.phase;
+      if (j.pg) out.pod_group_phases[j.key] = j.PhaseText();
     }
     for (const auto& pg : r.pod_groups) {
       if (pg.condition) out.pod_group_conditions[pg.pod_group] = pg.condition->message;

@@ -5,6 +5,7 @@
 #include "api/gpu_indices.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
+#include "core/podgroup_phase.h"
 #include "core/resources.h"
 
 namespace muster::scheduler {
@@ -90,7 +91,7 @@ json::object StandalonePodGroup(const api::Pod& pod) {
   pg["kind"] = "PodGroup";
   pg["metadata"] = std::move(meta);
   pg["spec"] = std::move(spec);
-  pg["status"] = json::object{{"phase", "Pending"}};
+  pg["status"] = json::object{{"phase", core::PodGroupPhaseName(core::PodGroupPhase::kPending)}};
   return pg;
 }
 
@@ -172,7 +173,7 @@ std::string ClusterMirror::UpsertPod(api::Pod pod) {
         pg.spec.queue = kDefaultQueueName;
         pg.spec.priority_class_name = pod.spec.priority_class_name;
         // Admitted from the start: kube-scheduler has no admission step.
-        pg.status.phase = "Inqueue";
+        pg.status.phase = core::PodGroupPhaseName(core::PodGroupPhase::kInqueue);
         cluster_.UpsertPodGroup(pg);
       }
       break;

@@ -483,7 +483,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
     if (deferred[g]) {
       context.failed_jobs.insert(gang.job);
       if (core::JobInfo* j = cluster.FindJob(gang.job); j != nullptr && j->pg) {
-        j->phase = j->pg->status.phase.empty() ? "Pending" : j->pg->status.phase;
+        j->SetPhaseFromPodGroup();
       }
       std::lock_guard<std::mutex> lock(stats_mu);
       ++stats.gangs_deferred;
@@ -540,7 +540,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
     // The job's phase as the API knows it; the next cycle recomputes it.
     context.failed_jobs.insert(gang.job);
     if (core::JobInfo* j = cluster.FindJob(gang.job); j != nullptr && j->pg) {
-      j->phase = j->pg->status.phase.empty() ? "Pending" : j->pg->status.phase;
+      j->SetPhaseFromPodGroup();
     }
     backoff.Reset(gang.job);
   }
@@ -626,7 +626,7 @@ void Scheduler::State::UpdateBackoff(const core::CycleResult& result, const Plan
     if (placed.count(key) || context.failed_jobs.count(key) || progressing.count(key)) continue;
     const core::JobInfo* j = cluster.FindJob(key);
     if (j == nullptr || !j->pg) continue;
-    if (j->Count(core::TaskStatus::kPending) > 0 || j->phase == "Pending") {
+    if (j->Count(core::TaskStatus::kPending) > 0 || j->IsPending()) {
       backoff.Failed(key, start);
     }
   }
@@ -735,7 +735,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     const core::JobInfo& j = cluster.job(id);
     unbound += j.Count(core::TaskStatus::kPending);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
-    if (j.phase == "Pending" || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
+    if (j.IsPending() || j.Count(core::TaskStatus::kPending) > 0) ++waiting;
   }
   Clock::time_point end = Clock::now();
   if (metrics) metrics->AfterCycle(mirror.cluster(), waiting, end, end - start);

@@ -8,6 +8,7 @@
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
+#include "core/podgroup_phase.h"
 #include "core/resources.h"
 #include "scheduler/cluster_mirror.h"
 
@@ -248,7 +249,7 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
   for (const std::string& key : jobs) {
     if (context.failed_jobs.count(key)) continue;
     const core::JobInfo* j = c.FindJob(key);
-    if (j == nullptr || !j->pg || IsDefaultSchedulerJob(*j) || j->phase.empty()) continue;
+    if (j == nullptr || !j->pg || IsDefaultSchedulerJob(*j) || j->PhaseText().empty()) continue;
     std::vector<api::Condition> conditions = j->pg->status.conditions;
     auto r = reported.find(key);
     if (r != reported.end() && r->second->condition) {
@@ -263,7 +264,7 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
       if (!found) conditions.push_back(cond);
     }
     PodGroupStatusView want;
-    want.phase = j->phase;
+    want.phase = j->PhaseText();
     want.running = j->Count(core::TaskStatus::kRunning);
     want.succeeded = j->Count(core::TaskStatus::kSucceeded);
     want.failed = j->Count(core::TaskStatus::kFailed);
@@ -335,16 +336,25 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
     const core::JobInfo& j = cluster.job(id);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
     Tally& t = tallies[j.queue_name];
-    if (j.phase == "Pending")
-      ++t.view.pending;
-    else if (j.phase == "Running")
-      ++t.view.running;
-    else if (j.phase == "Inqueue")
-      ++t.view.inqueue;
-    else if (j.phase == "Unknown")
-      ++t.view.unknown;
-    else if (j.phase == "Completed")
-      ++t.view.completed;
+    switch (j.phase) {
+      case core::PodGroupPhase::kPending:
+        ++t.view.pending;
+        break;
+      case core::PodGroupPhase::kRunning:
+        ++t.view.running;
+        break;
+      case core::PodGroupPhase::kInqueue:
+        ++t.view.inqueue;
+        break;
+      case core::PodGroupPhase::kUnknown:
+        ++t.view.unknown;
+        break;
+      case core::PodGroupPhase::kCompleted:
+        ++t.view.completed;
+        break;
+      case core::PodGroupPhase::kOther:  // a text Volcano's queue status has no count for
+        break;
+    }
     t.allocated.Add(j.allocated);
   }
   std::vector<QueueStatusWrite> out;

@@ -183,6 +183,19 @@ TEST_F(WritePlanTest, NothingIsWrittenWhereTheObjectAlreadySaysIt) {
   EXPECT_THAT(PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_).pod_groups, IsEmpty());
 }
 
+TEST_F(WritePlanTest, APhaseTheEngineHasNoNameForIsWrittenBackAsItCame) {
+  api::PodGroup pg = *m_.cluster().FindJob("ns/pg")->pg;
+  pg.status.phase = "Suspended";  // another controller's
+  pg.status.running = 3;          // not what the engine counts, so the status is written
+  m_.UpsertPodGroup(pg);
+  PlanContext ctx;
+  ctx.dirty_jobs = {"ns/pg"};
+  CycleWrites w = PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_);
+  ASSERT_THAT(w.pod_groups, SizeIs(1));
+  EXPECT_EQ(w.pod_groups[0].view.phase, "Suspended");
+  EXPECT_EQ(json::parse(w.pod_groups[0].patch).at("status").at("phase").as_string(), "Suspended");
+}
+
 TEST(KubeSchedulerMessageTest, Wording) {
   EXPECT_EQ(KubeSchedulerMessage("0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu."),
             "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");

@@ -57,6 +57,7 @@
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
+#include "core/podgroup_phase.h"
 #include "fmt/format.h"
 #include "sim/go_rand.h"
 
@@ -214,7 +215,7 @@ class EngineReplayer {
     Job& job = jobs_[j];
     std::string created = Rfc3339(rj.submit);
     api::ResourceList each = PodResources(rj.pod);
-    auto group = [&](const std::string& name, int members, const std::string& phase) {
+    auto group = [&](const std::string& name, int members, core::PodGroupPhase phase) {
       api::PodGroup pg;
       pg.meta.name = name;
       pg.meta.namespace_ = kNamespace;
@@ -225,14 +226,14 @@ class EngineReplayer {
       api::ResourceList total;
       for (const auto& [k, q] : each) total[k] = api::Quantity::FromMilli(q.MilliValue() * members);
       pg.spec.min_resources = std::move(total);
-      pg.status.phase = phase;
+      pg.status.phase = core::PodGroupPhaseName(phase);
       cluster_.UpsertPodGroup(pg);
     };
     // Volcano: the gang's PodGroup waits for enqueue. kube: nothing to admit.
-    if (!kube_) group(GroupName(j, 0), rj.pods, "Pending");
+    if (!kube_) group(GroupName(j, 0), rj.pods, core::PodGroupPhase::kPending);
     job.pods.resize(rj.pods);
     for (int k = 0; k < rj.pods; ++k) {
-      if (kube_) group(GroupName(j, k), 1, "Inqueue");
+      if (kube_) group(GroupName(j, k), 1, core::PodGroupPhase::kInqueue);
       api::Pod& p = job.pods[k];
       p.meta.name = fmt::format("j{:07d}-{}", j, k);
       p.meta.namespace_ = kNamespace;

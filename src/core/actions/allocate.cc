@@ -51,7 +51,7 @@ class AllocateAction : public Action {
         const bool backing_off = ssn.options().RoleOf(*j) == JobRole::kHeldBack;
         if (!has_enqueue && !backing_off && (!j->min_resources || ssn.JobEnqueueable(*j))) {
           ssn.JobEnqueued(*j);
-          j->phase = "Inqueue";
+          j->phase = PodGroupPhase::kInqueue;
         }
         continue;
       }
@@ -62,7 +62,7 @@ class AllocateAction : public Action {
           if (!options.strict_order) continue;
         } else {
           ssn.JobEnqueued(*j);
-          j->phase = "Inqueue";
+          j->phase = PodGroupPhase::kInqueue;
         }
       }
       // A job with nothing pending has nothing to allocate; leaving it out changes no decision.

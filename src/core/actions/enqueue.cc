@@ -46,7 +46,7 @@ class EnqueueAction : public Action {
       JobInfo* j = pending.jobs[pending.next++];
       if (q->open && (!j->min_resources || ssn.JobEnqueueable(*j))) {
         ssn.JobEnqueued(*j);
-        j->phase = "Inqueue";
+        j->phase = PodGroupPhase::kInqueue;
       } else if (ssn.options().diagnostics) {
         std::string why = q->open ? ssn.enqueue_rejections()[j->id]
                                   : "queue " + q->name + " is not open";

@@ -148,7 +148,7 @@ TEST(EnqueueTest, SettledJobsStillCountAgainstTheQueue) {
     CycleResult r = h.Run(DefaultSchedulerConf(), options);
     EXPECT_THAT(Binds(r), IsEmpty());
     EXPECT_EQ(Phase(r, "ns/b"), "Pending");
-    EXPECT_EQ(h.cluster().FindJob("ns/b")->phase, "Pending");
+    EXPECT_EQ(h.cluster().FindJob("ns/b")->phase, PodGroupPhase::kPending);
     EXPECT_EQ(Group(r, "ns/a") == nullptr, settle);
     EXPECT_EQ(Condition(r, "ns/a-1") == nullptr, settle);
   }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/framework/session.h"
+#include "core/podgroup_phase.h"
 #include "fmt/format.h"
 
 namespace muster::core {
@@ -19,20 +20,22 @@ void UpdateJobStatuses(Session& ssn) {
     }
     auto cond = conds.find(j->id);
     bool unschedulable = cond != conds.end() && cond->second.type == "Unschedulable";
-    std::string phase = j->phase;
+    // Always one of the five named phases: a text the engine has no name for is replaced.
+    PodGroupPhase phase = j->phase;
     if (j->Count(TaskStatus::kRunning) != 0 && unschedulable) {
-      phase = "Unknown";
+      phase = PodGroupPhase::kUnknown;
     } else if (allocated >= j->min_available) {
-      phase = j->Count(TaskStatus::kSucceeded) == allocated ? "Completed" : "Running";
-    } else if (phase != "Inqueue") {
-      phase = "Pending";
+      phase = j->Count(TaskStatus::kSucceeded) == allocated ? PodGroupPhase::kCompleted
+                                                            : PodGroupPhase::kRunning;
+    } else if (phase != PodGroupPhase::kInqueue) {
+      phase = PodGroupPhase::kPending;
     }
     bool phase_changed = phase != j->phase;
     if (!phase_changed && !ssn.Touched(*j)) continue;
     j->phase = phase;
     CycleResult::PodGroupStatus st;
     st.pod_group = j->key;
-    st.phase = phase;
+    st.phase = PodGroupPhaseName(phase);
     if (cond != conds.end()) st.condition = cond->second;
     st.running = j->Count(TaskStatus::kRunning);
     st.succeeded = j->Count(TaskStatus::kSucceeded);
@@ -40,7 +43,8 @@ void UpdateJobStatuses(Session& ssn) {
     ssn.result().pod_groups.push_back(std::move(st));
     if (!ssn.options().diagnostics) continue;
 
-    bool pg_unschedulable = phase == "Unknown" || phase == "Pending" || phase == "Inqueue";
+    bool pg_unschedulable = phase == PodGroupPhase::kUnknown || phase == PodGroupPhase::kPending ||
+                            phase == PodGroupPhase::kInqueue;
     std::string job_msg;
     if (pg_unschedulable && !j->tasks.empty()) {
       job_msg = ssn.JobFitError(*j);

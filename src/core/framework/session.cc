@@ -98,7 +98,7 @@ void Session::Open() {
       c.transition_id = options_.session_id;
       CycleResult::PodGroupStatus st;
       st.pod_group = j->key;
-      st.phase = j->phase;
+      st.phase = j->PhaseText();
       st.condition = c;
       st.running = j->Count(TaskStatus::kRunning);
       st.succeeded = j->Count(TaskStatus::kSucceeded);

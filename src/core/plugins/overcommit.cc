@@ -20,7 +20,7 @@ class OvercommitPlugin : public Plugin {
       idle_.Set(r, static_cast<int64_t>(static_cast<double>(total.Get(r)) * factor_) - used.Get(r));
     }
     ssn.ForEachCountedJob([this](const JobInfo& j) {
-      if (j.phase == "Inqueue" && j.min_resources) inqueue_.Add(*j.min_resources);
+      if (j.phase == PodGroupPhase::kInqueue && j.min_resources) inqueue_.Add(*j.min_resources);
     });
     (void)c;
     Session* s = &ssn;

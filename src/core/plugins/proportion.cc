@@ -60,7 +60,7 @@ class ProportionPlugin : public Plugin {
           if (t.status == TaskStatus::kPending) a.request.Add(t.resreq);
         }
       }
-      if (j->phase == "Inqueue" && j->min_resources) a.inqueue.Add(*j->min_resources);
+      if (j->phase == PodGroupPhase::kInqueue && j->min_resources) a.inqueue.Add(*j->min_resources);
       // Elastic: what a job holds beyond its minResources, which admission does not count
       // against the queue twice (Volcano's JobInfo.GetElasticResources).
       if (j->min_resources && !job_allocated.IsEmpty()) {
