@@ -32,7 +32,8 @@
 //
 // Process containers (process runtime) get their environment, volumes and working directory as
 // described in docs/cluster-file.md ("What a process container sees"); simulated containers use
-// the annotations muster.dev/run-seconds and muster.dev/exit-code.
+// the annotations muster.dev/run-seconds and muster.dev/exit-code. Both are built in
+// container_launch.h; the life cycle is pod_worker.cc, the status pod_status.cc.
 //
 // Thread-safety: none; the pod manager calls a worker from one thread at a time.
 
@@ -52,6 +53,8 @@
 #include "node/runtime.h"
 
 namespace muster::node {
+
+struct LaunchResult;  // container_launch.h
 
 inline constexpr char kRunSecondsAnnotation[] = "muster.dev/run-seconds";
 inline constexpr char kExitCodeAnnotation[] = "muster.dev/exit-code";
@@ -125,21 +128,27 @@ class PodWorker {
 
  private:
   struct Container;
-  struct Setup;
 
+  void AdoptContainer(Container& c, const boost::json::object& status,
+                      std::chrono::system_clock::time_point now_wall);
+  // Admission (devices, then requests); false when the pod was rejected.
+  bool Admit(SyncResult& result);
+  // Starts or restarts `c` when it is due, else asks to be woken then.
+  void AdvanceContainer(Container& c, Clock::time_point now, SyncResult& result);
   void StartContainer(Container& c, SyncResult& result);
   void ContainerEnded(Container& c, const ContainerExit& exit, const std::string& reason,
                       const std::string& message);
   // Whether `c` (ended) is to run again under the restart policy.
   bool WillRestart(const Container& c) const;
   void KillAll(SyncResult& result);
-  std::string ComputePhase() const;
+  [[nodiscard]] LaunchResult BuildLaunch(const Container& c) const;
+  void Adopt(const boost::json::object& status);
+  // pod_status.cc
+  [[nodiscard]] std::string ComputePhase() const;
   void SetCondition(const std::string& type, bool status, const std::string& reason,
                     const std::string& message);
-  absl::StatusOr<ContainerLaunch> BuildLaunch(Container& c, SyncResult& result);
-  absl::StatusOr<ContainerLaunch> BuildProcessLaunch(Container& c, SyncResult& result);
-  absl::StatusOr<boost::json::object> ConfigMap(const std::string& name, bool optional);
-  void Adopt(const boost::json::object& status);
+  void UpdateConditions();
+  [[nodiscard]] boost::json::object ContainerStatus(const Container& c) const;
 
   boost::json::object pod_;
   NodeResources& node_;
