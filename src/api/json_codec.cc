@@ -21,6 +21,7 @@
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/string.hpp"
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace muster::api {
@@ -30,13 +31,7 @@ using boost::json::array;
 using boost::json::object;
 using boost::json::value;
 
-// absl::StrCat that also takes std::string_view (this absl has its own string_view type).
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", parts), ...);
-  return out;
-}
+using common::Cat;
 
 // --- Schemas ----------------------------------------------------------------------------------
 //

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/escaping.h"
+#include "common/files.h"
 #include "fmt/format.h"
 #include "openssl/bn.h"
 #include "openssl/err.h"
@@ -85,13 +86,7 @@ absl::Status WritePrivateFile(const std::string& path, const std::string& conten
 
 namespace {
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using common::ReadFile;
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "fmt/format.h"
 
@@ -28,6 +30,14 @@ absl::Status CreatePrivateDirectories(const std::string& path) {
                     err == EEXIST ? "it exists and is not a directory" : std::strerror(err)));
   }
   return absl::OkStatus();
+}
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace muster::common

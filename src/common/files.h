@@ -1,7 +1,9 @@
 #pragma once
 
-// Directories muster keeps private data in (the store, credentials, logs): created owner-only.
+// Files and the directories muster keeps private data in (the store, credentials, logs): the
+// directories created owner-only.
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -12,5 +14,8 @@ namespace muster::common {
 // already exist are left as they are, their mode included. Unavailable, naming the directory, when
 // one cannot be made or a path component is not a directory.
 absl::Status CreatePrivateDirectories(const std::string& path);
+
+// The file's bytes; nullopt when it cannot be read (a kubeconfig, a certificate, a token).
+std::optional<std::string> ReadFile(const std::string& path);
 
 }  // namespace muster::common

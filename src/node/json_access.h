@@ -12,17 +12,12 @@
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/value.hpp"
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace muster::node {
 
-// absl::StrCat that also takes std::string_view (Debian's absl has its own string_view type).
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", parts), ...);
-  return out;
-}
+using common::Cat;
 
 inline const boost::json::object* ObjectAt(const boost::json::object& o, std::string_view key) {
   const boost::json::value* v = o.if_contains(key);
