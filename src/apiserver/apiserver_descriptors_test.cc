@@ -17,6 +17,7 @@
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
 #include "apiserver/resources.h"
+#include "apiserver/schemas/schema_files.h"
 #include "apiserver/tables.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
@@ -595,6 +596,74 @@ TEST(OpenApiTest, EveryRefResolvesWithinItsDocumentAndEachKindHasOneSchema) {
       // Reviews are never listed: no list kind.
       EXPECT_EQ(schemas.contains(SchemaName(*info, true)), !info->review) << info->kind;
     }
+  }
+}
+
+// The file a schema belongs in (schemas/README.md): its package as the group-version kube
+// serves it ("io.k8s.api.scheduling.v1.PriorityClass" in scheduling.k8s.io.v1.json, a custom
+// resource's reversed group put back: "sh.volcano.batch.v1alpha1.Job" in
+// batch.volcano.sh.v1alpha1.json), apimachinery's by package (meta.v1.json, resource.json).
+std::string SchemaFileOf(std::string_view name) {
+  std::string_view package = name.substr(0, name.rfind('.'));
+  for (auto [prefix, file] : {std::pair{"io.k8s.apimachinery.pkg.apis.meta.v1", "meta.v1"},
+                              std::pair{"io.k8s.apimachinery.pkg.api.resource", "resource"},
+                              std::pair{"io.k8s.api.core.v1", "core.v1"}}) {
+    if (package == prefix) return fmt::format("{}.json", file);
+  }
+  const size_t dot = package.rfind('.');
+  std::string_view version = package.substr(dot + 1);
+  std::string_view group = package.substr(0, dot);
+  if (group.starts_with("io.k8s.api.")) {
+    return fmt::format("{}.k8s.io.{}.json", group.substr(11), version);
+  }
+  std::string forward;
+  for (std::string_view rest = group; !rest.empty();) {
+    const size_t last = rest.rfind('.');
+    if (!forward.empty()) forward += '.';
+    forward += last == std::string_view::npos ? rest : rest.substr(last + 1);
+    rest = last == std::string_view::npos ? std::string_view{} : rest.substr(0, last);
+  }
+  return fmt::format("{}.{}.json", forward, version);
+}
+
+TEST(OpenApiSchemaFilesTest, EachHoldsItsGroupVersionsSchemasThatResolveAndAreServed) {
+  // What the documents hold beside the files: list kinds and kinds the files do not describe.
+  std::set<std::string> served;
+  for (const GroupVersion& gv : ServedGroupVersions()) {
+    value doc = BuildOpenApiDocument(gv.group, gv.version);
+    for (const auto& schema : At(doc, {"components", "schemas"})->as_object())
+      served.emplace(schema.key());
+  }
+  std::set<std::string> generated;
+  for (const ResourceInfo& info : AllResources()) {
+    generated.insert(SchemaName(info));
+    if (!info.review) generated.insert(SchemaName(info, /*list=*/true));
+  }
+
+  std::map<std::string, std::string> file_of;  // schema name -> file
+  std::vector<std::string> refs;
+  ASSERT_THAT(OpenApiSchemaFiles(), Not(IsEmpty()));
+  for (const EmbeddedFile& file : OpenApiSchemaFiles()) {
+    SCOPED_TRACE(file.name);
+    boost::json::error_code error;
+    value parsed = boost::json::parse(file.content, error);
+    ASSERT_FALSE(error) << error.message();
+    ASSERT_TRUE(parsed.is_object());
+    EXPECT_THAT(parsed.as_object(), Not(IsEmpty()));
+    for (const auto& [name, schema] : parsed.as_object()) {
+      EXPECT_TRUE(schema.is_object()) << name;
+      EXPECT_EQ(SchemaFileOf(name), file.name) << name;
+      auto [it, inserted] = file_of.emplace(name, file.name);
+      EXPECT_TRUE(inserted) << name << " is in " << it->second << " too";
+      EXPECT_TRUE(served.contains(name)) << name << " is in no served document";
+      CollectRefs(schema, refs);
+    }
+  }
+  EXPECT_THAT(refs, Not(IsEmpty()));
+  for (const std::string& ref : refs) {
+    ASSERT_THAT(ref, StartsWith("#/components/schemas/"));
+    const std::string name = ref.substr(21);
+    EXPECT_TRUE(file_of.contains(name) || generated.contains(name)) << ref;
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // CustomResourceDefinitions (apiextensions.k8s.io/v1) of the Volcano kinds muster serves, made
-// from the same resource registry (resources.h) and schema catalogue (openapi.h) that `muster up`
+// from the same resource registry (resources.h) and OpenAPI documents (openapi.h, whose schemas
+// are the data files of schemas/, e.g. schemas/batch.volcano.sh.v1alpha1.json) that `muster up`
 // serves, so that the CRDs installed on a real cluster (`muster manifests crds`, deploy/crds/) and
 // muster's own OpenAPI never disagree.
 //

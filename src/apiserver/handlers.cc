@@ -55,12 +55,6 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
   return parts;
 }
 
-std::string_view MediaType(std::string_view content_type) {
-  auto semi = content_type.find(';');
-  std::string_view t = content_type.substr(0, semi);
-  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-  return t;
-}
 
 HttpResponse TextResponse(int status, std::string body) {
   HttpResponse r;
@@ -194,6 +188,13 @@ bool ContinueSignedFor(const ContinueToken& token, std::string_view key, std::st
 const json::object* ObjectAt(const json::object& obj, std::string_view key) {
   const json::value* v = obj.if_contains(key);
   return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::string_view MediaType(std::string_view content_type) {
+  auto semi = content_type.find(';');
+  std::string_view t = content_type.substr(0, semi);
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  return t;
 }
 
 std::string StringAt(const json::object* obj, std::string_view key) {

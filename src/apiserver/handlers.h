@@ -183,6 +183,9 @@ class Handlers {
 // Decodes a request body (JSON; YAML for application/yaml and apply patches; kube's protobuf for
 // the built-in kinds, protobuf.h) into an object.
 ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
+// A Content-Type or Accept entry without its parameters ("application/json; charset=utf-8" is
+// "application/json").
+std::string_view MediaType(std::string_view content_type);
 
 // obj[key] when it is an object, else nullptr; obj[key] when it is a string, else "" (also for a
 // null obj).

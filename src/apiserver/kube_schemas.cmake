@@ -5,7 +5,7 @@
 # made from. None of them is committed. At configure time `go mod download -json` names each
 # module's folder (the Go module cache, else fetched through GOPROXY); at build time Debian's
 # protoc reads them under their import paths (-Ik8s.io/api=<folder>) into one FileDescriptorSet
-# with every import, and embed_descriptors.cmake writes it into a .cc as a string literal. At run
+# with every import, and embed_files.cmake writes it into a .cc as a string literal. At run
 # time protobuf.cc builds a DescriptorPool from it and parses with DynamicMessage: no generated
 # C++ code.
 #
@@ -102,12 +102,8 @@ add_custom_command(
   DEPENDS ${kube_proto_files} ${kube_machinery_protos}
   COMMENT "protoc: Kubernetes ${MUSTER_KUBE_SCHEMA_VERSION} schemas (${MUSTER_KUBE_PROTO_GROUPS})"
   VERBATIM)
-add_custom_command(
-  OUTPUT ${kube_gen}/kube_descriptors.cc
-  COMMAND ${CMAKE_COMMAND} -DINPUT=${kube_gen}/kube_descriptors.pb
-          -DOUTPUT=${kube_gen}/kube_descriptors.cc
-          -P ${CMAKE_CURRENT_LIST_DIR}/embed_descriptors.cmake
-  DEPENDS ${kube_gen}/kube_descriptors.pb ${CMAKE_CURRENT_LIST_DIR}/embed_descriptors.cmake
-  COMMENT "Embedding the Kubernetes schemas"
-  VERBATIM)
+# embed_files.cmake (included by CMakeLists.txt before this file) writes it into a .cc.
+muster_embed_files(${kube_gen}/kube_descriptors.cc
+  HEADER apiserver/kube_schemas.h NAMESPACE muster::apiserver FUNCTION KubeDescriptorFiles
+  FILES ${kube_gen}/kube_descriptors.pb)
 add_library(muster_kube_descriptors STATIC ${kube_gen}/kube_descriptors.cc)

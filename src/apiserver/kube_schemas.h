@@ -5,11 +5,17 @@
 // with all their imports, dependencies before dependants. Generated at build time, never committed
 // (kube_schemas.cmake says where the .proto files come from).
 
+#include <span>
 #include <string_view>
+
+#include "apiserver/embedded_file.h"
 
 namespace muster::apiserver {
 
+// The one embedded file, kube_descriptors.pb (embed_files.cmake).
+std::span<const EmbeddedFile> KubeDescriptorFiles();
+
 // The descriptor set's bytes; static storage, thread-safe.
-std::string_view KubeDescriptorSet();
+inline std::string_view KubeDescriptorSet() { return KubeDescriptorFiles().front().content; }
 
 }  // namespace muster::apiserver

@@ -1,7 +1,8 @@
 #pragma once
 
 // OpenAPI v3 documents for every served group-version, built from the resource registry
-// (resources.h) and a catalogue of field schemas. They serve two kubectl needs:
+// (resources.h) and the field schemas of schemas/*.json (schemas/README.md: one file per
+// group-version, compiled into the binary). They serve two kubectl needs:
 //   - `create -f`, `apply -f`, `replace -f` look, in the object's group-version document, for a
 //     PATCH operation whose x-kubernetes-group-version-kind is the object's and that takes a
 //     `fieldValidation` query parameter; finding one they skip client-side validation (which

@@ -6,11 +6,7 @@
 // declared one as an unknown field, where gogo's decoder refuses it ("proto: wrong wireType"):
 // such fields are refused here too. Fields of numbers the schema lacks are skipped, as gogo does.
 //
-// The schemas are loosened before the pool is built: every string field becomes bytes, and map
-// entries ordinary messages, on the same wire format. protobuf would check (proto2: only log, on
-// the server's stderr, for every client-sent string) that strings are UTF-8; Go's decoder does
-// not, and its encoding/json writes what is not UTF-8 as U+FFFD, which the conversion does here.
-// Which fields were strings and which messages map entries is kept aside (Schemas).
+// The schemas and how they are loaded are protobuf_schemas.h.
 
 #include "apiserver/protobuf.h"
 
@@ -22,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/go_duration.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -29,7 +26,7 @@
 #include "api/json_parse.h"
 #include "api/text.h"
 #include "api/time.h"
-#include "apiserver/kube_schemas.h"
+#include "apiserver/protobuf_schemas.h"
 #include "boost/json/array.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
@@ -48,311 +45,21 @@ namespace pb = google::protobuf;
 
 namespace {
 
+using protobuf_schemas::GetSchemas;
+using protobuf_schemas::KindMessage;
+using protobuf_schemas::Schemas;
+using protobuf_schemas::Shape;
+
 constexpr std::string_view kMagic("k8s\0", 4);
 // Boost.JSON's default max_depth: the deepest JSON muster parses, so the deepest object it can
 // store and read back.
 constexpr int kMaxDepth = 32;
-
-constexpr std::string_view kMetaPackage = "k8s.io.apimachinery.pkg.apis.meta.v1.";
-// Kinds of meta/v1 that every group version registers (metav1.AddToGroupVersion) and kube's
-// Status, which is registered unversioned.
-constexpr std::string_view kMetaKinds[] = {"DeleteOptions", "CreateOptions", "UpdateOptions",
-                                           "PatchOptions",  "GetOptions",    "ListOptions",
-                                           "Status"};
 
 // Go's zero time.Time, which a Time or MicroTime of these seconds (and no nanoseconds) is, and
 // the range of years Time.MarshalJSON writes ([0, 9999]).
 constexpr int64_t kGoZeroTimeUnix = -62135596800;
 constexpr int64_t kYear0Unix = -62167219200;
 constexpr int64_t kYear10000Unix = 253402300800;
-
-// How a message type is written as JSON: as an object of its fields, or as the Go type it stands
-// for marshals itself.
-enum class Shape {
-  kObject,
-  kTime,         // meta/v1 Time {seconds, nanos}: RFC 3339, whole seconds
-  kMicroTime,    // meta/v1 MicroTime {seconds, nanos}: RFC 3339 with microseconds
-  kDuration,     // meta/v1 Duration {duration}: time.Duration.String()
-  kQuantity,     // resource.Quantity {string}
-  kIntOrString,  // intstr.IntOrString {type, intVal, strVal}
-  kRawJson,      // runtime.RawExtension {raw}, meta/v1 FieldsV1 {Raw}, apiextensions JSON {raw}
-  kStringArray,  // ExtraValue, AttestationValue, meta/v1 Verbs {items}: a []string in Go
-  kUnknown,      // runtime.Unknown: the object it holds
-};
-
-// Go structs embedded without a JSON name, whose fields encoding/json writes into the embedding
-// object, while gogo writes them as a field of their own: (the field's message, the field's name).
-// Found in k8s.io/api's types.go as embedded fields with `json:""` and a protobuf tag.
-struct InlineField {
-  std::string_view message;
-  std::string_view field;
-};
-constexpr InlineField kInlineFields[] = {
-    {"LocalObjectReference", "localObjectReference"},  // the secret references of volumes
-    {"VolumeSource", "volumeSource"},                  // Volume
-    {"PersistentVolumeSource", "persistentVolumeSource"},
-    {"EphemeralContainerCommon", "ephemeralContainerCommon"},
-    {"ProbeHandler", "handler"},  // Probe
-    {"IngressRuleValue", "ingressRuleValue"},
-    {"DeviceConfiguration", "deviceConfiguration"},
-};
-
-struct SpecialType {
-  std::string_view name;
-  Shape shape;
-};
-constexpr SpecialType kSpecialTypes[] = {
-    {"k8s.io.apimachinery.pkg.apis.meta.v1.Time", Shape::kTime},
-    {"k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", Shape::kMicroTime},
-    {"k8s.io.apimachinery.pkg.apis.meta.v1.Duration", Shape::kDuration},
-    {"k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1", Shape::kRawJson},
-    {"k8s.io.apimachinery.pkg.apis.meta.v1.Verbs", Shape::kStringArray},
-    {"k8s.io.apimachinery.pkg.api.resource.Quantity", Shape::kQuantity},
-    {"k8s.io.apimachinery.pkg.util.intstr.IntOrString", Shape::kIntOrString},
-    {"k8s.io.apimachinery.pkg.runtime.RawExtension", Shape::kRawJson},
-    {"k8s.io.apimachinery.pkg.runtime.Unknown", Shape::kUnknown},
-    // Not among the groups embedded today; here so that adding apiextensions needs nothing else.
-    {"k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON", Shape::kRawJson},
-    {"k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSON", Shape::kRawJson},
-};
-
-// The embedded schemas, loaded once and only read after (DescriptorPool lookups and
-// DynamicMessageFactory::GetPrototype are thread-safe).
-struct Schemas {
-  pb::DescriptorPool pool;
-  mutable pb::DynamicMessageFactory factory{&pool};
-  absl::flat_hash_map<const pb::Descriptor*, Shape> shapes;
-  // The loosening (see the top of the file): the fields that were strings (the others of bytes
-  // type are bytes, written in base64), the messages that were map entries, the inline fields.
-  absl::flat_hash_set<const pb::FieldDescriptor*> text_fields;
-  absl::flat_hash_set<const pb::Descriptor*> map_entries;
-  absl::flat_hash_set<const pb::FieldDescriptor*> inline_fields;
-  const pb::Descriptor* unknown = nullptr;  // runtime.Unknown, the envelope
-  absl::Status status;                      // of loading; not OK means a build defect
-};
-
-class FirstError : public pb::DescriptorPool::ErrorCollector {
- public:
-  void AddError(const std::string& filename, const std::string& element_name,
-                const pb::Message* /*descriptor*/, ErrorLocation /*location*/,
-                const std::string& message) override {
-    if (error_.empty()) error_ = fmt::format("{}: {}: {}", filename, element_name, message);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
-// The fields each special type is read by, as the code below expects them: a schema version that
-// changed them fails loudly here rather than decoding wrongly.
-absl::Status CheckSpecialType(const pb::Descriptor* d, Shape shape) {
-  struct Want {
-    int number;
-    pb::FieldDescriptor::CppType type;
-    bool repeated;
-  };
-  std::vector<Want> want;
-  switch (shape) {
-    case Shape::kTime:
-    case Shape::kMicroTime:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false},
-              {2, pb::FieldDescriptor::CPPTYPE_INT32, false}};
-      break;
-    case Shape::kDuration:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false}};
-      break;
-    case Shape::kQuantity:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, false}};
-      break;
-    case Shape::kIntOrString:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_INT64, false},
-              {2, pb::FieldDescriptor::CPPTYPE_INT32, false},
-              {3, pb::FieldDescriptor::CPPTYPE_STRING, false}};
-      break;
-    case Shape::kRawJson:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, false}};
-      break;
-    case Shape::kStringArray:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_STRING, true}};
-      break;
-    case Shape::kUnknown:
-      want = {{1, pb::FieldDescriptor::CPPTYPE_MESSAGE, false},
-              {2, pb::FieldDescriptor::CPPTYPE_STRING, false},
-              {3, pb::FieldDescriptor::CPPTYPE_STRING, false},
-              {4, pb::FieldDescriptor::CPPTYPE_STRING, false}};
-      break;
-    case Shape::kObject:
-      break;
-  }
-  for (const Want& w : want) {
-    const pb::FieldDescriptor* f = d->FindFieldByNumber(w.number);
-    if (f == nullptr || f->cpp_type() != w.type || f->is_repeated() != w.repeated) {
-      return absl::InternalError(fmt::format(
-          "the embedded schema of {} has changed: field {} is not what protobuf.cc reads",
-          d->full_name(), w.number));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Loosens `message` (of `scope`, its package or enclosing message) and its nested messages: string
-// fields become bytes, map entries ordinary messages; their full names are added to `text` and
-// `maps`.
-void Loosen(pb::DescriptorProto& message, const std::string& scope, std::vector<std::string>& text,
-            std::vector<std::string>& maps) {
-  const std::string name = scope + "." + message.name();
-  for (pb::FieldDescriptorProto& field : *message.mutable_field()) {
-    if (field.type() != pb::FieldDescriptorProto::TYPE_STRING) continue;
-    field.set_type(pb::FieldDescriptorProto::TYPE_BYTES);
-    text.push_back(name + "." + field.name());
-  }
-  for (pb::DescriptorProto& nested : *message.mutable_nested_type()) {
-    if (nested.options().map_entry()) {
-      nested.mutable_options()->clear_map_entry();
-      maps.push_back(name + "." + nested.name());
-    }
-    Loosen(nested, name, text, maps);
-  }
-}
-
-std::unique_ptr<Schemas> LoadSchemas() {
-  auto s = std::make_unique<Schemas>();
-  pb::FileDescriptorSet set;
-  const std::string_view bytes = KubeDescriptorSet();
-  if (!set.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    s->status = absl::InternalError("the embedded Kubernetes descriptor set does not parse");
-    return s;
-  }
-  std::vector<std::string> text_fields;
-  std::vector<std::string> map_entries;
-  for (pb::FileDescriptorProto& file : *set.mutable_file()) {
-    for (pb::DescriptorProto& message : *file.mutable_message_type()) {
-      Loosen(message, file.package(), text_fields, map_entries);
-    }
-  }
-  FirstError errors;
-  for (const pb::FileDescriptorProto& file : set.file()) {
-    if (s->pool.BuildFileCollectingErrors(file, &errors) == nullptr) {
-      s->status = absl::InternalError(
-          fmt::format("the embedded Kubernetes schemas do not load: {}", errors.error()));
-      return s;
-    }
-    // ExtraValue (authentication, authorization, certificates) and AttestationValue: a []string
-    // wrapped so that it can be a map's value.
-    for (const pb::DescriptorProto& message : file.message_type()) {
-      if (message.name() != "ExtraValue" && message.name() != "AttestationValue") continue;
-      const pb::Descriptor* d =
-          s->pool.FindMessageTypeByName(file.package() + "." + message.name());
-      if (d != nullptr) s->shapes[d] = Shape::kStringArray;
-    }
-  }
-  for (const std::string& name : text_fields) {
-    if (const pb::FieldDescriptor* f = s->pool.FindFieldByName(name)) s->text_fields.insert(f);
-  }
-  for (const std::string& name : map_entries) {
-    const pb::Descriptor* d = s->pool.FindMessageTypeByName(name);
-    if (d == nullptr || d->FindFieldByNumber(1) == nullptr || d->FindFieldByNumber(2) == nullptr) {
-      s->status = absl::InternalError(fmt::format("the map entry {} did not load", name));
-      return s;
-    }
-    s->map_entries.insert(d);
-  }
-  for (const pb::FileDescriptorProto& file : set.file()) {
-    for (const pb::DescriptorProto& message : file.message_type()) {
-      const pb::Descriptor* d =
-          s->pool.FindMessageTypeByName(file.package() + "." + message.name());
-      for (int i = 0; d != nullptr && i < d->field_count(); ++i) {
-        const pb::FieldDescriptor* f = d->field(i);
-        for (const InlineField& inline_field : kInlineFields) {
-          if (f->message_type() != nullptr && !f->is_repeated() &&
-              f->name() == inline_field.field &&
-              f->message_type()->name() == inline_field.message) {
-            s->inline_fields.insert(f);
-          }
-        }
-      }
-    }
-  }
-  for (const SpecialType& special : kSpecialTypes) {
-    const pb::Descriptor* d = s->pool.FindMessageTypeByName(std::string(special.name));
-    if (d != nullptr) s->shapes[d] = special.shape;
-  }
-  for (const auto& [d, shape] : s->shapes) {
-    if (absl::Status checked = CheckSpecialType(d, shape); !checked.ok()) {
-      s->status = checked;
-      return s;
-    }
-  }
-  s->unknown = s->pool.FindMessageTypeByName("k8s.io.apimachinery.pkg.runtime.Unknown");
-  if (s->unknown == nullptr) {
-    s->status = absl::InternalError("the embedded Kubernetes schemas lack runtime.Unknown");
-  }
-  return s;
-}
-
-const Schemas& GetSchemas() {
-  static const Schemas* const schemas = LoadSchemas().release();
-  return *schemas;
-}
-
-bool AllOf(std::string_view text, bool (*ok)(char)) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), ok);
-}
-bool LowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool AlphaOrDigit(char c) { return LowerOrDigit(c) || (c >= 'A' && c <= 'Z'); }
-
-// Whether `d` is an object kind kube registers: its field 1 is `metadata`, an ObjectMeta or a
-// ListMeta. Keeps apiVersion v1 kind Container (a message, no kind) out.
-bool IsKind(const pb::Descriptor* d) {
-  const pb::FieldDescriptor* f = d->FindFieldByNumber(1);
-  if (f == nullptr || f->name() != "metadata" || f->message_type() == nullptr) return false;
-  const std::string& type = f->message_type()->full_name();
-  return type == "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta" ||
-         type == "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta";
-}
-
-// The message of `kind` in `api_version`; Unimplemented when the schemas hold none.
-absl::StatusOr<const pb::Descriptor*> KindMessage(const Schemas& s, std::string_view api_version,
-                                                  std::string_view kind) {
-  auto none = [&] {
-    return absl::UnimplementedError(
-        fmt::format("muster has no protobuf schema for {} {}: send it as application/json",
-                    api::GoQuote(api_version), api::GoQuote(kind)));
-  };
-  const size_t slash = api_version.find('/');
-  const std::string_view group =
-      slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
-  const std::string_view version =
-      slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);
-  if (!AllOf(version, LowerOrDigit) || !AllOf(kind, AlphaOrDigit) || kind[0] < 'A' ||
-      kind[0] > 'Z') {
-    return none();
-  }
-  std::string package;
-  if (group.empty()) {
-    package = "k8s.io.api.core.";
-  } else if (group == "meta.k8s.io") {
-    package = std::string(kMetaPackage.substr(0, kMetaPackage.size() - 3));  // without "v1."
-  } else {
-    // "policy", "scheduling.k8s.io": k8s.io/api/<first label>. "core" is no group name (the
-    // core group is ""), and groups outside k8s.io are not kube's.
-    const std::string_view label = group.substr(0, group.find('.'));
-    if (label == "core" || !AllOf(label, LowerOrDigit) ||
-        (label.size() != group.size() && !group.ends_with(".k8s.io"))) {
-      return none();
-    }
-    package = fmt::format("k8s.io.api.{}.", label);
-  }
-  const pb::Descriptor* d =
-      s.pool.FindMessageTypeByName(fmt::format("{}{}.{}", package, version, kind));
-  if (d != nullptr && IsKind(d)) return d;
-  if (std::find(std::begin(kMetaKinds), std::end(kMetaKinds), kind) != std::end(kMetaKinds)) {
-    d = s.pool.FindMessageTypeByName(fmt::format("{}{}", kMetaPackage, kind));
-    if (d != nullptr) return d;
-  }
-  return none();
-}
 
 // The wire format, read forward, for Diagnose.
 class WireReader {
@@ -786,7 +493,7 @@ class Converter {
         return json::value(std::move(text));
       }
       case Shape::kDuration:
-        return json::value(FormatGoDuration(r.GetInt64(m, field(1))));
+        return json::value(common::FormatGoDuration(r.GetInt64(m, field(1))));
       case Shape::kQuantity: {
         // An empty Quantity is Go's zero Quantity, which writes itself as "0".
         const std::string text = r.GetString(m, field(1));
@@ -859,32 +566,6 @@ class Converter {
   std::string path_;
 };
 
-// Go's fmtFrac: the fraction of v / 10^precision, without trailing zeros (nor a '.' when 0),
-// written before `end` in `buf`; returns the new start and v / 10^precision.
-size_t FormatFraction(char* buf, size_t end, uint64_t& v, int precision) {
-  bool print = false;
-  for (int i = 0; i < precision; ++i) {
-    const auto digit = static_cast<char>(v % 10);
-    print = print || digit != 0;
-    if (print) buf[--end] = static_cast<char>('0' + digit);
-    v /= 10;
-  }
-  if (print) buf[--end] = '.';
-  return end;
-}
-
-size_t FormatInt(char* buf, size_t end, uint64_t v) {
-  if (v == 0) {
-    buf[--end] = '0';
-    return end;
-  }
-  while (v > 0) {
-    buf[--end] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  }
-  return end;
-}
-
 }  // namespace
 
 absl::StatusOr<json::object> DecodeProtobufObject(std::string_view body) {
@@ -892,48 +573,6 @@ absl::StatusOr<json::object> DecodeProtobufObject(std::string_view body) {
   if (!schemas.status.ok()) return schemas.status;
   Converter converter(schemas);
   return converter.Envelope(body, 1);
-}
-
-std::string FormatGoDuration(int64_t nanoseconds) {
-  // time.Duration.String, digit for digit (go/src/time/time.go).
-  char buf[32];
-  size_t w = sizeof(buf);
-  const bool negative = nanoseconds < 0;
-  uint64_t u = negative ? -static_cast<uint64_t>(nanoseconds) : static_cast<uint64_t>(nanoseconds);
-  if (u < 1000000000) {
-    // Less than a second: a smaller unit, like 1.2ms.
-    int precision = 0;
-    buf[--w] = 's';
-    if (u == 0) return "0s";
-    if (u < 1000) {
-      buf[--w] = 'n';
-    } else if (u < 1000000) {
-      precision = 3;
-      buf[--w] = '\xb5';  // U+00B5 MICRO SIGN in UTF-8
-      buf[--w] = '\xc2';
-    } else {
-      precision = 6;
-      buf[--w] = 'm';
-    }
-    w = FormatFraction(buf, w, u, precision);
-    w = FormatInt(buf, w, u);
-  } else {
-    buf[--w] = 's';
-    w = FormatFraction(buf, w, u, 9);
-    w = FormatInt(buf, w, u % 60);
-    u /= 60;
-    if (u > 0) {
-      buf[--w] = 'm';
-      w = FormatInt(buf, w, u % 60);
-      u /= 60;
-      if (u > 0) {
-        buf[--w] = 'h';
-        w = FormatInt(buf, w, u);
-      }
-    }
-  }
-  if (negative) buf[--w] = '-';
-  return std::string(buf + w, sizeof(buf) - w);
 }
 
 }  // namespace muster::apiserver

@@ -52,8 +52,4 @@ inline constexpr std::string_view kProtobufContentType = "application/vnd.kubern
 //   Internal         the embedded schemas did not load (a build defect).
 absl::StatusOr<boost::json::object> DecodeProtobufObject(std::string_view body);
 
-// Go's time.Duration.String() of `nanoseconds`: "0s", "1.5s", "2h45m0.5s", "-1µs", "100ms".
-// meta/v1 Duration's JSON (its value in quotes).
-std::string FormatGoDuration(int64_t nanoseconds);
-
 }  // namespace muster::apiserver

@@ -413,29 +413,6 @@ TEST(ProtobufDecode, TimesAsGoWritesThem) {
               HasSubstr("ConfigMap.metadata.creationTimestamp: Time.MarshalJSON: year outside"));
 }
 
-TEST(ProtobufDecode, GoDurationStrings) {
-  struct Case {
-    int64_t nanoseconds;
-    std::string_view want;
-  };
-  // From go/src/time/time_test.go's durationTests.
-  const Case cases[] = {
-      {0, "0s"},
-      {1, "1ns"},
-      {1100, "1.1µs"},
-      {2200000, "2.2ms"},
-      {3300000000, "3.3s"},
-      {4 * 60 * 1000000000LL + 5000000000LL, "4m5s"},
-      {4 * 60 * 1000000000LL + 5001000000LL, "4m5.001s"},
-      {5 * 3600 * 1000000000LL + 6 * 60 * 1000000000LL + 7001000000LL, "5h6m7.001s"},
-      {8 * 60 * 1000000000LL + 1, "8m0.000000001s"},
-      {INT64_MAX, "2562047h47m16.854775807s"},
-      {INT64_MIN, "-2562047h47m16.854775808s"},
-      {-1000, "-1µs"},
-  };
-  for (const Case& c : cases) EXPECT_EQ(FormatGoDuration(c.nanoseconds), c.want) << c.nanoseconds;
-}
-
 // --- What is refused -----------------------------------------------------------------------------
 
 void ExpectRefused(std::string_view body, std::string_view want_message,

@@ -1,6 +1,10 @@
 #include "common/go_duration.h"
 
+#include <chrono>
+#include <climits>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
@@ -56,6 +60,43 @@ TEST(GoDurationTest, ErrorSaysWhatIsWrong) {
             "write it like \"90s\", \"3m\" or \"1h30m\"");
   EXPECT_THAT(std::string(ParseGoDurationSeconds("3").status().message()),
               HasSubstr("without a unit"));
+}
+
+// How kube prints a metav1.Duration read from protobuf (apiserver/protobuf.cc).
+TEST(FormatGoDurationTest, PrintsAsGoDoes) {
+  struct Case {
+    int64_t nanoseconds;
+    std::string_view want;
+  };
+  // From go/src/time/time_test.go's durationTests.
+  const Case cases[] = {
+      {0, "0s"},
+      {1, "1ns"},
+      {1100, "1.1µs"},
+      {2200000, "2.2ms"},
+      {3300000000, "3.3s"},
+      {4 * 60 * 1000000000LL + 5000000000LL, "4m5s"},
+      {4 * 60 * 1000000000LL + 5001000000LL, "4m5.001s"},
+      {5 * 3600 * 1000000000LL + 6 * 60 * 1000000000LL + 7001000000LL, "5h6m7.001s"},
+      {8 * 60 * 1000000000LL + 1, "8m0.000000001s"},
+      {INT64_MAX, "2562047h47m16.854775807s"},
+      {INT64_MIN, "-2562047h47m16.854775808s"},
+      {-1000, "-1µs"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(FormatGoDuration(c.nanoseconds), c.want) << c.nanoseconds;
+}
+
+TEST(FormatGoDurationTest, PrintsAsVolcanoShowsAJobsAge) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(0ns).count()), "0s");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(1500ms).count()), "1.5s");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(150ms).count()), "150ms");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(2min + 3s).count()), "2m3s");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(1h + 250ms).count()), "1h0m0.25s");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(3min + 46s + 123456789ns).count()),
+            "3m46.123456789s");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(1500ns).count()), "1.5µs");
+  EXPECT_EQ(FormatGoDuration(std::chrono::nanoseconds(-2s).count()), "-2s");
 }
 
 }  // namespace

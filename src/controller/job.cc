@@ -437,30 +437,5 @@ std::string ControllingJobName(const json::object& object) {
 
 // --- Time ---------------------------------------------------------------------------------------
 
-std::string GoDuration(std::chrono::nanoseconds d) {
-  int64_t n = d.count();
-  if (n == 0) return "0s";
-  std::string sign = n < 0 ? "-" : "";
-  uint64_t u = n < 0 ? static_cast<uint64_t>(-(n + 1)) + 1 : static_cast<uint64_t>(n);
-  // A fraction without trailing zeros: ".5" for 500 of 1000.
-  auto fraction = [](uint64_t value, int digits) {
-    std::string f = fmt::format("{:0{}}", value, digits);
-    while (!f.empty() && f.back() == '0') f.pop_back();
-    return f.empty() ? std::string() : "." + f;
-  };
-  if (u < 1000000000ULL) {
-    if (u < 1000ULL) return fmt::format("{}{}ns", sign, u);
-    if (u < 1000000ULL) return fmt::format("{}{}{}µs", sign, u / 1000, fraction(u % 1000, 3));
-    return fmt::format("{}{}{}ms", sign, u / 1000000, fraction(u % 1000000, 6));
-  }
-  const uint64_t secs = u / 1000000000ULL;
-  const std::string frac = fraction(u % 1000000000ULL, 9);
-  const uint64_t hours = secs / 3600;
-  const uint64_t minutes = (secs / 60) % 60;
-  const uint64_t seconds = secs % 60;
-  if (hours > 0) return fmt::format("{}{}h{}m{}{}s", sign, hours, minutes, seconds, frac);
-  if (minutes > 0) return fmt::format("{}{}m{}{}s", sign, minutes, seconds, frac);
-  return fmt::format("{}{}{}s", sign, seconds, frac);
-}
 
 }  // namespace muster::controller

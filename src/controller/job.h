@@ -182,7 +182,4 @@ std::string ControllingJobName(const boost::json::object& object);
 // Timestamps are read and written with api::ParseTime and api::FormatTime (api/time.h).
 using Clock = std::chrono::system_clock;
 
-// Go's time.Duration.String(): "0s", "1.5s", "2m3s", "1h0m0.25s", "150ms".
-std::string GoDuration(std::chrono::nanoseconds d);
-
 }  // namespace muster::controller

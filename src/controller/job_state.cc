@@ -1,3 +1,4 @@
+#include "common/go_duration.h"
 #include "controller/job_state.h"
 
 #include <algorithm>
@@ -61,7 +62,8 @@ void ResetCounters(JobStatus& status) {
 std::string RunningDuration(const Job& job, Clock::time_point now) {
   std::optional<Clock::time_point> created = api::ParseTime(job.creation_timestamp);
   if (!created) return {};
-  return GoDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(now - *created));
+  return common::FormatGoDuration(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - *created).count());
 }
 
 std::vector<const PodInfo*> SortedPods(const std::vector<PodInfo>& pods) {

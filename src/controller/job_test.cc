@@ -126,17 +126,6 @@ TEST(OwnerTest, OnlyAVolcanoJobControllerCounts) {
             "");
 }
 
-TEST(TimeTest, DurationsReadAsGoPrintsThem) {
-  using namespace std::chrono_literals;
-  EXPECT_EQ(GoDuration(0ns), "0s");
-  EXPECT_EQ(GoDuration(1500ms), "1.5s");
-  EXPECT_EQ(GoDuration(150ms), "150ms");
-  EXPECT_EQ(GoDuration(2min + 3s), "2m3s");
-  EXPECT_EQ(GoDuration(1h + 250ms), "1h0m0.25s");
-  EXPECT_EQ(GoDuration(3min + 46s + 123456789ns), "3m46.123456789s");
-  EXPECT_EQ(GoDuration(1500ns), "1.5µs");
-  EXPECT_EQ(GoDuration(-2s), "-2s");
-}
 
 }  // namespace
 }  // namespace muster::controller
