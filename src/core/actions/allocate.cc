@@ -17,11 +17,11 @@
 #include <optional>
 #include <set>
 
-#include "core/actions/actions.h"
 #include "core/actions/feasible_nodes.h"
 #include "core/actions/ordered_queue.h"
 #include "core/actions/reserve.h"
 #include "core/actions/shape_cache.h"
+#include "core/framework/plugin.h"
 
 namespace muster::core {
 namespace {

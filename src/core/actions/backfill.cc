@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/actions/actions.h"
 #include "core/actions/feasible_nodes.h"
+#include "core/framework/plugin.h"
 
 namespace muster::core {
 namespace {

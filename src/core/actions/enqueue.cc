@@ -7,8 +7,8 @@
 #include <map>
 #include <vector>
 
-#include "core/actions/actions.h"
 #include "core/actions/ordered_queue.h"
+#include "core/framework/plugin.h"
 #include "core/framework/session.h"
 
 namespace muster::core {

@@ -7,9 +7,9 @@
 #include <map>
 #include <vector>
 
-#include "core/actions/actions.h"
 #include "core/actions/make_room.h"
 #include "core/actions/ordered_queue.h"
+#include "core/framework/plugin.h"
 
 namespace muster::core {
 namespace {

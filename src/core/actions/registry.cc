@@ -6,9 +6,18 @@
 #include <array>
 #include <cstddef>
 
-#include "core/actions/actions.h"
+#include "core/framework/plugin.h"
 
 namespace muster::core {
+
+// Each action's builder, defined in the file of its name (enqueue.cc, allocate.cc, ...): a new
+// action is a file plus its line here and its row in the table below.
+std::unique_ptr<Action> NewEnqueueAction();
+std::unique_ptr<Action> NewAllocateAction();
+std::unique_ptr<Action> NewBackfillAction();
+std::unique_ptr<Action> NewPreemptAction();
+std::unique_ptr<Action> NewReclaimAction();
+
 namespace {
 
 struct ActionRegistration {

@@ -3,7 +3,8 @@
 // The registries: the one list of the plugin names and of the action names
 // volcano-scheduler.conf may use, each with its builder. The plugin table is in
 // plugins/registry.cc, the action table in actions/registry.cc; adding a plugin or an action is
-// a row there, its builder's declaration (plugins.h, actions.h) and its file in CMakeLists.txt.
+// its file (and test) in that folder, which CMakeLists.txt picks up, and its entry there: the
+// builder's declaration and its row.
 //
 // Volcano keeps both maps in its framework (pkg/scheduler/framework/plugins.go:
 // RegisterPluginBuilder / GetPluginBuilder, RegisterAction / GetAction), filled at init by

@@ -2,7 +2,8 @@
 // preemption or reclaim victims alike. Follows Volcano's
 // pkg/scheduler/plugins/conformance/conformance.go.
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

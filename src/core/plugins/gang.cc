@@ -5,7 +5,8 @@
 
 #include <map>
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 #include "fmt/format.h"
 
 namespace muster::core {

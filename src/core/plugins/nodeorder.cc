@@ -7,8 +7,9 @@
 #include <cmath>
 
 #include "api/selector.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 #include "core/plugins/node_score.h"
-#include "core/plugins/plugins.h"
 
 namespace muster::core {
 namespace {

@@ -2,7 +2,8 @@
 // cluster's idle resources times overcommit-factor (default 1.2). Follows Volcano's
 // pkg/scheduler/plugins/overcommit/overcommit.go.
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

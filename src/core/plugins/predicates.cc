@@ -11,7 +11,8 @@
 #include <unordered_map>
 
 #include "api/selector.h"
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

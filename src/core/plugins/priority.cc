@@ -3,7 +3,8 @@
 // whose tasks are not all ready or waiting is starving. Follows Volcano's
 // pkg/scheduler/plugins/priority/priority.go.
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

@@ -9,7 +9,8 @@
 #include <limits>
 #include <map>
 
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {

@@ -7,9 +7,24 @@
 #include <cstddef>
 
 #include "core/plugins/gpuplacement/plugin.h"
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
+
+// Each plugin's builder, defined in the file of its name (gang.cc, binpack.cc, ...): a new plugin is
+// a file pair plus its line here and its row in kPlugins.
+std::unique_ptr<Plugin> NewGangPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewPriorityPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewDrfPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewProportionPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewPredicatesPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& opt);
+
 namespace {
 
 struct PluginRegistration {

@@ -6,7 +6,8 @@
 
 #include "api/time.h"
 #include "common/go_duration.h"
-#include "core/plugins/plugins.h"
+#include "core/framework/conf.h"
+#include "core/framework/session.h"
 
 namespace muster::core {
 namespace {
