@@ -31,6 +31,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
                                                 std::move(options.agent));
   c->controller_ =
       std::make_unique<controller::JobController>(*c->client_, std::move(options.controller));
+  options.podgroup_controller.scheduler_names = options.scheduler.scheduler_names;
+  c->podgroup_controller_ = std::make_unique<controller::PodGroupController>(
+      *c->client_, std::move(options.podgroup_controller));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 
@@ -40,6 +43,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   };
   if (absl::Status s = c->agent_->Start(); !s.ok()) return failed("node agents", s);
   if (absl::Status s = c->controller_->Start(); !s.ok()) return failed("job controller", s);
+  if (absl::Status s = c->podgroup_controller_->Start(); !s.ok()) {
+    return failed("podgroup controller", s);
+  }
   if (absl::Status s = c->scheduler_->Start(); !s.ok()) return failed("scheduler", s);
   return c;
 }
@@ -50,6 +56,7 @@ void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
+  if (podgroup_controller_) podgroup_controller_->Stop();
   if (controller_) controller_->Stop();
   if (agent_) agent_->Stop();
   if (server_) server_->Stop();

@@ -3,8 +3,9 @@
 // What `muster up` runs, assembled in one object so that `muster up` (src/cmd/up.cc) and the
 // end-to-end benchmark (bench/up_benchmark.cc) run exactly the same cluster: the embedded API
 // server and its store, one in-process client (apiserver::LocalTransport) shared by the node
-// agents, the Volcano job controller and the scheduler (which also serves default-scheduler pods,
-// being the only scheduler).
+// agents, the Volcano job controller, the PodGroup controller (one-member PodGroups for plain pods
+// of the scheduler) and the scheduler (which also serves default-scheduler pods, being the only
+// scheduler).
 //
 //   cmd::LocalClusterOptions options;
 //   options.data_dir = dir;
@@ -13,7 +14,8 @@
 //   ... (*cluster)->client(), (*cluster)->scheduler().Stats() ...
 //   (*cluster)->Stop();                                             // or destroy it
 //
-// Start order: API server, node agents (nodes registered), job controller (synced), scheduler.
+// Start order: API server, node agents (nodes registered), job controller (synced), PodGroup
+// controller (synced), scheduler.
 // Stop order: the reverse. Thread-safety: Start and Stop from one thread; the accessors' objects
 // are as thread-safe as they document.
 
@@ -26,6 +28,7 @@
 #include "apiserver/apiserver.h"
 #include "client/client.h"
 #include "controller/job_controller.h"
+#include "controller/podgroup_controller.h"
 #include "node/agent.h"
 #include "node/cluster_file.h"
 #include "scheduler/scheduler.h"
@@ -49,23 +52,25 @@ struct LocalClusterOptions {
   std::string scheduler_conf;
   // The layers' own options, as `muster up` leaves them unless set. `agent.data_dir` is replaced
   // by `data_dir`; the scheduler always serves default-scheduler pods and reads
-  // `scheduler_conf`.
+  // `scheduler_conf`; the PodGroup controller's scheduler_names are the scheduler's.
   node::NodeAgentOptions agent;
   controller::JobControllerOptions controller;
+  controller::PodGroupControllerOptions podgroup_controller;
   scheduler::SchedulerOptions scheduler;
 };
 
 class LocalCluster {
  public:
   // Starts every part; on an error whatever had started is stopped again and the error says
-  // which part failed ("node agents: ...", "job controller: ...", "scheduler: ...").
+  // which part failed ("node agents: ...", "job controller: ...", "podgroup controller: ...",
+  // "scheduler: ...").
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options);
   ~LocalCluster();  // Stop()
 
   LocalCluster(const LocalCluster&) = delete;
   LocalCluster& operator=(const LocalCluster&) = delete;
 
-  // Scheduler, controller, node agents (their containers stopped), then the API server.
+  // Scheduler, controllers, node agents (their containers stopped), then the API server.
   // Idempotent.
   void Stop();
 
@@ -73,6 +78,7 @@ class LocalCluster {
   client::Client& client() { return *client_; }
   node::NodeAgent& agent() { return *agent_; }
   controller::JobController& controller() { return *controller_; }
+  controller::PodGroupController& podgroup_controller() { return *podgroup_controller_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
   const std::vector<node::NodeConfig>& nodes() const { return agent_->nodes(); }
 
@@ -83,6 +89,7 @@ class LocalCluster {
   std::unique_ptr<client::Client> client_;
   std::unique_ptr<node::NodeAgent> agent_;
   std::unique_ptr<controller::JobController> controller_;
+  std::unique_ptr<controller::PodGroupController> podgroup_controller_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   bool stopped_ = false;
 };

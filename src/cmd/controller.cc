@@ -1,7 +1,9 @@
-// `muster controller`: the Volcano Job controller alone, against any API server a kubeconfig
-// names (muster's own, or a real cluster with Volcano's CRDs) or, in a pod, the cluster's own. As
-// vc-controller-manager it elects a leader among its replicas (cmd/leadership.h) and limits its
-// request rate (--kube-api-qps, --kube-api-burst: vc-controller-manager's flags and defaults).
+// `muster controller`: the Volcano Job controller and the PodGroup controller (one-member
+// PodGroups for plain pods of the scheduler, controller/podgroup_controller.h), against any API
+// server a kubeconfig names (muster's own, or a real cluster with Volcano's CRDs) or, in a pod,
+// the cluster's own. As vc-controller-manager it elects a leader among its replicas
+// (cmd/leadership.h) and limits its request rate (--kube-api-qps, --kube-api-burst:
+// vc-controller-manager's flags and defaults).
 
 #include <signal.h>
 
@@ -19,6 +21,7 @@
 #include "cmd/leadership.h"
 #include "cmd/process.h"
 #include "controller/job_controller.h"
+#include "controller/podgroup_controller.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -28,6 +31,8 @@ struct ControllerFlags {
   std::string kubeconfig;
   std::string context;
   int workers = 4;
+  // The scheduler's --scheduler-name: whose plain pods get a PodGroup.
+  std::vector<std::string> scheduler_names = {"volcano", "muster"};
   int sync_timeout_seconds = 60;
   double kube_api_qps = 50;  // vc-controller-manager's defaults
   int kube_api_burst = 100;
@@ -68,11 +73,23 @@ int RunController(const ControllerFlags& flags) {
                remote->server);
     return 1;
   }
+  controller::PodGroupControllerOptions podgroup_options;
+  podgroup_options.scheduler_names = flags.scheduler_names;
+  controller::PodGroupController podgroup_controller(api, podgroup_options);
+  if (absl::Status started =
+          podgroup_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
+      !started.ok()) {
+    fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
+               remote->server);
+    job_controller.Stop();
+    return 1;
+  }
   (*ops)->SetSynced(true);
   fmt::print("job controller running against {}\n", remote->server);
   std::fflush(stdout);
 
   fmt::print(stderr, "muster controller: {}, stopping\n", SignalName(WaitForSignal(signals)));
+  podgroup_controller.Stop();
   job_controller.Stop();
   if (leadership) leadership->Stop();  // releases the lease once nothing reconciles any more
   return 0;
@@ -84,9 +101,10 @@ Subcommand AddControllerCommand(CLI::App& parent) {
   auto flags = std::make_shared<ControllerFlags>();
   auto* app = parent.add_subcommand(
       "controller",
-      "Run the Volcano Job controller alone against an API server: Jobs get their PodGroup, "
-      "then their pods once the PodGroup is admitted, phases, policies, retries and plugins. "
-      "SIGINT or SIGTERM stop it.");
+      "Run the Volcano Job controller against an API server: Jobs get their PodGroup, "
+      "then their pods once the PodGroup is admitted, phases, policies, retries and plugins; "
+      "and the PodGroup controller: a pending pod of the scheduler that names no PodGroup gets a "
+      "one-member one. SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig of the API server (default: $KUBECONFIG, else the cluster this pod "
                   "runs in)");
@@ -94,6 +112,10 @@ Subcommand AddControllerCommand(CLI::App& parent) {
   app->add_option("--workers", flags->workers,
                   "worker threads; one Job's requests always run on the same one")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app->add_option("--scheduler-name", flags->scheduler_names,
+                  "schedulerName of the scheduler's pods, as `muster scheduler --scheduler-name` "
+                  "(repeat for several): those naming no PodGroup get one")
       ->capture_default_str();
   app->add_option("--listen-address", flags->listen_address,
                   "where /healthz, /livez, /readyz and /metrics are served (host:port, port 0 "

@@ -3,33 +3,10 @@
 #include <algorithm>
 
 #include "api/gpu_indices.h"
-#include "boost/json/array.hpp"
-#include "boost/json/value.hpp"
 #include "core/podgroup_phase.h"
 #include "core/resources.h"
 
 namespace muster::scheduler {
-namespace {
-
-namespace json = boost::json;
-
-const api::OwnerReference* ControllerOf(const api::Pod& pod) {
-  for (const auto& ref : pod.meta.owner_references) {
-    if (ref.controller) return &ref;
-  }
-  return nullptr;
-}
-
-json::object ResourcesJson(const core::Resources& r) {
-  json::object out;
-  for (core::ResourceId id = 0; id < r.Size(); ++id) {
-    if (r.Get(id) == 0) continue;
-    out[core::ResourceNames::Name(id)] = common::Quantity::FromMilli(r.Get(id)).ToString();
-  }
-  return out;
-}
-
-}  // namespace
 
 Served ServedBy(const api::Pod& pod, const MirrorOptions& options) {
   const std::string& name = pod.spec.scheduler_name;
@@ -41,58 +18,6 @@ Served ServedBy(const api::Pod& pod, const MirrorOptions& options) {
     return Served::kDefault;
   }
   return Served::kNo;
-}
-
-std::string StandalonePodGroupName(const api::Pod& pod) {
-  const api::OwnerReference* owner = ControllerOf(pod);
-  return "podgroup-" + (owner != nullptr ? owner->uid : pod.meta.uid);
-}
-
-json::object StandalonePodGroup(const api::Pod& pod) {
-  json::object meta;
-  meta["name"] = StandalonePodGroupName(pod);
-  meta["namespace"] = pod.meta.namespace_;
-  json::array owners;
-  if (const api::OwnerReference* owner = ControllerOf(pod)) {
-    for (const auto& ref : pod.meta.owner_references) {
-      json::object o;
-      o["apiVersion"] = ref.api_version;
-      o["kind"] = ref.kind;
-      o["name"] = ref.name;
-      o["uid"] = ref.uid;
-      if (ref.controller) o["controller"] = true;
-      if (ref.block_owner_deletion) o["blockOwnerDeletion"] = true;
-      owners.push_back(std::move(o));
-    }
-    (void)owner;
-  } else {
-    owners.push_back(json::object{{"apiVersion", "v1"},
-                                  {"kind", "Pod"},
-                                  {"name", pod.meta.name},
-                                  {"uid", pod.meta.uid},
-                                  {"controller", true},
-                                  {"blockOwnerDeletion", true}});
-  }
-  meta["ownerReferences"] = std::move(owners);
-
-  json::object spec;
-  spec["minMember"] = 1;
-  auto queue = pod.meta.annotations.find(kQueueNameAnnotation);
-  spec["queue"] =
-      queue != pod.meta.annotations.end() && !queue->second.empty() ? queue->second : "default";
-  if (!pod.spec.priority_class_name.empty()) {
-    spec["priorityClassName"] = pod.spec.priority_class_name;
-  }
-  json::object min_resources = ResourcesJson(core::PodRequests(pod));
-  if (!min_resources.empty()) spec["minResources"] = std::move(min_resources);
-
-  json::object pg;
-  pg["apiVersion"] = "scheduling.volcano.sh/v1beta1";
-  pg["kind"] = "PodGroup";
-  pg["metadata"] = std::move(meta);
-  pg["spec"] = std::move(spec);
-  pg["status"] = json::object{{"phase", core::PodGroupPhaseName(core::PodGroupPhase::kPending)}};
-  return pg;
 }
 
 bool IsDefaultSchedulerJob(const core::JobInfo& job) {

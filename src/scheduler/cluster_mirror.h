@@ -5,8 +5,8 @@
 // for which pods the scheduler serves:
 //   - pods whose schedulerName is one of the scheduler's names (volcano, muster) are placed as
 //     members of the PodGroup their annotation scheduling.k8s.io/group-name names; one that
-//     names none waits until its one-member PodGroup exists (PodsWithoutGroup; see
-//     StandalonePodGroup);
+//     names none waits until its one-member PodGroup exists and the pod names it
+//     (PodsWithoutGroup; the podgroup controller, controller/podgroup_controller.h, writes both);
 //   - with serve_default_scheduler, pods with no schedulerName (or default-scheduler) are placed
 //     one by one: each is its own one-member group in a queue of its own, both known only to the
 //     core (IsDefaultSchedulerJob). The scheduler places them in a session of their own with
@@ -28,15 +28,12 @@
 #include <vector>
 
 #include "api/model.h"
-#include "boost/json/object.hpp"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 
 namespace muster::scheduler {
 
 inline constexpr char kDefaultSchedulerName[] = "default-scheduler";
-// Volcano's annotation naming a standalone pod's queue.
-inline constexpr char kQueueNameAnnotation[] = "scheduling.volcano.sh/queue-name";
 // Core-only names for default-scheduler pods' groups ("default-scheduler:<pod>") and their queue.
 // A colon cannot appear in an API object's name, so they never meet a real PodGroup or Queue.
 inline constexpr char kDefaultGroupPrefix[] = "default-scheduler:";
@@ -54,15 +51,6 @@ struct MirrorOptions {
 };
 
 Served ServedBy(const api::Pod& pod, const MirrorOptions& options);
-
-// Volcano's GeneratePodgroupName: "podgroup-" + the UID of the pod's controller, or of the pod.
-std::string StandalonePodGroupName(const api::Pod& pod);
-// The PodGroup Volcano's podgroup controller creates for a pod of its scheduler that names no
-// group (createNormalPodPGIfNotExist): named by StandalonePodGroupName, owned by the pod's
-// controller or else by the pod, minMember 1, queue from the pod's annotation
-// scheduling.volcano.sh/queue-name (else "default"), the pod's priorityClassName, minResources
-// the pod's requests, phase Pending.
-boost::json::object StandalonePodGroup(const api::Pod& pod);
 
 // True for the core-only group of a default-scheduler pod.
 bool IsDefaultSchedulerJob(const core::JobInfo& job);

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "api/gpu_indices.h"
-#include "boost/json/serialize.hpp"
 #include "core/framework/cycle_result.h"
 #include "core/testing/builders.h"
 #include "scheduler/cycle.h"
@@ -40,34 +39,6 @@ TEST(ServedByTest, SchedulerNames) {
   EXPECT_EQ(ServedBy(pod, Serving(true)), Served::kDefault);
   pod.spec.scheduler_name = "yunikorn";
   EXPECT_EQ(ServedBy(pod, Serving(true)), Served::kNo);
-}
-
-TEST(StandalonePodGroupTest, VolcanosOneMemberGroupOwnedByThePod) {
-  api::Pod pod =
-      MakePod("team", "solo").Uid("u-1").Req("cpu", "2").Req("memory", "4Gi").Gpus(1).Obj();
-  pod.meta.annotations[kQueueNameAnnotation] = "ml";
-  pod.spec.priority_class_name = "high";
-  EXPECT_EQ(StandalonePodGroupName(pod), "podgroup-u-1");
-  EXPECT_EQ(
-      boost::json::serialize(StandalonePodGroup(pod)),
-      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",)"
-      R"("metadata":{"name":"podgroup-u-1","namespace":"team","ownerReferences":)"
-      R"([{"apiVersion":"v1","kind":"Pod","name":"solo","uid":"u-1","controller":true,)"
-      R"("blockOwnerDeletion":true}]},"spec":{"minMember":1,"queue":"ml",)"
-      R"("priorityClassName":"high","minResources":{"cpu":"2","memory":"4Gi","nvidia.com/gpu":"1"}},)"
-      R"("status":{"phase":"Pending"}})");
-}
-
-TEST(StandalonePodGroupTest, PodsOfOneControllerShareItsGroup) {
-  api::Pod pod = MakePod("team", "web-1").Uid("u-1").Obj();
-  pod.meta.owner_references.push_back({"apps/v1", "ReplicaSet", "web", "rs-9", true, true});
-  EXPECT_EQ(StandalonePodGroupName(pod), "podgroup-rs-9");
-  boost::json::object pg = StandalonePodGroup(pod);
-  const auto& owner = pg["metadata"].as_object()["ownerReferences"].as_array()[0].as_object();
-  EXPECT_EQ(owner.at("kind").as_string(), "ReplicaSet");
-  EXPECT_EQ(owner.at("uid").as_string(), "rs-9");
-  EXPECT_EQ(pg["spec"].as_object()["queue"].as_string(), "default");
-  EXPECT_FALSE(pg["spec"].as_object().contains("minResources"));
 }
 
 TEST(ClusterMirrorTest, GangPodsJoinTheirGroup) {

@@ -185,7 +185,6 @@ struct Scheduler::State {
   void Loop();
   void RunCycle(std::vector<Delta> batch, Clock::time_point start);
   void Apply(Delta& d);
-  void EnsurePodGroups(Clock::time_point now);
   void RepairGangs();
   void Bind(const core::CycleResult& result, PlanContext& context, std::set<std::string>& placed);
   std::vector<bool> DeferGangsOnNodesFilledMeanwhile(const std::vector<GangBinding>& gangs);
@@ -216,7 +215,6 @@ struct Scheduler::State {
   // The loop's own.
   std::set<std::string> dirty_jobs;
   std::atomic<uint64_t> fault_binds{0};  // options.fault_kill_after_binds
-  std::map<std::string, Clock::time_point> group_retry;
   int next_start_node = 0;
   uint64_t session_seq = 0;
   std::string session_prefix;
@@ -282,7 +280,6 @@ void Scheduler::State::Apply(Delta& d) {
       if (d.deleted) {
         job = mirror.RemovePod(d.ns, d.name);
         memo.ForgetPod(key);
-        group_retry.erase(key);
       } else {
         memo.SawPod(key, d.resource_version);
         job = mirror.UpsertPod(std::get<api::Pod>(std::move(d.object)));
@@ -328,44 +325,6 @@ void Scheduler::State::Apply(Delta& d) {
       }
       if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
       break;
-  }
-}
-
-void Scheduler::State::EnsurePodGroups(Clock::time_point now) {
-  if (mirror.PodsWithoutGroup().empty()) return;
-  auto pods = mirror.PodsWithoutGroup();  // AssumeGroup edits the mirror's map
-  for (const auto& [key, pod] : pods) {
-    auto retry = group_retry.find(key);
-    if (retry != group_retry.end() && now < retry->second) continue;
-    group_retry[key] = now + options.backoff_initial;
-    const std::string& ns = pod->meta.namespace_;
-    const std::string group = StandalonePodGroupName(*pod);
-    auto created = client.Create(client::PodGroups(), ns, StandalonePodGroup(*pod));
-    if (created.ok()) {
-      if (auto pg = api::DecodePodGroup(json::value(*created)); pg.ok()) {
-        mirror.UpsertPodGroup(*pg);
-      }
-    } else if (!absl::IsAlreadyExists(created.status())) {
-      Log(fmt::format("cannot create PodGroup {}/{} for pod {}: {}", ns, group, key,
-                      std::string(created.status().message())));
-      std::lock_guard<std::mutex> lock(stats_mu);
-      ++stats.write_errors;
-      continue;
-    }
-    json::object patch{
-        {"metadata",
-         json::object{{"annotations", json::object{{api::kGroupNameAnnotation, group}}}}}};
-    auto patched = client.Patch(client::Pods(), ns, pod->meta.name, client::PatchType::kMerge,
-                                json::serialize(patch));
-    if (patched.ok()) {
-      mirror.AssumeGroup(key, pod->meta.uid, group);
-      group_retry.erase(key);
-    } else if (!absl::IsNotFound(patched.status())) {
-      Log(fmt::format("cannot annotate pod {} with its PodGroup {}: {}", key, group,
-                      std::string(patched.status().message())));
-      std::lock_guard<std::mutex> lock(stats_mu);
-      ++stats.write_errors;
-    }
   }
 }
 
@@ -693,7 +652,6 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
     std::lock_guard<std::mutex> lock(stats_mu);
     ++stats.conf_reloads;
   }
-  EnsurePodGroups(start);
   if (options.repair_gangs) RepairGangs();
   if (metrics) metrics->BeforeSessions(mirror.cluster(), start);
 

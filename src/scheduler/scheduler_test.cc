@@ -28,6 +28,7 @@
 #include "boost/json/serialize.hpp"
 #include "client/client.h"
 #include "client/http_transport.h"
+#include "controller/podgroup_controller.h"
 #include "fmt/format.h"
 
 namespace muster::scheduler {
@@ -175,6 +176,8 @@ class SchedulerTest : public testing::Test {
   void TearDown() override {
     if (scheduler_) scheduler_->Stop();
     scheduler_.reset();
+    if (podgroup_controller_) podgroup_controller_->Stop();
+    podgroup_controller_.reset();
     client_.reset();
     admin_.reset();
     if (server_) server_->Stop();
@@ -326,6 +329,8 @@ class SchedulerTest : public testing::Test {
   std::unique_ptr<client::Client> admin_;   // the test's own client (kubectl's role)
   std::unique_ptr<client::Client> client_;  // the scheduler's
   std::unique_ptr<Scheduler> scheduler_;
+  // Started by the tests that need plain pods grouped, as `muster up` runs it beside the scheduler.
+  std::unique_ptr<controller::PodGroupController> podgroup_controller_;
   std::mutex log_mu_;
   std::vector<std::string> log_;
 };
@@ -467,6 +472,8 @@ TEST_F(SchedulerTest, StandalonePodGetsAOneMemberPodGroupAsVolcanoGivesIt) {
   TwoOneGpuNodes();
   Create(client::Pods(), "default", Pod("solo", "volcano", "", 1));
   std::string uid = Str(At(GetPod("solo"), {"metadata", "uid"}));
+  podgroup_controller_ = std::make_unique<controller::PodGroupController>(*admin_);
+  ASSERT_TRUE(podgroup_controller_->Start().ok());
   StartScheduler(FastOptions());
   ASSERT_TRUE(WaitFor([&] { return Bound("solo"); }));
   json::object pod = GetPod("solo");

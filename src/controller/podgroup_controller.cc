@@ -1,0 +1,229 @@
+// The PodGroup controller (podgroup_controller.h), after Volcano's
+// pkg/controllers/podgroup/pg_controller.go (informer, queue, workers) and
+// pg_controller_handler.go (addPod, createNormalPodPGIfNotExist).
+
+#include "controller/podgroup_controller.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string_view>
+#include <utility>
+
+#include "api/json_codec.h"
+#include "boost/json/array.hpp"
+#include "boost/json/serialize.hpp"
+#include "boost/json/value.hpp"
+#include "client/informer.h"
+#include "common/quantity.h"
+#include "controller/work_queue.h"
+#include "core/cluster.h"
+#include "core/podgroup_phase.h"
+#include "core/resources.h"
+#include "fmt/format.h"
+
+namespace muster::controller {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string_view StringAt(const json::object* o, std::string_view key) {
+  const json::value* v = o == nullptr ? nullptr : o->if_contains(key);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+const json::object* ObjectAt(const json::object* o, std::string_view key) {
+  const json::value* v = o == nullptr ? nullptr : o->if_contains(key);
+  return v == nullptr ? nullptr : v->if_object();
+}
+
+// Every pod event passes here and most pods (a Job's) already name their group: those, and
+// other schedulers' pods, are passed over without decoding the pod.
+bool MayNeedGroup(const json::object& pod, const std::vector<std::string>& scheduler_names) {
+  const std::string_view scheduler = StringAt(ObjectAt(&pod, "spec"), "schedulerName");
+  if (std::find(scheduler_names.begin(), scheduler_names.end(), scheduler) ==
+      scheduler_names.end()) {
+    return false;
+  }
+  const json::object* annotations = ObjectAt(ObjectAt(&pod, "metadata"), "annotations");
+  return StringAt(annotations, api::kGroupNameAnnotation).empty();
+}
+
+const api::OwnerReference* ControllerOf(const api::Pod& pod) {
+  for (const auto& ref : pod.meta.owner_references) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
+json::object ResourcesJson(const core::Resources& r) {
+  json::object out;
+  for (core::ResourceId id = 0; id < r.Size(); ++id) {
+    if (r.Get(id) == 0) continue;
+    out[core::ResourceNames::Name(id)] = common::Quantity::FromMilli(r.Get(id)).ToString();
+  }
+  return out;
+}
+
+}  // namespace
+
+bool NeedsStandalonePodGroup(const api::Pod& pod, const std::vector<std::string>& scheduler_names) {
+  if (std::find(scheduler_names.begin(), scheduler_names.end(), pod.spec.scheduler_name) ==
+      scheduler_names.end()) {
+    return false;
+  }
+  auto group = pod.meta.annotations.find(api::kGroupNameAnnotation);
+  if (group != pod.meta.annotations.end() && !group->second.empty()) return false;
+  // A bound or finished pod is past scheduling; an unbound one being deleted never gets there.
+  return pod.spec.node_name.empty() && pod.meta.deletion_timestamp.empty() &&
+         pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
+}
+
+std::string StandalonePodGroupName(const api::Pod& pod) {
+  const api::OwnerReference* owner = ControllerOf(pod);
+  return "podgroup-" + (owner != nullptr ? owner->uid : pod.meta.uid);
+}
+
+json::object StandalonePodGroup(const api::Pod& pod) {
+  json::object meta;
+  meta["name"] = StandalonePodGroupName(pod);
+  meta["namespace"] = pod.meta.namespace_;
+  json::array owners;
+  if (ControllerOf(pod) != nullptr) {
+    for (const auto& ref : pod.meta.owner_references) {
+      json::object o;
+      o["apiVersion"] = ref.api_version;
+      o["kind"] = ref.kind;
+      o["name"] = ref.name;
+      o["uid"] = ref.uid;
+      if (ref.controller) o["controller"] = true;
+      if (ref.block_owner_deletion) o["blockOwnerDeletion"] = true;
+      owners.push_back(std::move(o));
+    }
+  } else {
+    owners.push_back(json::object{{"apiVersion", "v1"},
+                                  {"kind", "Pod"},
+                                  {"name", pod.meta.name},
+                                  {"uid", pod.meta.uid},
+                                  {"controller", true},
+                                  {"blockOwnerDeletion", true}});
+  }
+  meta["ownerReferences"] = std::move(owners);
+
+  json::object spec;
+  spec["minMember"] = 1;
+  auto queue = pod.meta.annotations.find(kQueueNameAnnotation);
+  spec["queue"] =
+      queue != pod.meta.annotations.end() && !queue->second.empty() ? queue->second : "default";
+  if (!pod.spec.priority_class_name.empty()) {
+    spec["priorityClassName"] = pod.spec.priority_class_name;
+  }
+  json::object min_resources = ResourcesJson(core::PodRequests(pod));
+  if (!min_resources.empty()) spec["minResources"] = std::move(min_resources);
+
+  json::object pg;
+  pg["apiVersion"] = "scheduling.volcano.sh/v1beta1";
+  pg["kind"] = "PodGroup";
+  pg["metadata"] = std::move(meta);
+  pg["spec"] = std::move(spec);
+  pg["status"] = json::object{{"phase", core::PodGroupPhaseName(core::PodGroupPhase::kPending)}};
+  return pg;
+}
+
+struct PodGroupController::State {
+  State(client::Client& c, PodGroupControllerOptions o)
+      : client(c),
+        options(std::move(o)),
+        pods(c, client::Pods()),
+        queues({options.workers, options.backoff_base, options.backoff_max},
+               [this](const WorkItem& item, int) { return Handle(item); }) {}
+
+  client::Client& client;
+  PodGroupControllerOptions options;
+  client::Informer pods;
+  WorkQueues queues;
+  bool started = false;
+
+  void OnPod(const json::object& object) {
+    if (!MayNeedGroup(object, options.scheduler_names)) return;
+    absl::StatusOr<api::Pod> pod = api::DecodePod(json::value(object));
+    if (!pod.ok() || !NeedsStandalonePodGroup(*pod, options.scheduler_names)) return;
+    WorkItem item;
+    item.key = pod->meta.namespace_ + "/" + pod->meta.name;
+    queues.Add(std::move(item));
+  }
+
+  void Log(const std::string& message) {
+    std::fprintf(stderr, "podgroup controller: %s\n", message.c_str());
+  }
+
+  // False when a write was refused and the pod should come back after a backoff.
+  bool Handle(const WorkItem& item) {
+    const size_t slash = item.key.find('/');
+    const std::string ns = item.key.substr(0, slash);
+    const std::string name = item.key.substr(slash + 1);
+    // The informer's copy is the newest this controller knows; a pod gone or grouped meanwhile
+    // needs nothing more.
+    std::optional<json::object> object = pods.Get(ns, name);
+    if (!object) return true;
+    absl::StatusOr<api::Pod> pod = api::DecodePod(json::value(*object));
+    if (!pod.ok() || !NeedsStandalonePodGroup(*pod, options.scheduler_names)) return true;
+
+    const std::string group = StandalonePodGroupName(*pod);
+    auto created = client.Create(client::PodGroups(), ns, StandalonePodGroup(*pod));
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
+      Log(fmt::format("cannot create PodGroup {}/{} for pod {}: {}", ns, group, item.key,
+                      std::string(created.status().message())));
+      return false;
+    }
+    json::object patch{
+        {"metadata",
+         json::object{{"annotations", json::object{{api::kGroupNameAnnotation, group}}}}}};
+    auto patched =
+        client.Patch(client::Pods(), ns, name, client::PatchType::kMerge, json::serialize(patch));
+    if (!patched.ok() && !absl::IsNotFound(patched.status())) {
+      Log(fmt::format("cannot annotate pod {} with its PodGroup {}: {}", item.key, group,
+                      std::string(patched.status().message())));
+      return false;
+    }
+    return true;
+  }
+};
+
+PodGroupController::PodGroupController(client::Client& client, PodGroupControllerOptions options)
+    : state_(std::make_unique<State>(client, std::move(options))) {}
+
+PodGroupController::~PodGroupController() { Stop(); }
+
+absl::Status PodGroupController::Start(std::chrono::milliseconds sync_timeout) {
+  State& s = *state_;
+  if (s.started) return absl::OkStatus();
+  s.started = true;
+  s.pods.AddHandlers({[&s](const json::object& o) { s.OnPod(o); },
+                      [&s](const json::object&, const json::object& o) { s.OnPod(o); },
+                      nullptr});
+  for (absl::Status started : {s.queues.Start(), s.pods.Start()}) {
+    if (!started.ok()) {
+      Stop();
+      return started;
+    }
+  }
+  if (!s.pods.WaitForSync(sync_timeout)) {
+    Stop();
+    return absl::DeadlineExceededError(fmt::format(
+        "podgroup controller: the pods watch did not sync within {} ms", sync_timeout.count()));
+  }
+  return absl::OkStatus();
+}
+
+void PodGroupController::Stop() {
+  State& s = *state_;
+  s.pods.Stop();
+  s.queues.Stop();
+}
+
+bool PodGroupController::WaitIdle(std::chrono::milliseconds timeout) {
+  return state_->queues.WaitIdle(timeout);
+}
+
+}  // namespace muster::controller
