@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_access.h"
 #include "api/patch.h"
 #include "boost/json/array.hpp"
 #include "boost/json/parse.hpp"
@@ -351,11 +352,6 @@ struct Entry {
   std::string subresource;
   FieldSet fields;
 };
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(View(v->get_string())) : std::string();
-}
 
 // The entries of `managed` (a managedFields value); nullopt when any entry is malformed.
 std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {

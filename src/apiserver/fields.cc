@@ -41,6 +41,7 @@ const json::value* At(const json::object& obj, std::string_view a, std::string_v
   return v->get_object().if_contains(b);
 }
 
+// Of the value pointer At() finds, not an object and key as api::StringAt takes.
 std::string Str(const json::value* v) {
   if (v == nullptr) return "";
   if (v->is_string()) return std::string(v->get_string());

@@ -185,22 +185,11 @@ bool ContinueSignedFor(const ContinueToken& token, std::string_view key, std::st
 
 }  // namespace
 
-const json::object* ObjectAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
-
 std::string_view MediaType(std::string_view content_type) {
   auto semi = content_type.find(';');
   std::string_view t = content_type.substr(0, semi);
   while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
   return t;
-}
-
-std::string StringAt(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return "";
-  const json::value* v = obj->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
 }
 
 ApiResult<json::object> DecodeBodyObject(const HttpRequest& req) {

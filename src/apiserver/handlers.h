@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/json_access.h"
 #include "apiserver/http.h"
 #include "apiserver/resources.h"
 #include "apiserver/status.h"
@@ -187,10 +188,9 @@ ApiResult<boost::json::object> DecodeBodyObject(const HttpRequest& req);
 // "application/json").
 std::string_view MediaType(std::string_view content_type);
 
-// obj[key] when it is an object, else nullptr; obj[key] when it is a string, else "" (also for a
-// null obj).
-const boost::json::object* ObjectAt(const boost::json::object& obj, std::string_view key);
-std::string StringAt(const boost::json::object* obj, std::string_view key);
+// The shared readers (api/json_access.h), by the names the handlers have always used.
+using api::ObjectAt;
+using api::StringAt;
 // apiVersion and kind of a body must name the URL's resource (400 otherwise); missing ones are
 // filled in (write.cc).
 std::optional<ApiError> CheckTypeMeta(boost::json::object& obj, const ResourceInfo& res);

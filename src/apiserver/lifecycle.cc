@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/json_access.h"
 #include "api/time.h"
 #include "boost/json.hpp"
 #include "common/thread.h"
@@ -41,30 +42,14 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || !v->is_string()) return "";
-  return std::string(View(v->get_string()));
-}
-
-std::optional<int64_t> IntAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return std::nullopt;
-  if (const int64_t* i = v->if_int64()) return *i;
-  if (const uint64_t* u = v->if_uint64()) return static_cast<int64_t>(*u);
-  if (const double* d = v->if_double()) return static_cast<int64_t>(*d);
-  return std::nullopt;
-}
+using api::ObjectAt;
+using api::StringAt;
+using api::TruncatedIntAt;
 
 json::object* EnsureObject(json::object& o, std::string_view key) {
   json::value& v = o[key];
   if (!v.is_object()) v = json::object();
   return &v.as_object();
-}
-
-const json::object* FindObject(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v == nullptr ? nullptr : v->if_object();
 }
 
 std::vector<std::string> Finalizers(const json::object& meta) {
@@ -110,13 +95,13 @@ bool IsQueues(const ResourceInfo& r) {
 
 // The pod strategy's CheckGracefulDelete: the grace period a delete gets.
 int64_t PodGracePeriod(const json::object& pod, const DeleteOptions& options) {
-  const json::object* spec = FindObject(pod, "spec");
-  const json::object* status = FindObject(pod, "status");
+  const json::object* spec = ObjectAt(pod, "spec");
+  const json::object* status = ObjectAt(pod, "status");
   int64_t period = 0;
   if (options.grace_period_seconds) {
     period = *options.grace_period_seconds;
   } else if (spec != nullptr) {
-    period = IntAt(*spec, "terminationGracePeriodSeconds").value_or(0);
+    period = TruncatedIntAt(*spec, "terminationGracePeriodSeconds").value_or(0);
   }
   if (spec == nullptr || StringAt(*spec, "nodeName").empty()) period = 0;
   std::string phase = status == nullptr ? "" : StringAt(*status, "phase");
@@ -246,7 +231,7 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
 
   std::vector<std::string> finalizers = Finalizers(meta);
   if (marked) {
-    int64_t grace = IntAt(meta, "deletionGracePeriodSeconds").value_or(0);
+    int64_t grace = TruncatedIntAt(meta, "deletionGracePeriodSeconds").value_or(0);
     if (grace <= 0) {
       // Already due: only finalizers hold it.
       return finish(finalizers.empty() ? delete_now() : unchanged());
@@ -317,7 +302,7 @@ Summary Summarize(const std::string& text) {
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return s;
   const json::object& obj = v.get_object();
-  const json::object* meta = FindObject(obj, "metadata");
+  const json::object* meta = ObjectAt(obj, "metadata");
   if (meta == nullptr) return s;
   s.uid = StringAt(*meta, "uid");
   if (const json::value* refs = meta->if_contains("ownerReferences"); refs && refs->is_array()) {
@@ -334,9 +319,9 @@ Summary Summarize(const std::string& text) {
     s.marked = true;
     s.due_unix = api::ParseUnixTime(View(ts->get_string()));
   }
-  s.grace = IntAt(*meta, "deletionGracePeriodSeconds").value_or(0);
+  s.grace = TruncatedIntAt(*meta, "deletionGracePeriodSeconds").value_or(0);
   s.finalizers = Finalizers(*meta);
-  if (const json::object* status = FindObject(obj, "status")) {
+  if (const json::object* status = ObjectAt(obj, "status")) {
     s.terminating = StringAt(*status, "phase") == "Terminating";
   }
   return s;

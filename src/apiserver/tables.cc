@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "api/json_access.h"
 #include "api/time.h"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
@@ -35,17 +36,15 @@ const value* Path(const value& root, std::initializer_list<std::string_view> key
   return v;
 }
 
+// Readers of a value pointer from Path() (a miss reads as zero), not api/json_access.h's
+// object-and-key readers, so a column reads as one chain.
 std::string_view StrAt(const value* v) {
   if (v == nullptr || !v->is_string()) return {};
   return v->get_string();
 }
 
 int64_t IntAt(const value* v) {
-  if (v == nullptr) return 0;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
-  if (v->is_double()) return static_cast<int64_t>(v->get_double());
-  return 0;
+  return v == nullptr ? 0 : api::TruncatedInt64(*v).value_or(0);
 }
 
 bool BoolAt(const value* v) { return v != nullptr && v->is_bool() && v->get_bool(); }

@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "api/json_access.h"
 #include "apiserver/handlers.h"
 #include "apiserver/tables.h"
 #include "boost/json/parse.hpp"
@@ -214,11 +215,7 @@ class WatchStream : public StreamSource {
   }
 
   static std::string ResourceVersionOf(const json::value& obj) {
-    if (!obj.is_object()) return "";
-    const json::value* meta = obj.get_object().if_contains("metadata");
-    if (meta == nullptr || !meta->is_object()) return "";
-    const json::value* rv = meta->get_object().if_contains("resourceVersion");
-    return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : "";
+    return obj.is_object() ? api::MetaString(obj.get_object(), "resourceVersion") : "";
   }
 
   void Deliver(const store::Event& e) {

@@ -6,8 +6,6 @@
 #include "apiserver/write_support.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -219,25 +217,7 @@ bool SpecChanged(const json::object& a, const json::object& b) {
 }
 
 int64_t IntAt(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return 0;
-  const json::value* v = obj->if_contains(key);
-  if (v == nullptr) return 0;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
-  if (v->is_double()) return static_cast<int64_t>(v->get_double());
-  return 0;
-}
-
-// A JSON number that is an int64 exactly (2, 2.0); nullopt for 2.5, or beyond int64.
-std::optional<int64_t> ExactInt64(const json::value& v) {
-  if (const int64_t* i = v.if_int64()) return *i;
-  if (const uint64_t* u = v.if_uint64()) {
-    if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-    return static_cast<int64_t>(*u);
-  }
-  const double* d = v.if_double();
-  if (d == nullptr || std::trunc(*d) != *d || *d < -0x1p63 || *d >= 0x1p63) return std::nullopt;
-  return static_cast<int64_t>(*d);
+  return obj == nullptr ? 0 : api::TruncatedIntAt(*obj, key).value_or(0);
 }
 
 bool HasFinalizers(const json::object* meta) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/json_access.h"
 #include "api/managed_fields.h"
 #include "apiserver/handlers.h"
 #include "boost/json/object.hpp"
@@ -68,10 +69,10 @@ json::object MergeForWrite(const ResourceInfo& res, std::string_view sub, const 
 // Whether anything outside metadata and status differs (metadata.generation counts it).
 bool SpecChanged(const json::object& a, const json::object& b);
 
+// obj[key] as api::TruncatedIntAt reads it, 0 when missing or for a null obj.
 int64_t IntAt(const json::object* obj, std::string_view key);
 
-// A JSON number that is an int64 exactly (2, 2.0); nullopt for 2.5, or beyond int64.
-std::optional<int64_t> ExactInt64(const json::value& v);
+using api::ExactInt64;
 
 bool HasFinalizers(const json::object* meta);
 

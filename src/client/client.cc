@@ -4,6 +4,7 @@
 #include <mutex>
 #include <utility>
 
+#include "api/json_access.h"
 #include "api/time.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -15,17 +16,8 @@ namespace json = boost::json;
 
 namespace {
 
-std::string Str(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return "";
-  const json::value* v = obj->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-const json::object* ObjAt(const json::object* obj, std::string_view key) {
-  if (obj == nullptr) return nullptr;
-  const json::value* v = obj->if_contains(key);
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
+using api::ObjectAt;
+using api::StringAt;
 
 bool Is2xx(int status) { return status >= 200 && status < 300; }
 
@@ -207,8 +199,8 @@ absl::Status StatusFromResponse(const Response& response) {
   json::error_code ec;
   json::value v = json::parse(response.body, ec);
   if (!ec && v.is_object()) {
-    message = Str(&v.get_object(), "message");
-    reason = Str(&v.get_object(), "reason");
+    message = StringAt(&v.get_object(), "message");
+    reason = StringAt(&v.get_object(), "reason");
   }
   if (message.empty()) {
     message = response.body.empty() ? fmt::format("the server answered HTTP {}", response.status)
@@ -266,7 +258,7 @@ absl::StatusOr<ObjectList> Client::List(const Resource& resource, std::string_vi
   auto body = ObjectFrom(transport_->Do(r));
   if (!body.ok()) return body.status();
   ObjectList out;
-  out.resource_version = Str(ObjAt(&*body, "metadata"), "resourceVersion");
+  out.resource_version = StringAt(ObjectAt(&*body, "metadata"), "resourceVersion");
   if (json::value* items = body->if_contains("items"); items != nullptr && items->is_array()) {
     out.items.reserve(items->get_array().size());
     for (json::value& item : items->get_array()) {
@@ -288,22 +280,22 @@ absl::StatusOr<json::object> Client::Create(const Resource& resource, std::strin
 
 absl::StatusOr<json::object> Client::Update(const Resource& resource, json::object object) {
   FillTypeMeta(object, resource);
-  const json::object* meta = ObjAt(&object, "metadata");
-  std::string name = Str(meta, "name");
+  const json::object* meta = ObjectAt(&object, "metadata");
+  std::string name = StringAt(meta, "name");
   if (name.empty()) return absl::InvalidArgumentError("Update: the object has no metadata.name");
-  Request r = MakeRequest("PUT", resource.Path(Str(meta, "namespace"), name));
+  Request r = MakeRequest("PUT", resource.Path(StringAt(meta, "namespace"), name));
   r.body = json::serialize(object);
   return ObjectFrom(transport_->Do(r));
 }
 
 absl::StatusOr<json::object> Client::UpdateStatus(const Resource& resource, json::object object) {
   FillTypeMeta(object, resource);
-  const json::object* meta = ObjAt(&object, "metadata");
-  std::string name = Str(meta, "name");
+  const json::object* meta = ObjectAt(&object, "metadata");
+  std::string name = StringAt(meta, "name");
   if (name.empty()) {
     return absl::InvalidArgumentError("UpdateStatus: the object has no metadata.name");
   }
-  Request r = MakeRequest("PUT", resource.Path(Str(meta, "namespace"), name, "status"));
+  Request r = MakeRequest("PUT", resource.Path(StringAt(meta, "namespace"), name, "status"));
   r.body = json::serialize(object);
   return ObjectFrom(transport_->Do(r));
 }
@@ -492,7 +484,7 @@ absl::Status Client::Watch(const Resource& resource, std::string_view ns,
       return false;
     }
     json::object& o = v.get_object();
-    std::string type = Str(&o, "type");
+    std::string type = StringAt(&o, "type");
     json::value* object = o.if_contains("object");
     return on_object(type, object == nullptr
                                ? nullptr

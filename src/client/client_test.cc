@@ -59,6 +59,7 @@ json::object PodObject(std::string_view name, std::map<std::string, std::string>
 std::string Name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
+// Unlike api::MetaString, throws when metadata is missing: every object here must have it.
 std::string MetaStr(const json::object& obj, std::string_view key) {
   const json::value* v = obj.at("metadata").get_object().if_contains(key);
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";

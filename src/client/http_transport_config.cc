@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "api/json_access.h"
 #include "api/yaml.h"
 #include "boost/json.hpp"
 #include "common/files.h"
@@ -29,10 +30,7 @@ namespace {
 namespace json = boost::json;
 using common::ReadFile;
 
-std::string StrAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
+using api::StringAt;
 
 // The entry named `name` of a kubeconfig list ("clusters", "users", "contexts"), its inner
 // object under `field`; an entry with no inner object (`user: {}` or `user:`) is empty.
@@ -41,7 +39,7 @@ absl::StatusOr<json::object> NamedEntry(const json::object& config, std::string_
   const json::value* entries = config.if_contains(list);
   if (entries != nullptr && entries->is_array()) {
     for (const json::value& e : entries->get_array()) {
-      if (!e.is_object() || StrAt(e.get_object(), "name") != name) continue;
+      if (!e.is_object() || StringAt(e.get_object(), "name") != name) continue;
       const json::value* inner = e.get_object().if_contains(field);
       if (inner != nullptr && inner->is_object()) return inner->get_object();
       return json::object();
@@ -53,7 +51,7 @@ absl::StatusOr<json::object> NamedEntry(const json::object& config, std::string_
 // A PEM from `<key>-data` (base64) or the file `<key>` (relative to `dir`); "" when neither.
 absl::StatusOr<std::string> DataOrFile(const json::object& obj, const std::string& key,
                                        const std::filesystem::path& dir) {
-  std::string data = StrAt(obj, key + "-data");
+  std::string data = StringAt(obj, key + "-data");
   if (!data.empty()) {
     std::string decoded;
     if (!absl::Base64Unescape(data, &decoded)) {
@@ -61,7 +59,7 @@ absl::StatusOr<std::string> DataOrFile(const json::object& obj, const std::strin
     }
     return decoded;
   }
-  std::string file = StrAt(obj, key);
+  std::string file = StringAt(obj, key);
   if (file.empty()) return std::string();
   std::filesystem::path p(file);
   if (p.is_relative()) p = dir / p;
@@ -118,18 +116,18 @@ absl::StatusOr<HttpTransportConfig> LoadKubeconfig(const std::string& path,
     return absl::InvalidArgumentError(
         fmt::format("kubeconfig {}: {}", path, std::string(s.message())));
   };
-  std::string context_name = context.empty() ? StrAt(config, "current-context") : context;
+  std::string context_name = context.empty() ? StringAt(config, "current-context") : context;
   if (context_name.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("kubeconfig {}: no current-context and no context given", path));
   }
   auto ctx = NamedEntry(config, "contexts", "context", context_name);
   if (!ctx.ok()) return fail(ctx.status());
-  const std::string cluster_name = StrAt(*ctx, "cluster");
+  const std::string cluster_name = StringAt(*ctx, "cluster");
   auto cluster = NamedEntry(config, "clusters", "cluster", cluster_name);
   if (!cluster.ok()) return fail(cluster.status());
   json::object user;
-  if (std::string user_name = StrAt(*ctx, "user"); !user_name.empty()) {
+  if (std::string user_name = StringAt(*ctx, "user"); !user_name.empty()) {
     auto u = NamedEntry(config, "users", "user", user_name);
     if (!u.ok()) return fail(u.status());
     user = std::move(*u);
@@ -143,7 +141,7 @@ absl::StatusOr<HttpTransportConfig> LoadKubeconfig(const std::string& path,
 
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   HttpTransportConfig out;
-  out.server = StrAt(*cluster, "server");
+  out.server = StringAt(*cluster, "server");
   if (out.server.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("kubeconfig {}: cluster \"{}\" has no server", path, cluster_name));
@@ -154,20 +152,20 @@ absl::StatusOr<HttpTransportConfig> LoadKubeconfig(const std::string& path,
   if (const json::value* v = cluster->if_contains("insecure-skip-tls-verify"); v && v->is_bool()) {
     out.insecure_skip_tls_verify = v->get_bool();
   }
-  out.tls_server_name = StrAt(*cluster, "tls-server-name");
+  out.tls_server_name = StringAt(*cluster, "tls-server-name");
   auto cert = DataOrFile(user, "client-certificate", dir);
   if (!cert.ok()) return fail(cert.status());
   out.client_cert_pem = std::move(*cert);
   auto key = DataOrFile(user, "client-key", dir);
   if (!key.ok()) return fail(key.status());
   out.client_key_pem = std::move(*key);
-  out.token = StrAt(user, "token");
-  if (std::string file = StrAt(user, "tokenFile"); !file.empty()) {
+  out.token = StringAt(user, "token");
+  if (std::string file = StringAt(user, "tokenFile"); !file.empty()) {
     std::filesystem::path p(file);
     if (p.is_relative()) p = dir / p;
     out.token_file = p.string();
   }
-  out.default_namespace = StrAt(*ctx, "namespace");
+  out.default_namespace = StringAt(*ctx, "namespace");
   return out;
 }
 

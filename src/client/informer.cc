@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "api/json_access.h"
 #include "common/thread.h"
 
 namespace muster::client {
@@ -16,17 +17,7 @@ namespace {
 constexpr auto kInitialBackoff = std::chrono::milliseconds(200);
 constexpr auto kMaxBackoff = std::chrono::seconds(10);
 
-const json::object* Meta(const json::object& obj) {
-  const json::value* m = obj.if_contains("metadata");
-  return m != nullptr && m->is_object() ? &m->get_object() : nullptr;
-}
-
-std::string MetaStr(const json::object& obj, std::string_view key) {
-  const json::object* meta = Meta(obj);
-  if (meta == nullptr) return "";
-  const json::value* v = meta->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
+using api::MetaString;
 
 std::string CacheKey(std::string_view ns, std::string_view name) {
   if (ns.empty()) return std::string(name);
@@ -37,7 +28,7 @@ std::string CacheKey(std::string_view ns, std::string_view name) {
 }
 
 std::string KeyOf(const json::object& obj) {
-  return CacheKey(MetaStr(obj, "namespace"), MetaStr(obj, "name"));
+  return CacheKey(MetaString(obj, "namespace"), MetaString(obj, "name"));
 }
 
 }  // namespace
@@ -89,9 +80,9 @@ std::vector<json::object> Informer::List(std::string_view ns) const {
   std::lock_guard lock(mu_);
   sorted.reserve(cache_.size());
   for (const auto& [key, obj] : cache_) {
-    std::string obj_ns = MetaStr(*obj, "namespace");
+    std::string obj_ns = MetaString(*obj, "namespace");
     if (!ns.empty() && obj_ns != ns) continue;
-    sorted.push_back({{std::move(obj_ns), MetaStr(*obj, "name")}, obj.get()});
+    sorted.push_back({{std::move(obj_ns), MetaString(*obj, "name")}, obj.get()});
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -128,7 +119,8 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
       auto old = cache_.find(key);
       if (old == cache_.end()) {
         added.push_back(shared);
-      } else if (MetaStr(*old->second, "resourceVersion") != MetaStr(*shared, "resourceVersion")) {
+      } else if (MetaString(*old->second, "resourceVersion") !=
+                 MetaString(*shared, "resourceVersion")) {
         updated.emplace_back(old->second, shared);
       }
       next[std::move(key)] = std::move(shared);
@@ -164,7 +156,7 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
 }
 
 void Informer::Apply(WatchEvent& event) {
-  std::string rv = MetaStr(*event.object, "resourceVersion");
+  std::string rv = MetaString(*event.object, "resourceVersion");
   if (event.type == WatchEventType::kBookmark) {
     std::lock_guard lock(mu_);
     if (!rv.empty()) last_resource_version_ = rv;

@@ -11,6 +11,7 @@
 #include <random>
 #include <utility>
 
+#include "api/json_access.h"
 #include "api/time.h"
 #include "boost/json/value.hpp"
 #include "common/thread.h"
@@ -38,19 +39,7 @@ std::string Seconds(milliseconds d) {
   return fmt::format("{:g}s", static_cast<double>(d.count()) / 1000);
 }
 
-std::string StringAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-int64_t IntAt(const json::object& obj, std::string_view key) {
-  const json::value* v = obj.if_contains(key);
-  if (v == nullptr) return 0;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
-  if (v->is_double()) return static_cast<int64_t>(v->get_double());
-  return 0;
-}
+using api::StringAt;
 
 // resourcelock.LeaseSpecToLeaderElectionRecord.
 LeaderElectionRecord RecordOf(const json::object& lease) {
@@ -59,10 +48,10 @@ LeaderElectionRecord RecordOf(const json::object& lease) {
   if (spec == nullptr || !spec->is_object()) return r;
   const json::object& s = spec->get_object();
   r.holder_identity = StringAt(s, "holderIdentity");
-  r.lease_duration_seconds = IntAt(s, "leaseDurationSeconds");
+  r.lease_duration_seconds = api::TruncatedIntAt(s, "leaseDurationSeconds").value_or(0);
   r.acquire_time = StringAt(s, "acquireTime");
   r.renew_time = StringAt(s, "renewTime");
-  r.lease_transitions = IntAt(s, "leaseTransitions");
+  r.lease_transitions = api::TruncatedIntAt(s, "leaseTransitions").value_or(0);
   return r;
 }
 

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/json_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
 #include "client/client.h"
@@ -30,6 +31,7 @@ namespace muster::client {
 namespace {
 
 namespace json = boost::json;
+using api::StringAt;
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
@@ -189,10 +191,7 @@ class LeaderElectionTest : public ::testing::Test {
   static const json::object& Spec(const json::object& lease) {
     return lease.at("spec").as_object();
   }
-  static std::string Str(const json::object& obj, std::string_view key) {
-    const json::value* v = obj.if_contains(key);
-    return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-  }
+  // -1 for anything but an int64, so a test sees a lease field written as another type.
   static int64_t Int(const json::object& obj, std::string_view key) {
     const json::value* v = obj.if_contains(key);
     return v != nullptr && v->is_int64() ? v->get_int64() : -1;
@@ -284,25 +283,27 @@ TEST_F(LeaderElectionTest, OneOfTwoCandidatesLeadsAndRenews) {
 
   json::object lease = Lease();
   const json::object spec = Spec(lease);
-  EXPECT_EQ(Str(spec, "holderIdentity"), leader.id());
+  EXPECT_EQ(StringAt(spec, "holderIdentity"), leader.id());
   EXPECT_EQ(Int(spec, "leaseDurationSeconds"), 2);
   EXPECT_EQ(Int(spec, "leaseTransitions"), 0);  // created by its first holder
-  EXPECT_TRUE(std::regex_match(Str(spec, "renewTime"), kMicroTime)) << Str(spec, "renewTime");
-  EXPECT_TRUE(std::regex_match(Str(spec, "acquireTime"), kMicroTime)) << Str(spec, "acquireTime");
+  EXPECT_TRUE(std::regex_match(StringAt(spec, "renewTime"), kMicroTime))
+      << StringAt(spec, "renewTime");
+  EXPECT_TRUE(std::regex_match(StringAt(spec, "acquireTime"), kMicroTime))
+      << StringAt(spec, "acquireTime");
 
   // The leader renews (renewTime moves, acquireTime stays) and the standby keeps waiting.
-  const std::string first_renew = Str(spec, "renewTime");
+  const std::string first_renew = StringAt(spec, "renewTime");
   std::string second_renew;
   ASSERT_TRUE(Eventually(
       [&] {
-        second_renew = Str(Spec(Lease()), "renewTime");
+        second_renew = StringAt(Spec(Lease()), "renewTime");
         return second_renew != first_renew && !second_renew.empty();
       },
       3s));
-  ASSERT_TRUE(Eventually([&] { return Str(Spec(Lease()), "renewTime") != second_renew; }, 3s));
+  ASSERT_TRUE(Eventually([&] { return StringAt(Spec(Lease()), "renewTime") != second_renew; }, 3s));
   lease = Lease();
-  EXPECT_EQ(Str(Spec(lease), "holderIdentity"), leader.id());
-  EXPECT_EQ(Str(Spec(lease), "acquireTime"), Str(spec, "acquireTime"));
+  EXPECT_EQ(StringAt(Spec(lease), "holderIdentity"), leader.id());
+  EXPECT_EQ(StringAt(Spec(lease), "acquireTime"), StringAt(spec, "acquireTime"));
   EXPECT_TRUE(leader.leading());
   EXPECT_FALSE(standby.leading());
   EXPECT_EQ(leader.started, 1);
@@ -319,10 +320,10 @@ TEST_F(LeaderElectionTest, StopReleasesTheLeaseAndStopWithoutReleaseLeavesIt) {
   EXPECT_FALSE(a.leading());
   EXPECT_EQ(a.stopped, 1);
   json::object spec = Spec(Lease());
-  EXPECT_EQ(Str(spec, "holderIdentity"), "");  // client-go's tryRelease
+  EXPECT_EQ(StringAt(spec, "holderIdentity"), "");  // client-go's tryRelease
   EXPECT_EQ(Int(spec, "leaseDurationSeconds"), 1);
   EXPECT_EQ(Int(spec, "leaseTransitions"), 0);
-  EXPECT_TRUE(std::regex_match(Str(spec, "renewTime"), kMicroTime));
+  EXPECT_TRUE(std::regex_match(StringAt(spec, "renewTime"), kMicroTime));
 
   Candidate& b = Make("b");
   StartLeader(b);
@@ -330,7 +331,7 @@ TEST_F(LeaderElectionTest, StopReleasesTheLeaseAndStopWithoutReleaseLeavesIt) {
   b.elector->Stop(/*release=*/false);
   EXPECT_EQ(b.stopped, 1);
   spec = Spec(Lease());
-  EXPECT_EQ(Str(spec, "holderIdentity"), "b");
+  EXPECT_EQ(StringAt(spec, "holderIdentity"), "b");
   EXPECT_EQ(Int(spec, "leaseDurationSeconds"), 2);
 }
 
@@ -343,7 +344,7 @@ TEST_F(LeaderElectionTest, AStandbyTakesAReleasedLeaseAtOnce) {
   StartStandby(b, a);
   a.elector->Stop();
   EXPECT_TRUE(Eventually([&] { return b.leading(); }, 2s));
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "b");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "b");
   EXPECT_EQ(Int(Spec(Lease()), "leaseTransitions"), 1);
   EXPECT_EQ(b.started, 1);
   EXPECT_LT(a.stopped_seq, b.started_seq);
@@ -355,10 +356,10 @@ TEST_F(LeaderElectionTest, ALeaderThatDiesIsReplacedOnceItsLeaseExpires) {
   StartLeader(a);
   StartStandby(b, a);
   a.elector->Stop(/*release=*/false);  // as if the process were killed
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "a");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "a");
   // lease_duration after b last saw a renew, plus b's jittered retry.
   EXPECT_TRUE(Eventually([&] { return b.leading(); }, 2s + 440ms + 2s));
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "b");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "b");
   EXPECT_EQ(Int(Spec(Lease()), "leaseTransitions"), 1);
 }
 
@@ -378,7 +379,7 @@ TEST_F(LeaderElectionTest, ALeaderThatCannotReachTheServerStopsBeforeAnotherLead
   a.transport->failing = false;
   std::this_thread::sleep_for(3 * 200ms);
   EXPECT_LE(a.transport->calls - a.calls_at_stop, 1);
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "b");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "b");
   EXPECT_EQ(a.started, 1);
   EXPECT_EQ(a.stopped, 1);
 }
@@ -396,7 +397,7 @@ TEST_F(LeaderElectionTest, ALeaderWhoseCallsHangStopsAtTheDeadline) {
   a.transport->hanging = false;  // lets a's loop return, so that Stop can join it
   a.elector->Stop();
   EXPECT_EQ(a.stopped, 1);
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "b");  // a lost it: no release of b's lease
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "b");  // a lost it: no release of b's lease
 }
 
 TEST_F(LeaderElectionTest, ALeaderThatFindsAnotherHolderStopsAtOnceAndLeavesTheLeaseAlone) {
@@ -412,7 +413,7 @@ TEST_F(LeaderElectionTest, ALeaderThatFindsAnotherHolderStopsAtOnceAndLeavesTheL
   EXPECT_FALSE(a.leading());
   EXPECT_EQ(a.elector->CurrentLeader(), "intruder");
   a.elector->Stop();
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "intruder");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "intruder");
   EXPECT_EQ(Int(Spec(Lease()), "leaseDurationSeconds"), 3600);
 }
 
@@ -430,14 +431,14 @@ TEST_F(LeaderElectionTest, ExpiryIsJudgedByOurClockNotByTheRecordedRenewTime) {
   ASSERT_TRUE(Eventually([&] { return c.transport->gets >= gets + 3; }, 5s));
   EXPECT_FALSE(c.leading());
   EXPECT_EQ(c.started, 0);
-  EXPECT_EQ(Str(Spec(Lease()), "holderIdentity"), "ghost");
+  EXPECT_EQ(StringAt(Spec(Lease()), "holderIdentity"), "ghost");
 
   offset->store(3601 * 1000);
   ASSERT_TRUE(Eventually([&] { return c.leading(); }, 3s));
   json::object spec = Spec(Lease());
-  EXPECT_EQ(Str(spec, "holderIdentity"), "c");
+  EXPECT_EQ(StringAt(spec, "holderIdentity"), "c");
   EXPECT_EQ(Int(spec, "leaseTransitions"), 5);
-  EXPECT_NE(Str(spec, "acquireTime"), "2000-01-01T00:00:00.000000Z");
+  EXPECT_NE(StringAt(spec, "acquireTime"), "2000-01-01T00:00:00.000000Z");
   EXPECT_EQ(c.NewLeaders(), (std::vector<std::string>{"ghost", "c"}));
 }
 
@@ -449,7 +450,7 @@ TEST_F(LeaderElectionTest, ALeaseHeldByOurIdentityIsOursAtOnce) {
   StartLeader(me);
   json::object spec = Spec(Lease());
   EXPECT_EQ(Int(spec, "leaseTransitions"), 2);
-  EXPECT_EQ(Str(spec, "acquireTime"), "2024-05-01T12:00:00.000000Z");
+  EXPECT_EQ(StringAt(spec, "acquireTime"), "2024-05-01T12:00:00.000000Z");
   EXPECT_EQ(Int(spec, "leaseDurationSeconds"), 2);
 }
 
