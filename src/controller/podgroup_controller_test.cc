@@ -167,9 +167,10 @@ TEST_F(PodGroupControllerTest, GroupsAPlainPodAndAnnotatesItButLeavesAGroupedPod
   const std::string late = CreatePod("late", "muster", "");
 
   for (const auto& [name, uid] : {std::pair{"solo", solo}, std::pair{"late", late}}) {
-    ASSERT_TRUE(WaitFor([&, n = name] {
+    // Captured by copy: clang 14 cannot capture a structured binding.
+    ASSERT_TRUE(WaitFor([&, n = name, u = uid] {
       return Str(GetPod(n), {"metadata", "annotations", api::kGroupNameAnnotation}) ==
-             "podgroup-" + uid;
+             "podgroup-" + u;
     })) << name;
     auto pg = api_->Get(client::PodGroups(), "default", "podgroup-" + uid);
     ASSERT_TRUE(pg.ok()) << pg.status();
