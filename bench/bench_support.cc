@@ -15,16 +15,6 @@ namespace muster::bench {
 
 // --- cycles ---------------------------------------------------------------------------------
 
-void ApplyBinds(core::Cluster& cluster, const core::CycleResult& result) {
-  for (const auto& b : result.binds) {
-    core::TaskInfo* t = cluster.FindTask(b.pod);
-    if (t == nullptr || !t->pod) continue;
-    api::Pod pod = *t->pod;
-    pod.spec.node_name = b.node;
-    cluster.UpsertPod(pod);
-  }
-}
-
 CycleStats RunUntilBound(core::Cluster& cluster, const core::SchedulerConf& conf,
                          const RunOptions& options) {
   CycleStats stats;
@@ -44,7 +34,7 @@ CycleStats RunUntilBound(core::Cluster& cluster, const core::SchedulerConf& conf
     stats.session_seconds += SecondsSince(start);
     ++stats.cycles;
     start = std::chrono::steady_clock::now();
-    ApplyBinds(cluster, result);
+    core::ApplyCycleResult(cluster, result);
     stats.apply_seconds += SecondsSince(start);
     stats.binds += static_cast<int64_t>(result.binds.size());
     if (result.binds.empty()) break;

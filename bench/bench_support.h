@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/apply_cycle_result.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
@@ -48,12 +49,10 @@ struct RunOptions {
 
 // Runs scheduling cycles, as scenario.cc does, until `want_binds` pods are bound, a cycle binds
 // nothing, or max_cycles is reached. After each cycle the binds are applied the way the API
-// server would: the pod is updated with spec.nodeName (the engine then sees it Bound).
+// server would (core::ApplyCycleResult: spec.nodeName and the GPU indices; the engine then sees
+// the pod Bound).
 CycleStats RunUntilBound(core::Cluster& cluster, const core::SchedulerConf& conf,
                          const RunOptions& options);
-
-// Applies one cycle's binds to the cluster (pod update with spec.nodeName).
-void ApplyBinds(core::Cluster& cluster, const core::CycleResult& result);
 
 // Nearest-rank percentile (p in [0, 100]) of unsorted samples; 0 when empty.
 double Percentile(std::vector<double> samples, double p);

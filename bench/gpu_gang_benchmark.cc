@@ -223,7 +223,7 @@ void BM_GpuGangDecision(benchmark::State& state) {
     cycle_ms.push_back(seconds * 1e3);
     cycle_cpu_ms.push_back(cpu_seconds * 1e3);
     decided_ms.push_back(std::chrono::duration<double, std::milli>(stamps[0] - start).count());
-    ApplyBinds(*cluster, result);
+    core::ApplyCycleResult(*cluster, result);
     RemoveGang(*cluster, live.front());
     live.pop_front();
     live.push_back(gang);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/apply_cycle_result.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
@@ -38,8 +39,9 @@ std::vector<int64_t> SharedMilli(Cluster& c, const std::string& node) {
   return out;
 }
 
-// A cluster and the API objects behind its pods; binds are applied as the API server would,
-// devices recorded in muster.dev/gpu-indices as the scheduler writes them.
+// A cluster and the API objects behind its pods; binds are applied as the API server would
+// (core::ApplyBinds: devices recorded in muster.dev/gpu-indices as the scheduler writes them) and
+// the pods reported Running.
 class ShareHarness {
  public:
   void Add(const api::Node& n) { cluster_.UpsertNode(n); }
@@ -62,14 +64,9 @@ class ShareHarness {
       Session ssn(cluster_, conf, SessionOptions{});
       r = ssn.Run();
     }
+    ApplyBinds(cluster_, r.binds, {.running_since = "2026-01-01T00:00:00Z"});
     for (const auto& b : r.binds) {
-      api::Pod& p = pods_.at(b.pod);
-      p.spec.node_name = b.node;
-      std::string indices;
-      for (int g : b.gpus) indices += (indices.empty() ? "" : ",") + std::to_string(g);
-      p.meta.annotations[kGpuIndicesAnnotation] = indices;
-      p.status.phase = "Running";
-      cluster_.UpsertPod(p);
+      pods_.at(b.pod) = *cluster_.FindTask(b.pod)->pod;  // as the bind wrote it
       devices_[b.pod] = b.gpus;
     }
     for (const auto& e : r.evictions) Remove(e.pod);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/apply_cycle_result.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
@@ -177,8 +178,8 @@ struct SimulationOptions {
   bool kubelet_runs_bound_pods = false;
 };
 
-// Runs a World through cycles like scenario.cc does (bound pods get spec.nodeName, evicted pods
-// are deleted) and checks the invariants after each cycle.
+// Runs a World through cycles like scenario.cc does (binds applied by core::ApplyBinds, evicted
+// pods deleted with the grace period below) and checks the invariants after each cycle.
 class Simulation {
  public:
   Simulation(const World& w, const SchedulerConf& conf, SimulationOptions options = {})
@@ -251,11 +252,13 @@ class Simulation {
       }
       bound_jobs.insert(JobKey(it->second));
     }
+    // Applied as the API server would; the model takes the pods back as the bind wrote them.
+    ApplyBinds(cluster_, r.binds);
     for (const auto& b : r.binds) {
       auto it = pods_.find(b.pod);
-      if (it == pods_.end()) continue;
-      it->second.spec.node_name = b.node;
-      cluster_.UpsertPod(it->second);
+      const TaskInfo* t = cluster_.FindTask(b.pod);
+      if (it == pods_.end() || t == nullptr) continue;
+      it->second = *t->pod;
     }
     // Evictions: running pods, none critical.
     std::set<std::string> evicted_jobs;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/yaml.h"
+#include "core/apply_cycle_result.h"
 #include "core/framework/conf.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
@@ -32,10 +33,6 @@ absl::StatusOr<std::map<std::string, std::string>> StringMap(const std::string& 
     out[kv.first.as<std::string>()] = kv.second.as<std::string>();
   }
   return out;
-}
-
-std::string ObjectKey(const api::ObjectMeta& m) {
-  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
 }
 
 }  // namespace
@@ -163,16 +160,12 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
     conf = *parsed;
   }
   core::Cluster cluster;
-  std::map<std::string, api::Pod> pods;
   for (const auto& obj : scenario.objects) {
     std::visit(
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, api::Node>) cluster.UpsertNode(o);
-          if constexpr (std::is_same_v<T, api::Pod>) {
-            cluster.UpsertPod(o);
-            pods[ObjectKey(o.meta)] = o;
-          }
+          if constexpr (std::is_same_v<T, api::Pod>) cluster.UpsertPod(o);
           if constexpr (std::is_same_v<T, api::PodGroup>) cluster.UpsertPodGroup(o);
           if constexpr (std::is_same_v<T, api::Queue>) cluster.UpsertQueue(o);
           if constexpr (std::is_same_v<T, api::PriorityClass>) cluster.UpsertPriorityClass(o);
@@ -186,18 +179,9 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
     core::Session ssn(cluster, conf, so);
     core::CycleResult r = ssn.Run();
     // Apply the decisions as the API would: bound pods get their node, evicted pods go away.
-    for (const auto& b : r.binds) {
-      out.binds[b.pod] = b.node;
-      api::Pod& p = pods[b.pod];
-      p.spec.node_name = b.node;
-      cluster.UpsertPod(p);
-    }
-    for (const auto& e : r.evictions) {
-      out.evictions.push_back(e.pod);
-      auto slash = e.pod.find('/');
-      cluster.RemovePod(e.pod.substr(0, slash), e.pod.substr(slash + 1));
-      pods.erase(e.pod);
-    }
+    for (const auto& b : r.binds) out.binds[b.pod] = b.node;
+    for (const auto& e : r.evictions) out.evictions.push_back(e.pod);
+    core::ApplyCycleResult(cluster, r);
     for (const auto& [pod, node] : r.pipelined) out.pipelined[pod] = node;
     // A cycle reports only the groups it worked on; every group's phase is in the cluster view.
     for (int id : cluster.JobIds()) {

@@ -52,7 +52,7 @@
 #include <queue>
 #include <tuple>
 
-#include "api/gpu_indices.h"
+#include "core/apply_cycle_result.h"
 #include "api/time.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
@@ -317,18 +317,12 @@ class EngineReplayer {
     }
     ++sessions_;
     freed_ = false;
+    // A bound pod starts at once: no image to pull, no container to start.
+    core::ApplyBinds(cluster_, r.binds, {.running_since = Rfc3339(static_cast<int64_t>(t))});
     std::vector<int> started;
     for (const auto& b : r.binds) {
-      std::string name = b.pod.substr(b.pod.find('/') + 1);
-      int j = JobIndex(name);
-      int k = std::atoi(name.c_str() + name.find('-') + 1);
+      int j = JobIndex(b.pod.substr(b.pod.find('/') + 1));
       Job& job = jobs_[j];
-      api::Pod& p = job.pods[k];
-      p.spec.node_name = b.node;
-      if (!b.gpus.empty()) p.meta.annotations[api::kGpuIndicesAnnotation] = api::FormatGpuIndices(b.gpus);
-      p.status.phase = "Running";
-      p.status.start_time = Rfc3339(static_cast<int64_t>(t));
-      cluster_.UpsertPod(p);
       ++job.bound;
       held_ += PodGpus(j);
       if (job.bound == w_.jobs[j].pods) started.push_back(j);
@@ -347,13 +341,9 @@ class EngineReplayer {
         ++job.generation;
         waiting_.push_back(j);
       }
+      // job.pods[k] is the pod as created, pending: the binds above went to the cluster's copy.
       cluster_.RemovePod(kNamespace, name);
-      api::Pod& p = job.pods[k];
-      p.spec.node_name.clear();
-      p.meta.annotations.erase(api::kGpuIndicesAnnotation);
-      p.status.phase = "Pending";
-      p.status.start_time.clear();
-      cluster_.UpsertPod(p);
+      cluster_.UpsertPod(job.pods[k]);
       --job.bound;
       held_ -= PodGpus(j);
       freed_ = true;

@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <map>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "core/apply_cycle_result.h"
 #include "core/cluster.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
@@ -31,8 +33,9 @@ using BindMap = std::map<std::string, std::string>;
 // The conf the text gives; a parse error fails the test (and gives an empty conf).
 SchedulerConf MustParse(std::string_view text);
 
-// A cluster plus the API objects behind its pods, applying each cycle's decisions the way the
-// API would (scenario.cc does the same): a bound pod gets spec.nodeName, an evicted pod is gone.
+// A cluster built from API objects, applying each cycle's decisions the way the API would
+// (core::ApplyCycleResult, as scenario.cc does): a bound pod gets spec.nodeName and its GPU
+// indices, an evicted pod is gone.
 class Harness {
  public:
   Harness& Add(const api::Node& n) {
@@ -41,7 +44,6 @@ class Harness {
   }
   Harness& Add(const api::Pod& p) {
     cluster_.UpsertPod(p);
-    pods_[p.meta.namespace_ + "/" + p.meta.name] = p;
     return *this;
   }
   Harness& Add(const api::PodGroup& pg) {
@@ -58,39 +60,41 @@ class Harness {
   }
 
   CycleResult Run(const SchedulerConf& conf = DefaultSchedulerConf(), SessionOptions options = {}) {
-    Session ssn(cluster_, conf, std::move(options));
-    CycleResult r = ssn.Run();
-    for (const auto& b : r.binds) {
-      api::Pod& p = pods_.at(b.pod);
-      p.spec.node_name = b.node;
-      cluster_.UpsertPod(p);
+    CycleResult r;
+    {
+      Session ssn(cluster_, conf, std::move(options));
+      r = ssn.Run();
     }
-    for (const auto& e : r.evictions) {
-      const api::Pod& p = pods_.at(e.pod);
-      cluster_.RemovePod(p.meta.namespace_, p.meta.name);
-      pods_.erase(e.pod);
-    }
+    ApplyCycleResult(cluster_, r);
     return r;
   }
   CycleResult Run(std::string_view conf_text) { return Run(MustParse(conf_text)); }
 
-  // Re-upserts a pod after changing it (the kubelet reporting a phase, say).
+  // Re-upserts a pod after changing it (the kubelet reporting a phase, say); the pod as the
+  // cluster holds it, so with the node and GPUs a cycle bound it to. Throws std::out_of_range for
+  // a pod the cluster does not hold (never added, evicted or removed).
   void Update(const std::string& key, const std::function<void(api::Pod&)>& change) {
-    api::Pod& p = pods_.at(key);
+    api::Pod p = *Held(key).pod;
     change(p);
     cluster_.UpsertPod(p);
   }
   void Remove(const std::string& key) {
-    const api::Pod p = pods_.at(key);
-    pods_.erase(key);
-    cluster_.RemovePod(p.meta.namespace_, p.meta.name);
+    const TaskInfo& t = Held(key);
+    const std::string ns = t.ns;
+    const std::string name = t.name;
+    cluster_.RemovePod(ns, name);
   }
 
   Cluster& cluster() { return cluster_; }
 
  private:
+  const TaskInfo& Held(const std::string& key) {
+    const TaskInfo* t = cluster_.FindTask(key);
+    if (t == nullptr || !t->pod) throw std::out_of_range("the cluster holds no pod " + key);
+    return *t;
+  }
+
   Cluster cluster_;
-  std::map<std::string, api::Pod> pods_;
 };
 
 // Pod key -> node of the cycle's binds.
