@@ -7,6 +7,8 @@
 // holds its constructors and renders it.
 
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace muster::apiserver {
@@ -32,6 +34,23 @@ struct ApiError {
   // server responses (an unknown path's 404) have `"details":{}`, and clients read
   // details.name of a 404 without checking for nil (`kubectl debug`).
   bool always_details = false;
+};
+
+// A value or the Status error that replaces it.
+template <class T>
+class ApiResult {
+ public:
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  T& operator*() { return std::get<0>(v_); }
+  const T& operator*() const { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const T* operator->() const { return &std::get<0>(v_); }
+  [[nodiscard]] const ApiError& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, ApiError> v_;
 };
 
 }  // namespace muster::apiserver

@@ -59,23 +59,6 @@ struct HandlerOptions {
   std::function<void(std::string_view)> log;
 };
 
-// A value or the Status error that replaces it.
-template <class T>
-class ApiResult {
- public:
-  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  T& operator*() { return std::get<0>(v_); }
-  const T& operator*() const { return std::get<0>(v_); }
-  T* operator->() { return &std::get<0>(v_); }
-  const T* operator->() const { return &std::get<0>(v_); }
-  [[nodiscard]] const ApiError& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, ApiError> v_;
-};
-
 // What a resource URL names.
 struct Target {
   const ResourceInfo* resource = nullptr;

@@ -131,7 +131,7 @@ class Scheduler {
   bool WaitForSync(std::chrono::milliseconds timeout) const;
   SchedulerStats Stats() const;
 
-  struct State;  // defined in scheduler.cc
+  struct State;  // scheduler_state.h
 
  private:
   std::unique_ptr<State> state_;
