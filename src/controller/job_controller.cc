@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
+#include "api/json_access.h"
 #include "client/informer.h"
 #include "common/parallel.h"
 #include "controller/job_plugins.h"
@@ -40,20 +41,9 @@ const client::Resource& ResourceNamed(std::string_view plural) {
   return plural == "services" ? client::Services() : ConfigMaps();
 }
 
-const json::object* ObjectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v == nullptr ? nullptr : v->if_object();
-}
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-std::string Meta(const json::object& o, std::string_view key) {
-  const json::object* meta = ObjectAt(o, "metadata");
-  return meta == nullptr ? std::string() : StringAt(*meta, key);
-}
+using api::MetaString;
+using api::ObjectAt;
+using api::StringAt;
 
 std::string Annotation(const json::object& o, std::string_view key) {
   const json::object* meta = ObjectAt(o, "metadata");
@@ -77,7 +67,7 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
 
 // resourceVersions as muster's store and etcd write them: decimal revisions.
 std::optional<int64_t> Revision(const json::object& o) {
-  const std::string rv = Meta(o, "resourceVersion");
+  const std::string rv = MetaString(o, "resourceVersion");
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
   if (ec != std::errc() || ptr != rv.data() + rv.size() || rv.empty()) return std::nullopt;
@@ -118,7 +108,7 @@ std::optional<JobPodRef> RefOf(const json::object& pod) {
   JobPodRef ref;
   ref.info = DecodePodInfo(pod);
   if (!ref.info.version) return std::nullopt;
-  ref.key = Key(Meta(pod, "namespace"), job);
+  ref.key = Key(MetaString(pod, "namespace"), job);
   return ref;
 }
 
@@ -196,25 +186,25 @@ struct JobController::State {
     if (!metrics) return;
     const json::object* status = ObjectAt(job, "status");
     const json::object* state = status == nullptr ? nullptr : ObjectAt(*status, "state");
-    metrics->SetJobPhase(Key(Meta(job, "namespace"), Meta(job, "name")),
+    metrics->SetJobPhase(Key(MetaString(job, "namespace"), MetaString(job, "name")),
                          state == nullptr ? std::string() : StringAt(*state, "phase"));
   }
 
   void OnJobAdd(const json::object& job) {
     CountPhase(job);
-    Enqueue(Key(Meta(job, "namespace"), Meta(job, "name")), Req(kOutOfSyncEvent));
+    Enqueue(Key(MetaString(job, "namespace"), MetaString(job, "name")), Req(kOutOfSyncEvent));
     ScheduleTtl(job);
   }
 
   void OnJobUpdate(const json::object& old_job, const json::object& job) {
     CountPhase(job);
-    const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
+    const std::string key = Key(MetaString(job, "namespace"), MetaString(job, "name"));
     {
       std::lock_guard lock(mu);
       auto it = job_writes.find(key);
       if (it != job_writes.end() && NotOlder(job, it->second)) job_writes.erase(it);
     }
-    if (Meta(job, "resourceVersion") == Meta(old_job, "resourceVersion")) return;
+    if (MetaString(job, "resourceVersion") == MetaString(old_job, "resourceVersion")) return;
     const json::value* spec = job.if_contains("spec");
     const json::value* old_spec = old_job.if_contains("spec");
     const bool same_spec = (spec == nullptr && old_spec == nullptr) ||
@@ -232,11 +222,11 @@ struct JobController::State {
   }
 
   void OnJobDelete(const json::object& job) {
-    const std::string key = Key(Meta(job, "namespace"), Meta(job, "name"));
+    const std::string key = Key(MetaString(job, "namespace"), MetaString(job, "name"));
     if (metrics) metrics->ForgetJob(key);
     std::lock_guard lock(mu);
     job_writes.erase(key);
-    recorded_once.erase(Meta(job, "uid"));
+    recorded_once.erase(MetaString(job, "uid"));
   }
 
   // Keeps the newer of what is cached and `pod`: a create's response can arrive after the watch
@@ -309,7 +299,7 @@ struct JobController::State {
   void OnPodUpdate(const json::object& old_pod, const json::object& pod) {
     std::optional<JobPodRef> ref = RefOf(pod);
     if (!ref) return;
-    if (Meta(pod, "resourceVersion") == Meta(old_pod, "resourceVersion")) return;
+    if (MetaString(pod, "resourceVersion") == MetaString(old_pod, "resourceVersion")) return;
     UpsertPod(*ref, pod);
     const PodInfo& info = ref->info;
     const int32_t version = *info.version;
@@ -349,7 +339,7 @@ struct JobController::State {
   static std::string OwningJob(const json::object& group) {
     const json::object* meta = ObjectAt(group, "metadata");
     const json::value* refs = meta == nullptr ? nullptr : meta->if_contains("ownerReferences");
-    std::string job = Meta(group, "name");
+    std::string job = MetaString(group, "name");
     if (refs != nullptr && refs->is_array()) {
       for (const json::value& r : refs->get_array()) {
         if (r.is_object() && StringAt(r.get_object(), "kind") == kJobKind) {
@@ -362,10 +352,10 @@ struct JobController::State {
 
   void UpsertGroup(const json::object& group) {
     std::lock_guard lock(mu);
-    if (deleted_group_uids.contains(Meta(group, "uid"))) return;
-    const std::string key = Key(Meta(group, "namespace"), Meta(group, "name"));
+    if (deleted_group_uids.contains(MetaString(group, "uid"))) return;
+    const std::string key = Key(MetaString(group, "namespace"), MetaString(group, "name"));
     auto it = groups.find(key);
-    if (it != groups.end() && Meta(it->second, "uid") == Meta(group, "uid") &&
+    if (it != groups.end() && MetaString(it->second, "uid") == MetaString(group, "uid") &&
         !NotOlder(group, it->second)) {
       return;
     }
@@ -399,15 +389,15 @@ struct JobController::State {
     }
     Request request;
     if (phase == "Unknown") request.event = kJobUnknownEvent;
-    Enqueue(Key(Meta(group, "namespace"), OwningJob(group)), std::move(request));
+    Enqueue(Key(MetaString(group, "namespace"), OwningJob(group)), std::move(request));
   }
 
   void OnGroupDelete(const json::object& group) {
     std::lock_guard lock(mu);
-    const std::string key = Key(Meta(group, "namespace"), Meta(group, "name"));
+    const std::string key = Key(MetaString(group, "namespace"), MetaString(group, "name"));
     auto it = groups.find(key);
-    if (it != groups.end() && Meta(it->second, "uid") == Meta(group, "uid")) groups.erase(it);
-    deleted_group_uids.erase(Meta(group, "uid"));
+    if (it != groups.end() && MetaString(it->second, "uid") == MetaString(group, "uid")) groups.erase(it);
+    deleted_group_uids.erase(MetaString(group, "uid"));
   }
 
   // --- Reads ----------------------------------------------------------------------------------
@@ -421,7 +411,7 @@ struct JobController::State {
       // Deleted (the watch says so) or not seen yet; a write of ours does not resurrect it.
       return std::nullopt;
     }
-    if (it != job_writes.end() && Meta(it->second, "uid") == Meta(*watched, "uid") &&
+    if (it != job_writes.end() && MetaString(it->second, "uid") == MetaString(*watched, "uid") &&
         !NotOlder(*watched, it->second)) {
       return it->second;
     }
@@ -493,7 +483,7 @@ struct JobController::State {
     const client::Resource& resource = ResourceNamed(object.resource);
     const bool is_config_map = object.resource == "configmaps";
     if (!is_config_map && !create_services) return absl::OkStatus();
-    const std::string name = Meta(object.object, "name");
+    const std::string name = MetaString(object.object, "name");
     absl::StatusOr<json::object> existing = client.Get(resource, ns, name);
     if (absl::IsNotFound(existing.status())) {
       absl::StatusOr<json::object> created = client.Create(resource, ns, object.object);
@@ -625,7 +615,7 @@ struct JobController::State {
       for (const auto& plugin : plugins) {
         for (const PluginObject& object : plugin->Objects(job)) {
           absl::Status s =
-              client.Delete(ResourceNamed(object.resource), job.ns, Meta(object.object, "name"));
+              client.Delete(ResourceNamed(object.resource), job.ns, MetaString(object.object, "name"));
           if (!s.ok() && !absl::IsNotFound(s)) return s;
         }
       }
@@ -654,7 +644,7 @@ struct JobController::State {
       if (!s.ok() && !absl::IsNotFound(s)) return s;
       std::lock_guard lock(mu);
       if (auto it = groups.find(Key(job.ns, name)); it != groups.end()) {
-        deleted_group_uids.insert(Meta(it->second, "uid"));
+        deleted_group_uids.insert(MetaString(it->second, "uid"));
         groups.erase(it);
       }
     }

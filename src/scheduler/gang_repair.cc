@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "api/gpu_indices.h"
+#include "api/json_access.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -13,37 +15,6 @@ namespace muster::scheduler {
 namespace {
 
 namespace json = boost::json;
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-std::vector<int> ParseIndices(std::string_view text, bool& ok) {
-  std::vector<int> out;
-  ok = true;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string_view part = text.substr(start, comma - start);
-    int value = 0;
-    if (part.empty() || part.size() > 6) {
-      ok = false;
-      return {};
-    }
-    for (char c : part) {
-      if (c < '0' || c > '9') {
-        ok = false;
-        return {};
-      }
-      value = value * 10 + (c - '0');
-    }
-    out.push_back(value);
-    start = comma + 1;
-  }
-  return out;
-}
 
 bool Ours(const core::TaskInfo& t, const std::vector<std::string>& scheduler_names) {
   if (!t.pod) return false;
@@ -73,8 +44,8 @@ std::vector<RecordedMember> ParsePlacement(std::string_view text) {
   std::vector<RecordedMember> out;
   for (const json::value& p : pods->get_array()) {
     if (!p.is_object()) return {};
-    RecordedMember m{StringAt(p.get_object(), "name"), StringAt(p.get_object(), "uid"),
-                     StringAt(p.get_object(), "node"), StringAt(p.get_object(), "gpus")};
+    RecordedMember m{api::StringAt(p.get_object(), "name"), api::StringAt(p.get_object(), "uid"),
+                     api::StringAt(p.get_object(), "node"), api::StringAt(p.get_object(), "gpus")};
     if (m.name.empty() || m.uid.empty() || m.node.empty()) return {};
     out.push_back(std::move(m));
   }
@@ -156,8 +127,9 @@ std::vector<GangRepair> PlanGangRepairs(const core::Cluster& cluster,
         repair.why = fmt::format("{} no longer fits on {}", m->name, n->name);
         break;
       }
-      bool parsed = true;
-      for (int gpu : ParseIndices(m->gpus, parsed)) {
+      std::optional<std::vector<int>> gpus = api::ParseGpuIndices(m->gpus);
+      bool parsed = gpus.has_value();
+      for (int gpu : gpus.value_or(std::vector<int>())) {
         auto dev = std::find_if(n->gpus.begin(), n->gpus.end(),
                                 [gpu](const core::GpuDevice& d) { return d.index == gpu; });
         if (dev == n->gpus.end() || !dev->IsFree() || !devices[n->id].insert(gpu).second) {
