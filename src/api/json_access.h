@@ -41,6 +41,13 @@ inline std::string StringAt(const boost::json::object* o, std::string_view key) 
   return o == nullptr ? std::string() : StringAt(*o, key);
 }
 
+// As StringAt, without a copy: a view into `o`, valid while `o` is unchanged (for hot paths that
+// only compare).
+inline std::string_view StringViewAt(const boost::json::object* o, std::string_view key) {
+  const boost::json::value* v = o == nullptr ? nullptr : o->if_contains(key);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
 // A JSON number that is an int64 exactly (2, 2.0); nullopt for 2.5, for anything beyond int64, or
 // for a non-number.
 inline std::optional<int64_t> ExactInt64(const boost::json::value& v) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "api/json_access.h"
 #include "api/json_codec.h"
 #include "boost/json/array.hpp"
 #include "boost/json/serialize.hpp"
@@ -27,26 +28,16 @@ namespace json = boost::json;
 
 namespace {
 
-std::string_view StringAt(const json::object* o, std::string_view key) {
-  const json::value* v = o == nullptr ? nullptr : o->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
-const json::object* ObjectAt(const json::object* o, std::string_view key) {
-  const json::value* v = o == nullptr ? nullptr : o->if_contains(key);
-  return v == nullptr ? nullptr : v->if_object();
-}
-
 // Every pod event passes here and most pods (a Job's) already name their group: those, and
 // other schedulers' pods, are passed over without decoding the pod.
 bool MayNeedGroup(const json::object& pod, const std::vector<std::string>& scheduler_names) {
-  const std::string_view scheduler = StringAt(ObjectAt(&pod, "spec"), "schedulerName");
+  const std::string_view scheduler = api::StringViewAt(api::ObjectAt(pod, "spec"), "schedulerName");
   if (std::find(scheduler_names.begin(), scheduler_names.end(), scheduler) ==
       scheduler_names.end()) {
     return false;
   }
-  const json::object* annotations = ObjectAt(ObjectAt(&pod, "metadata"), "annotations");
-  return StringAt(annotations, api::kGroupNameAnnotation).empty();
+  const json::object* annotations = api::ObjectAt(api::ObjectAt(pod, "metadata"), "annotations");
+  return api::StringViewAt(annotations, api::kGroupNameAnnotation).empty();
 }
 
 const api::OwnerReference* ControllerOf(const api::Pod& pod) {
@@ -200,8 +191,7 @@ absl::Status PodGroupController::Start(std::chrono::milliseconds sync_timeout) {
   if (s.started) return absl::OkStatus();
   s.started = true;
   s.pods.AddHandlers({[&s](const json::object& o) { s.OnPod(o); },
-                      [&s](const json::object&, const json::object& o) { s.OnPod(o); },
-                      nullptr});
+                      [&s](const json::object&, const json::object& o) { s.OnPod(o); }, nullptr});
   for (absl::Status started : {s.queues.Start(), s.pods.Start()}) {
     if (!started.ok()) {
       Stop();
