@@ -114,25 +114,19 @@ void ForEachMember(const FieldSet& set, Path& path,
 
 // --- Locating a path element in an object ----------------------------------------------------
 
-bool Matches(const json::value& element, std::string_view key) {
-  json::error_code ec;
-  if (key.starts_with("k:")) {
-    json::value want = json::parse(key.substr(2), ec);
-    if (ec || !want.is_object() || !element.is_object()) return false;
-    for (const auto& [k, v] : want.get_object()) {
-      const json::value* have = element.get_object().if_contains(k);
-      if (have == nullptr || *have != v) return false;
-    }
-    return true;
+// Whether a list element is the one a "k:" key's identity (`want`, the key's JSON) names: every
+// member of the identity has the same value in the element.
+bool MatchesIdentity(const json::value& element, const json::object& want) {
+  if (!element.is_object()) return false;
+  for (const auto& [k, v] : want) {
+    const json::value* have = element.get_object().if_contains(k);
+    if (have == nullptr || *have != v) return false;
   }
-  if (key.starts_with("v:")) {
-    json::value want = json::parse(key.substr(2), ec);
-    return !ec && element == want;
-  }
-  return false;
+  return true;
 }
 
-// The value one path element below `parent`; null when there is none.
+// The value one path element below `parent`; null when there is none. A "k:" or "v:" key's JSON
+// is parsed once per step, not once per element it is compared with.
 const json::value* Step(const json::value& parent, std::string_view key) {
   if (key.starts_with("f:")) {
     if (!parent.is_object()) return nullptr;
@@ -149,9 +143,15 @@ const json::value* Step(const json::value& parent, std::string_view key) {
     }
     return index < list.size() ? &list[index] : nullptr;
   }
-  auto match = std::find_if(list.begin(), list.end(),
-                            [&](const json::value& element) { return Matches(element, key); });
-  return match == list.end() ? nullptr : &*match;
+  const bool keyed = key.starts_with("k:");
+  if (!keyed && !key.starts_with("v:")) return nullptr;
+  json::error_code ec;
+  const json::value want = json::parse(key.substr(2), ec);
+  if (ec || (keyed && !want.is_object())) return nullptr;
+  for (const json::value& element : list) {
+    if (keyed ? MatchesIdentity(element, want.get_object()) : element == want) return &element;
+  }
+  return nullptr;
 }
 
 json::value* Step(json::value& parent, std::string_view key) {
@@ -332,10 +332,9 @@ void Strip(FieldSet& set, const FieldManager& who) {
   if (who.status_is_subresource) set.children.erase("f:status");
   auto meta = set.children.find("f:metadata");
   if (meta == set.children.end()) return;
-  for (std::string_view key :
-       {"f:name", "f:namespace", "f:uid", "f:resourceVersion", "f:generation",
-        "f:creationTimestamp", "f:deletionTimestamp", "f:deletionGracePeriodSeconds", "f:selfLink",
-        "f:managedFields"}) {
+  for (std::string_view key : {"f:name", "f:namespace", "f:uid", "f:resourceVersion",
+                               "f:generation", "f:creationTimestamp", "f:deletionTimestamp",
+                               "f:deletionGracePeriodSeconds", "f:selfLink", "f:managedFields"}) {
     meta->second.children.erase(std::string(key));
   }
   meta->second.member = false;
@@ -351,6 +350,8 @@ struct Entry {
   std::string time;
   std::string subresource;
   FieldSet fields;
+
+  bool operator==(const Entry&) const = default;
 };
 
 // The entries of `managed` (a managedFields value); nullopt when any entry is malformed.
@@ -368,8 +369,8 @@ std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {
     e.time = StringAt(o, "time");
     e.subresource = StringAt(o, "subresource");
     const json::value* fields = o.if_contains("fieldsV1");
-    if ((e.operation != "Apply" && e.operation != "Update") || StringAt(o, "fieldsType") != "FieldsV1" ||
-        fields == nullptr || !fields->is_object()) {
+    if ((e.operation != "Apply" && e.operation != "Update") ||
+        StringAt(o, "fieldsType") != "FieldsV1" || fields == nullptr || !fields->is_object()) {
       return std::nullopt;
     }
     e.fields = Decode(fields->get_object());
@@ -580,7 +581,7 @@ std::vector<FieldConflict> RecordApply(const json::value& live, json::value& nex
   for (Entry& e : entries) RestrictToExisting(e.fields, next);
   DropEmpty(entries);
 
-  if (!object_changed && before && EncodeEntries(*before) == EncodeEntries(entries)) {
+  if (!object_changed && before && *before == entries) {
     // Nothing changed hands: managedFields exactly as stored.
     json::object* meta = MetaIn(next);
     if (meta != nullptr && stored != nullptr) (*meta)["managedFields"] = *stored;
@@ -614,8 +615,7 @@ void RecordUpdate(const json::object& live, json::object& next, std::string_view
   const bool reset = sent != nullptr && sent->is_array() && !sent->get_array().empty() &&
                      (stored == nullptr || *sent != *stored);
   const std::optional<std::vector<Entry>> kept = DecodeEntries(stored);
-  std::vector<Entry> entries =
-      (reset ? DecodeEntries(sent) : kept).value_or(std::vector<Entry>());
+  std::vector<Entry> entries = (reset ? DecodeEntries(sent) : kept).value_or(std::vector<Entry>());
 
   // A change of managedFields itself is no one's field: Strip leaves it out.
   FieldSet changed;
@@ -647,7 +647,7 @@ void RecordUpdate(const json::object& live, json::object& next, std::string_view
   for (Entry& e : entries) RestrictToExisting(e.fields, next_value);
   DropEmpty(entries);
 
-  if (!reset && kept && EncodeEntries(*kept) == EncodeEntries(entries)) {
+  if (!reset && kept && *kept == entries) {
     // Nothing changed hands: managedFields exactly as stored.
     json::object* meta = MetaIn(next_value);
     if (stored != nullptr) {
@@ -675,6 +675,27 @@ std::string ConflictMessage(const std::vector<FieldConflict>& conflicts) {
   }
   return fmt::format("Apply failed with {} conflicts: {}", conflicts.size(),
                      fmt::join(lines, "\n"));
+}
+
+json::object WithoutManagedFields(const json::object& object) {
+  const json::value* meta = object.if_contains("metadata");
+  if (meta == nullptr || !meta->is_object() || !meta->get_object().contains("managedFields")) {
+    return object;
+  }
+  json::object out(object.storage());
+  out.reserve(object.size());
+  for (const auto& [key, value] : object) {
+    if (key != "metadata") {
+      out.emplace(key, value);
+      continue;
+    }
+    json::object& copy = out[key].emplace_object();
+    copy.reserve(meta->get_object().size());
+    for (const auto& [meta_key, meta_value] : meta->get_object()) {
+      if (meta_key != "managedFields") copy.emplace(meta_key, meta_value);
+    }
+  }
+  return out;
 }
 
 std::string ManagerFromUserAgent(std::string_view user_agent) {

@@ -58,7 +58,7 @@ struct FieldManager {
 // A field another manager owns that an apply would change.
 struct FieldConflict {
   std::string manager;  // as kube prints it: `"manager-a"`, `"kubectl-edit" using v1`
-  std::string field;    // as kube prints a field path: `.data.a`, `.spec.containers[name="x"].image`
+  std::string field;  // as kube prints a field path: `.data.a`, `.spec.containers[name="x"].image`
 };
 
 struct OwnedApply {
@@ -92,8 +92,13 @@ absl::StatusOr<OwnedApply> ApplyWithOwnership(const boost::json::value& live,
 
 // Records in `next`'s metadata.managedFields the update by `who` (an Update manager) from `live`
 // (an empty object for a create) to `next`, at RFC 3339 time `now`.
-void RecordUpdate(const boost::json::object& live, boost::json::object& next,
-                  std::string_view kind, const FieldManager& who, std::string_view now);
+void RecordUpdate(const boost::json::object& live, boost::json::object& next, std::string_view kind,
+                  const FieldManager& who, std::string_view now);
+
+// A copy of `object` without metadata.managedFields: for a component that keeps its own copies of
+// objects it watches (the node agent's pods) and never reads field ownership, as kube-scheduler's
+// and kube-controller-manager's informers drop it. On a pod that is often the larger part.
+boost::json::object WithoutManagedFields(const boost::json::object& object);
 
 // kube-apiserver's message for a refused apply: `Apply failed with 1 conflict: conflict with
 // "manager-a": .data.a`, or, for several, one "conflicts with <manager>:" line per manager (sorted)

@@ -46,9 +46,7 @@ value Applied(const value& live, const value& config, const FieldManager& who, b
   return owned->object;
 }
 
-const value& Managed(const value& object) {
-  return object.at("metadata").at("managedFields");
-}
+const value& Managed(const value& object) { return object.at("metadata").at("managedFields"); }
 
 // manager's entry's fieldsV1, serialized; "" when it has none.
 std::string FieldsOf(const value& object, std::string_view manager, std::string_view operation) {
@@ -118,9 +116,8 @@ TEST(ManagedFieldsTest, AFieldDroppedFromTheConfigurationIsRemovedButOthersField
 
 TEST(ManagedFieldsTest, AnUnchangedApplyLeavesTheObjectAsItWas) {
   value cm = Applied(value(), ConfigMap(R"({"a":"1"})"), Applier("manager-a"));
-  absl::StatusOr<OwnedApply> again = ApplyWithOwnership(cm, ConfigMap(R"({"a":"1"})"),
-                                                        "ConfigMap", Applier("manager-a"), false,
-                                                        "T9");
+  absl::StatusOr<OwnedApply> again = ApplyWithOwnership(cm, ConfigMap(R"({"a":"1"})"), "ConfigMap",
+                                                        Applier("manager-a"), false, "T9");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->object, cm);  // the time stays T1
 }
@@ -129,8 +126,9 @@ TEST(ManagedFieldsTest, KeyedListElementsAreOwnedFieldByField) {
   const value pod_a = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
       "spec":{"containers":[{"name":"main","image":"x"}]}})");
   value pod = Applied(value(), pod_a, Applier("manager-a"), false, "Pod");
-  EXPECT_EQ(FieldsOf(pod, "manager-a", "Apply"),
-            R"({"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}})");
+  EXPECT_EQ(
+      FieldsOf(pod, "manager-a", "Apply"),
+      R"({"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}})");
   const value env_b = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
       "spec":{"containers":[{"name":"main","env":[{"name":"RANK","value":"0"}]}]}})");
   pod = Applied(pod, env_b, Applier("manager-b"), false, "Pod");
@@ -248,6 +246,19 @@ TEST(ManagedFieldsTest, SetListsOwnTheirValues) {
   value applied = Applied(value(), cm, Applier("manager-a"));
   EXPECT_EQ(FieldsOf(applied, "manager-a", "Apply"),
             R"({"f:metadata":{"f:finalizers":{"v:\"a.io/x\"":{}}}})");
+}
+
+TEST(ManagedFieldsTest, WithoutManagedFieldsCopiesAllButTheOwnership) {
+  value cm = Json(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s"},
+      "data":{"a":"1"}})");
+  RecordUpdate(json::object(), cm.as_object(), "ConfigMap", Updater("kubectl-create"), "T1");
+  ASSERT_TRUE(cm.at("metadata").as_object().contains("managedFields"));
+  const json::object copy = WithoutManagedFields(cm.as_object());
+  EXPECT_EQ(json::serialize(copy),
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s"},"data":{"a":"1"}})");
+  EXPECT_TRUE(cm.at("metadata").as_object().contains("managedFields"));  // the original keeps them
+  const value plain = Json(R"({"kind":"ConfigMap","metadata":"not an object"})");
+  EXPECT_EQ(WithoutManagedFields(plain.as_object()), plain.as_object());
 }
 
 }  // namespace
