@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "api/managed_fields.h"
 #include "boost/json/serialize.hpp"
 #include "common/thread.h"
 #include "node/json_access.h"
@@ -17,7 +18,9 @@ class PodManager::Shard {
   explicit Shard(PodManager& manager) : manager_(manager) {}
   ~Shard() { Stop(); }
 
-  absl::Status Start() { return common::StartThread(thread_, "a pod manager", [this] { Loop(); }); }
+  absl::Status Start() {
+    return common::StartThread(thread_, "a pod manager", [this] { Loop(); });
+  }
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -146,7 +149,7 @@ class PodManager::Shard {
     if (const json::object* status = ObjectAt(pod, "status")) e.written = json::serialize(*status);
     NodeResources& resources = *nit->second;
     Runtime& runtime = resources.config().runtime == RuntimeKind::kProcess ? manager_.process_
-                                                                            : manager_.simulated_;
+                                                                           : manager_.simulated_;
     PodWorkerHooks hooks;
     PodSink& sink = manager_.sink_;
     hooks.get_config_map = [&sink](const std::string& cns, const std::string& cname) {
@@ -278,9 +281,8 @@ void PodManager::Upsert(const json::object& pod) {
   if (spec == nullptr || !HasNode(StringAt(*spec, "nodeName"))) return;
   Shard::Item item;
   item.kind = Shard::Item::Kind::kUpsert;
-  item.pod = pod;
-  ShardFor(Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name")))
-      .Push(std::move(item));
+  item.pod = api::WithoutManagedFields(pod);  // the agent keeps a copy; ownership it never reads
+  ShardFor(Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name"))).Push(std::move(item));
 }
 
 void PodManager::Remove(const json::object& pod) {
