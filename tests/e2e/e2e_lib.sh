@@ -47,7 +47,11 @@ stop_at_exit() { background_pids+=("$1"); }
 start_muster() {
   local name=$1
   shift
-  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  # Emptied before the child starts, so a restart under the same NAME never reads the last run's
+  # line (the child's own redirection happens after this function goes on).
+  : >"$work/$name.out"
+  : >"$work/$name.err"
+  "$@" >>"$work/$name.out" 2>>"$work/$name.err" &
   muster_pid=$!
   stop_at_exit "$muster_pid"
   for _ in $(seq 300); do

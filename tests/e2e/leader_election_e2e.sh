@@ -30,7 +30,10 @@ replica() {
   local name=$1
   shift
   # Each replica's /healthz and /metrics on a port of its own (the default, :8080, is one).
-  "$MUSTER" "$@" --listen-address=127.0.0.1:0 >"$work/$name.out" 2>"$work/$name.err" &
+  # Emptied before the child starts: a restarted NAME must not be read from the last run's lines.
+  : >"$work/$name.out"
+  : >"$work/$name.err"
+  "$MUSTER" "$@" --listen-address=127.0.0.1:0 >>"$work/$name.out" 2>>"$work/$name.err" &
   replica_pid=$!
   stop_at_exit "$replica_pid"
 }
@@ -59,7 +62,7 @@ transitions() { k get lease -n kube-system "$1" -o 'jsonpath={.spec.leaseTransit
 check() {  # NAME CMD...: PASS when CMD succeeds
   local name=$1
   shift
-  if "$@"; then ok "$name"; else bad "$name" "success of: $*" "$(tail -5 "$work"/*.err)"; fi
+  if "$@"; then ok "$name"; else bad "$name" "success of: $*" "$(tail -n 5 "$work"/*.err)"; fi
 }
 
 # --- One of two leads ---------------------------------------------------------------------------

@@ -88,7 +88,12 @@ KUBECONFIG
 start_component() {
   local name=$1
   shift
-  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  # Emptied here, not by the background child's redirection: that runs after this returns, so a
+  # restarted NAME's first lines were waited for in the last run's files (kube/seed read the old
+  # process's port, or none, once the child had emptied them).
+  : >"$work/$name.out"
+  : >"$work/$name.err"
+  "$@" >>"$work/$name.out" 2>>"$work/$name.err" &
   component_pid=$!
   stop_at_exit "$component_pid"
 }
