@@ -3,7 +3,7 @@
 #   cmake -DSOURCE_DIR=... -DBINARY_DIR=... -DCLANGXX=... [-DGENERATOR=Ninja] [-DJOBS=2] \
 #         [-DKUBE_API_DIR=... -DKUBE_APIMACHINERY_DIR=...] -P build_fuzzers.cmake
 # KUBE_*_DIR: the k8s.io/api and k8s.io/apimachinery module folders the calling build found
-# (src/apiserver/kube_schemas.cmake), handed on so that the nested configure does not look again.
+# (src/apiserver/protobuf/kube_schemas.cmake), handed on so that the nested configure does not look again.
 foreach(var SOURCE_DIR BINARY_DIR CLANGXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "build_fuzzers.cmake: ${var} is required")

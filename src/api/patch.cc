@@ -32,9 +32,9 @@ using patch_internal::MergeListField;
 
 // --- Patch metadata ------------------------------------------------------------------------------
 
-// The built-in kinds the API server serves (apiserver/resources.cc): their Go types are what
-// strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have no
-// merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
+// The built-in kinds the API server serves (apiserver/descriptors/resources.cc): their Go types are
+// what strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have
+// no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
 constexpr auto kStrategicKinds = std::to_array<std::string_view>(
     {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease"});
 

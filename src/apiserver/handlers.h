@@ -32,8 +32,8 @@
 
 #include "absl/status/status.h"
 #include "api/json_access.h"
+#include "apiserver/descriptors/resources.h"
 #include "apiserver/http.h"
-#include "apiserver/resources.h"
 #include "apiserver/status.h"
 #include "boost/json/object.hpp"
 #include "boost/json/value.hpp"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/object.hpp"
 #include "store/store.h"
 

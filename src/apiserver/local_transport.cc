@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "apiserver/apiserver.h"
+#include "apiserver/descriptors/resources.h"
 #include "apiserver/handlers.h"
-#include "apiserver/resources.h"
 #include "apiserver/status.h"
 #include "boost/json/parse.hpp"
 #include "fmt/format.h"

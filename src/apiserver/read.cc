@@ -12,8 +12,8 @@
 
 #include "api/selector.h"
 #include "apiserver/continue_token.h"
+#include "apiserver/descriptors/tables.h"
 #include "apiserver/handlers.h"
-#include "apiserver/tables.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"

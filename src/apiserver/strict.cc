@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "apiserver/descriptors/openapi.h"
 #include "apiserver/handlers.h"
-#include "apiserver/openapi.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {

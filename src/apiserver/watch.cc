@@ -27,8 +27,8 @@
 #include <string>
 
 #include "api/json_access.h"
+#include "apiserver/descriptors/tables.h"
 #include "apiserver/handlers.h"
-#include "apiserver/tables.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "apiserver/descriptors/resources.h"
 #include "apiserver/lifecycle.h"
-#include "apiserver/resources.h"
 #include "cmd/commands.h"
 #include "fmt/format.h"
 #include "store/store.h"

@@ -1,7 +1,8 @@
 // `muster manifests crds`: the CustomResourceDefinitions of the Volcano kinds muster serves, made
-// from the schemas `muster up` serves as OpenAPI (apiserver/crds.h), as one YAML stream.
-// deploy/crds/volcano-crds.yaml is this command's output; the CTest `manifests/crds-current`
-// fails when the two differ, so the installed CRDs and muster's OpenAPI never disagree.
+// from the schemas `muster up` serves as OpenAPI (apiserver/descriptors/crds.h), as one YAML
+// stream. deploy/crds/volcano-crds.yaml is this command's output; the CTest
+// `manifests/crds-current` fails when the two differ, so the installed CRDs and muster's OpenAPI
+// never disagree.
 
 #include <cstdio>
 #include <fstream>
@@ -9,7 +10,7 @@
 #include <string>
 
 #include "api/yaml_write.h"
-#include "apiserver/crds.h"
+#include "apiserver/descriptors/crds.h"
 #include "cmd/commands.h"
 #include "fmt/format.h"
 

@@ -62,7 +62,7 @@ TEST(GoDurationTest, ErrorSaysWhatIsWrong) {
               HasSubstr("without a unit"));
 }
 
-// How kube prints a metav1.Duration read from protobuf (apiserver/protobuf.cc).
+// How kube prints a metav1.Duration read from protobuf (apiserver/protobuf/protobuf.cc).
 TEST(FormatGoDurationTest, PrintsAsGoDoes) {
   struct Case {
     int64_t nanoseconds;

@@ -253,7 +253,8 @@ void Scheduler::State::Write(const CycleWrites& writes) {
                   }
                 });
   // A PodGroup's status goes with the object, as vc-scheduler writes it: Volcano's CRD has no
-  // status subresource (muster's CRD neither, apiserver/crds.h; muster's own server has both).
+  // status subresource (muster's CRD neither, apiserver/descriptors/crds.h; muster's own server has
+  // both).
   PatchStatuses(writers, client, client::PodGroups(), client::PatchType::kMerge, "",
                 writes.pod_groups,
                 [&](const PodGroupStatusWrite& w, const auto& r) {

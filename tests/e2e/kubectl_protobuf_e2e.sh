@@ -3,7 +3,7 @@
 # (`create configmap`, `create priorityclass`, `create service clusterip|nodeport|loadbalancer|
 # externalname`, `create namespace`, `debug --copy-to`, `auth can-i`) against `muster apiserver`
 # (port 0, a temporary data dir), each object read back with `kubectl get` to see that what
-# kubectl meant arrived (src/apiserver/protobuf.h). Then, with curl, malformed protobuf bodies:
+# kubectl meant arrived (src/apiserver/protobuf/protobuf.h). Then, with curl, malformed protobuf bodies:
 # 400 with what was wrong, and a kind without a schema: 415. The server is reached only as the
 # kubeconfig it writes says (http or https, token or none). One PASS or FAIL line per check,
 # "N passed, M failed" last; exit 0 only when nothing failed, 77 (skipped) when kubectl is not

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "apiserver/api_error.h"
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/object.hpp"
 #include "store/store.h"
 

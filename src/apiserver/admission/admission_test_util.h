@@ -15,7 +15,7 @@
 
 #include "apiserver/admission/admission.h"
 #include "apiserver/api_error.h"
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

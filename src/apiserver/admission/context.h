@@ -15,7 +15,7 @@
 #include "apiserver/admission/field_errors.h"
 #include "apiserver/admission/json_access.h"
 #include "apiserver/api_error.h"
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json.hpp"
 #include "store/store.h"
 

@@ -15,7 +15,7 @@
 
 #include "api/text.h"
 #include "apiserver/api_error.h"
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver::admission {

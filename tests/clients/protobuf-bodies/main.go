@@ -1,6 +1,6 @@
 // Command protobuf-bodies writes the request bodies that client-go (and so kubectl 1.32) sends as
 // application/vnd.kubernetes.protobuf, with the JSON client-go would have sent instead, for the
-// decoder tests of src/apiserver/protobuf.cc:
+// decoder tests of src/apiserver/protobuf/protobuf.cc:
 //
 //	go run . OUTDIR     (GOFLAGS=-mod=mod; k8s.io/api and k8s.io/apimachinery v0.37.2)
 //

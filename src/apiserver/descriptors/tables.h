@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
 

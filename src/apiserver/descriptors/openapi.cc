@@ -2,7 +2,7 @@
 // once from the copy compiled into the binary); this file builds what depends on the resource
 // registry: paths and operations, list kinds, and the reference closure each document carries.
 
-#include "apiserver/openapi.h"
+#include "apiserver/descriptors/openapi.h"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "apiserver/schemas/schema_files.h"
+#include "apiserver/descriptors/schemas/schema_files.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/parse.hpp"

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "api/time.h"
-#include "apiserver/discovery.h"
-#include "apiserver/openapi.h"
-#include "apiserver/resources.h"
-#include "apiserver/schemas/schema_files.h"
-#include "apiserver/tables.h"
+#include "apiserver/descriptors/discovery.h"
+#include "apiserver/descriptors/openapi.h"
+#include "apiserver/descriptors/resources.h"
+#include "apiserver/descriptors/schemas/schema_files.h"
+#include "apiserver/descriptors/tables.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/parse.hpp"

@@ -1,6 +1,6 @@
 // libFuzzer target for the protobuf body decoder (protobuf.h): the input is a request body as
 // kubectl would send it ("k8s\0" + runtime.Unknown), seeded with bodies client-go wrote
-// (src/apiserver/testdata/protobuf).
+// (src/apiserver/protobuf/testdata).
 //
 // Properties: DecodeProtobufObject returns (never crashes, never recurses without bound); an
 // object it returns serializes to JSON that Boost.JSON (muster's JSON reader, its default depth
@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "apiserver/protobuf.h"
+#include "apiserver/protobuf/protobuf.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/string.hpp"

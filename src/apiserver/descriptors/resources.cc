@@ -1,4 +1,4 @@
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "apiserver/protobuf_schemas.h"
+#include "apiserver/protobuf/protobuf_schemas.h"
 
 #include <algorithm>
 #include <iterator>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/text.h"
-#include "apiserver/kube_schemas.h"
+#include "apiserver/protobuf/kube_schemas.h"
 #include "fmt/format.h"
 #include "google/protobuf/descriptor.pb.h"
 

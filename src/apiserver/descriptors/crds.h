@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/value.hpp"
 
 namespace muster::apiserver {

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/value.hpp"
 
 namespace muster::apiserver {

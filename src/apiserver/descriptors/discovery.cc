@@ -1,9 +1,9 @@
-#include "apiserver/discovery.h"
+#include "apiserver/descriptors/discovery.h"
 
 #include <string>
 #include <vector>
 
-#include "apiserver/resources.h"
+#include "apiserver/descriptors/resources.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 

@@ -1,9 +1,9 @@
-#include "apiserver/crds.h"
+#include "apiserver/descriptors/crds.h"
 
 #include <string>
 #include <string_view>
 
-#include "apiserver/openapi.h"
+#include "apiserver/descriptors/openapi.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {

@@ -8,7 +8,7 @@
 //
 // The schemas and how they are loaded are protobuf_schemas.h.
 
-#include "apiserver/protobuf.h"
+#include "apiserver/protobuf/protobuf.h"
 
 #include <algorithm>
 #include <climits>
@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/go_duration.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -26,10 +25,11 @@
 #include "api/json_parse.h"
 #include "api/text.h"
 #include "api/time.h"
-#include "apiserver/protobuf_schemas.h"
+#include "apiserver/protobuf/protobuf_schemas.h"
 #include "boost/json/array.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
+#include "common/go_duration.h"
 #include "fmt/format.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"

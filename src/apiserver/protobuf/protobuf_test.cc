@@ -1,7 +1,7 @@
 // The protobuf body decoder (protobuf.h) against bodies client-go wrote (testdata/protobuf, with
 // the JSON client-go writes for the same objects), and against hand-made malformed ones.
 
-#include "apiserver/protobuf.h"
+#include "apiserver/protobuf/protobuf.h"
 
 #include <cstdint>
 #include <fstream>

@@ -104,6 +104,6 @@ add_custom_command(
   VERBATIM)
 # embed_files.cmake (included by CMakeLists.txt before this file) writes it into a .cc.
 muster_embed_files(${kube_gen}/kube_descriptors.cc
-  HEADER apiserver/kube_schemas.h NAMESPACE muster::apiserver FUNCTION KubeDescriptorFiles
+  HEADER apiserver/protobuf/kube_schemas.h NAMESPACE muster::apiserver FUNCTION KubeDescriptorFiles
   FILES ${kube_gen}/kube_descriptors.pb)
 add_library(muster_kube_descriptors STATIC ${kube_gen}/kube_descriptors.cc)

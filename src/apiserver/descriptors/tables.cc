@@ -1,4 +1,4 @@
-#include "apiserver/tables.h"
+#include "apiserver/descriptors/tables.h"
 
 #include <algorithm>
 #include <cctype>
@@ -43,9 +43,7 @@ std::string_view StrAt(const value* v) {
   return v->get_string();
 }
 
-int64_t IntAt(const value* v) {
-  return v == nullptr ? 0 : api::TruncatedInt64(*v).value_or(0);
-}
+int64_t IntAt(const value* v) { return v == nullptr ? 0 : api::TruncatedInt64(*v).value_or(0); }
 
 bool BoolAt(const value* v) { return v != nullptr && v->is_bool() && v->get_bool(); }
 
