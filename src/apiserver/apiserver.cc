@@ -139,10 +139,10 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.address = listen->address;
   server_options.port = listen->port;
   server_options.threads = options.threads;
-  server_options.max_requests_inflight = options.max_requests_inflight;
-  server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
-  server_options.max_streams = options.max_watches;
-  server_options.max_streams_per_client = options.max_watches_per_client;
+  server_options.max_requests_inflight = options.limits.max_requests_inflight;
+  server_options.max_mutating_requests_inflight = options.limits.max_mutating_requests_inflight;
+  server_options.max_streams = options.limits.max_watches;
+  server_options.max_streams_per_client = options.limits.max_watches_per_client;
   server_options.long_running = IsLongRunning;
   std::string ca_pem;
   if (tls) {

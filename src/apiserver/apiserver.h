@@ -25,6 +25,19 @@ namespace muster::apiserver {
 
 class Handlers;
 
+// How much the API server serves at once over HTTP, past which a client gets 429 with
+// Retry-After: 1 (ServerOptions). The flags of `muster apiserver` and `muster up` set it.
+struct ServingLimits {
+  // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight: requests
+  // served at once (watches and log streams not counted); 0: no limit.
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
+  // Watches and log streams open at once, in all and from one client address
+  // (ServerOptions::max_streams); 0: no limit.
+  int max_watches = 20000;
+  int max_watches_per_client = 10000;
+};
+
 struct ApiServerOptions {
   std::string data_dir;
   // "ADDR:PORT" ("127.0.0.1:6443", "0.0.0.0:0", "[::1]:6443"); port 0 picks a free one.
@@ -36,14 +49,7 @@ struct ApiServerOptions {
   // start, and those a list or watch leaves out; stderr, prefixed "muster apiserver: ", when
   // unset.
   std::function<void(std::string_view)> log;
-  // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight: requests
-  // served at once past which HTTP clients get 429 (ServerOptions); 0: no limit.
-  int max_requests_inflight = 400;
-  int max_mutating_requests_inflight = 200;
-  // Watches and log streams open at once over HTTP, in all and from one client address, past
-  // which a new one gets 429 (ServerOptions::max_streams); 0: no limit.
-  int max_watches = 20000;
-  int max_watches_per_client = 10000;
+  ServingLimits limits;
   // Plain HTTP without credentials (`--insecure-http`), for loopback addresses only. Otherwise
   // the server serves TLS with a certificate its own CA signs and requires the bearer token;
   // the kubeconfig carries both, as kind's and minikube's do.

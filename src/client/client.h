@@ -196,6 +196,17 @@ struct EventRecord {
   std::string message;
   std::string source_component;  // "volcano", "default-scheduler", "vc-controller-manager", ...
   std::string source_host;       // the node, for kubelet events
+
+  // A Normal event about the pod NS/NAME with that uid; the caller says what happened.
+  static EventRecord AboutPod(std::string ns, std::string name, std::string uid) {
+    EventRecord e;
+    e.involved_api_version = "v1";
+    e.involved_kind = "Pod";
+    e.involved_namespace = std::move(ns);
+    e.involved_name = std::move(name);
+    e.involved_uid = std::move(uid);
+    return e;
+  }
 };
 
 class Client {

@@ -48,27 +48,23 @@ int RunApiServer(const ApiServerFlags& flags) {
 
 }  // namespace
 
-void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
-                      int& max_mutating_requests_inflight) {
-  app.add_option("--max-requests-inflight", max_requests_inflight,
+void AddServingLimitFlags(CLI::App& app, apiserver::ServingLimits& limits) {
+  app.add_option("--max-requests-inflight", limits.max_requests_inflight,
                  "the most read-only requests served at once over HTTP; past it, 429 with "
                  "Retry-After: 1 (watches and log streams are not counted; 0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--max-mutating-requests-inflight", max_mutating_requests_inflight,
+  app.add_option("--max-mutating-requests-inflight", limits.max_mutating_requests_inflight,
                  "the most mutating requests (POST, PUT, PATCH, DELETE) served at once over "
                  "HTTP; past it, 429 with Retry-After: 1 (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-}
-
-void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_client) {
-  app.add_option("--max-watches", max_watches,
+  app.add_option("--max-watches", limits.max_watches,
                  "the most watches and log streams open at once over HTTP (served without a "
                  "thread each); past it, 429 with Retry-After: 1 (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--max-watches-per-client", max_watches_per_client,
+  app.add_option("--max-watches-per-client", limits.max_watches_per_client,
                  "the most of those from one client address (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -100,8 +96,7 @@ Subcommand AddApiServerCommand(CLI::App& parent) {
   app->add_flag("--reset", flags->reset,
                 "start from an empty cluster: remove the store, the kubeconfig and credentials, "
                 "logs and pod directories of the data directory first");
-  AddInflightFlags(*app, options->max_requests_inflight, options->max_mutating_requests_inflight);
-  AddWatchLimitFlags(*app, options->max_watches, options->max_watches_per_client);
+  AddServingLimitFlags(*app, options->limits);
   AddInsecureHttpFlag(*app, options->insecure_http);
   return {app, [flags] { return RunApiServer(*flags); }};
 }

@@ -13,10 +13,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   apiserver::ApiServerOptions server_options;
   server_options.data_dir = options.data_dir;
   server_options.listen = options.listen;
-  server_options.max_requests_inflight = options.max_requests_inflight;
-  server_options.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
-  server_options.max_watches = options.max_watches;
-  server_options.max_watches_per_client = options.max_watches_per_client;
+  server_options.limits = options.limits;
   server_options.insecure_http = options.insecure_http;
   auto server = apiserver::ApiServer::Start(server_options);
   if (!server.ok()) return server.status();

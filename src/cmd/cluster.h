@@ -40,11 +40,7 @@ struct LocalClusterOptions {
   std::string data_dir;
   // API server address; port 0 picks a free one.
   std::string listen = "127.0.0.1:6443";
-  // The API server's HTTP in-flight limits (apiserver::ApiServerOptions).
-  int max_requests_inflight = 400;
-  int max_mutating_requests_inflight = 200;
-  int max_watches = 20000;
-  int max_watches_per_client = 10000;
+  apiserver::ServingLimits limits;  // the API server's, over HTTP
   bool insecure_http = false;  // ApiServerOptions::insecure_http
   // The nodes the agents run (cluster_file.h); at least one.
   std::vector<node::NodeConfig> nodes;

@@ -7,6 +7,10 @@
 
 #include "CLI/CLI.hpp"
 
+namespace muster::apiserver {
+struct ServingLimits;  // apiserver/apiserver.h
+}  // namespace muster::apiserver
+
 namespace muster::cmd {
 
 struct Subcommand {
@@ -25,12 +29,10 @@ Subcommand AddNodesCommand(CLI::App& parent);      // nodes.cc
 Subcommand AddManifestsCommand(CLI::App& parent);  // manifests.cc
 Subcommand AddFsckCommand(CLI::App& parent);       // fsck.cc
 
-// kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight, for the
-// commands that run the API server (apiserver.cc).
-void AddInflightFlags(CLI::App& app, int& max_requests_inflight,
-                      int& max_mutating_requests_inflight);
-// --max-watches and --max-watches-per-client (apiserver::ApiServerOptions::max_watches).
-void AddWatchLimitFlags(CLI::App& app, int& max_watches, int& max_watches_per_client);
+// kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight, and
+// --max-watches and --max-watches-per-client, for the commands that run the API server
+// (apiserver.cc).
+void AddServingLimitFlags(CLI::App& app, apiserver::ServingLimits& limits);
 // --insecure-http: plain HTTP without credentials, loopback only (ApiServerOptions::insecure_http).
 void AddInsecureHttpFlag(CLI::App& app, bool& insecure_http);
 

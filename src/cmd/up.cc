@@ -44,10 +44,7 @@ struct UpFlags {
   std::string metrics_address = "127.0.0.1:0";
   std::string nvml_library = std::string(gpu::kDefaultNvmlLibrary);
   std::string gpu_config;
-  int max_requests_inflight = 400;
-  int max_mutating_requests_inflight = 200;
-  int max_watches = 20000;
-  int max_watches_per_client = 10000;
+  apiserver::ServingLimits limits;
   bool insecure_http = false;
 };
 
@@ -165,10 +162,7 @@ int RunUp(const UpFlags& flags) {
   LocalClusterOptions cluster_options;
   cluster_options.data_dir = data_dir;
   cluster_options.listen = flags.listen;
-  cluster_options.max_requests_inflight = flags.max_requests_inflight;
-  cluster_options.max_mutating_requests_inflight = flags.max_mutating_requests_inflight;
-  cluster_options.max_watches = flags.max_watches;
-  cluster_options.max_watches_per_client = flags.max_watches_per_client;
+  cluster_options.limits = flags.limits;
   cluster_options.insecure_http = flags.insecure_http;
   cluster_options.nodes = nodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
@@ -258,8 +252,7 @@ Subcommand AddUpCommand(CLI::App& parent) {
                   "Discovery's labels")
       ->check(CLI::ExistingFile)
       ->excludes(config);
-  AddInflightFlags(*app, flags->max_requests_inflight, flags->max_mutating_requests_inflight);
-  AddWatchLimitFlags(*app, flags->max_watches, flags->max_watches_per_client);
+  AddServingLimitFlags(*app, flags->limits);
   AddInsecureHttpFlag(*app, flags->insecure_http);
   return {app, [flags] { return RunUp(*flags); }};
 }

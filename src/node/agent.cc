@@ -134,12 +134,7 @@ class NodeAgent::Sink : public PodSink {
 
   void RecordEvent(const PodRef& pod, const std::string& node, const PodEvent& event) override {
     if (!events_) return;
-    client::EventRecord record;
-    record.involved_api_version = "v1";
-    record.involved_kind = "Pod";
-    record.involved_namespace = pod.ns;
-    record.involved_name = pod.name;
-    record.involved_uid = pod.uid;
+    client::EventRecord record = client::EventRecord::AboutPod(pod.ns, pod.name, pod.uid);
     record.type = event.type;
     record.reason = event.reason;
     record.message = event.message;

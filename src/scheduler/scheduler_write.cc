@@ -185,12 +185,7 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
           t != nullptr && t->node >= 0 && t->status == core::TaskStatus::kBinding) {
         cluster.UnplaceTask(*t, core::TaskStatus::kPending);
         if (!absl::IsNotFound(st)) {
-          client::EventRecord e;
-          e.involved_api_version = "v1";
-          e.involved_kind = "Pod";
-          e.involved_namespace = b.ns;
-          e.involved_name = b.pod;
-          e.involved_uid = b.pod_uid;
+          client::EventRecord e = client::EventRecord::AboutPod(b.ns, b.pod, b.pod_uid);
           e.type = "Warning";
           e.reason = "FailedScheduling";
           e.message =

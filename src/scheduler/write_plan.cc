@@ -67,12 +67,7 @@ std::map<std::string, int64_t> MilliMap(const core::Resources& r) {
 client::EventRecord PodEvent(const core::TaskInfo& t, const std::string& type,
                              const std::string& reason, const std::string& message,
                              const std::string& source) {
-  client::EventRecord e;
-  e.involved_api_version = "v1";
-  e.involved_kind = "Pod";
-  e.involved_namespace = t.ns;
-  e.involved_name = t.name;
-  e.involved_uid = t.pod ? t.pod->meta.uid : "";
+  client::EventRecord e = client::EventRecord::AboutPod(t.ns, t.name, t.pod ? t.pod->meta.uid : "");
   e.type = type;
   e.reason = reason;
   e.message = message;
