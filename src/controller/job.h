@@ -20,24 +20,25 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/model.h"
 #include "boost/json/object.hpp"
 
 namespace muster::controller {
 
-// Keys on pods (labels and annotations) and on the Job's status (volcano.sh/apis batch/v1alpha1).
+// Keys on pods (labels and annotations) and on the Job's status (volcano.sh/apis batch/v1alpha1);
+// those the scheduler reads too are api/model.h's.
+using api::kPreemptableKey;
+using api::kTaskSpecKey;
 inline constexpr char kJobNameKey[] = "volcano.sh/job-name";
 inline constexpr char kJobNamespaceKey[] = "volcano.sh/job-namespace";
 inline constexpr char kQueueNameKey[] = "volcano.sh/queue-name";
-inline constexpr char kTaskSpecKey[] = "volcano.sh/task-spec";
 inline constexpr char kTaskIndexKey[] = "volcano.sh/task-index";
 inline constexpr char kJobVersionKey[] = "volcano.sh/job-version";
 inline constexpr char kPodTemplateKey[] = "volcano.sh/template-uid";
-inline constexpr char kPreemptableKey[] = "volcano.sh/preemptable";
 inline constexpr char kRevocableZoneKey[] = "volcano.sh/revocable-zone";
 inline constexpr char kJdbMinAvailableKey[] = "volcano.sh/jdb-min-available";
 inline constexpr char kJdbMaxUnavailableKey[] = "volcano.sh/jdb-max-unavailable";
 inline constexpr char kNumaPolicyKey[] = "volcano.sh/numa-topology-policy";
-inline constexpr char kGroupNameKey[] = "scheduling.k8s.io/group-name";
 inline constexpr char kDefaultTaskSpec[] = "default";
 
 inline constexpr char kJobApiVersion[] = "batch.volcano.sh/v1alpha1";

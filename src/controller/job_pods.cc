@@ -175,7 +175,7 @@ json::object MakePod(const Job& job, size_t task_index, int index) {
   const std::string index_text = std::to_string(index);
   annotations[kTaskSpecKey] = task_key;
   annotations[kTaskIndexKey] = index_text;
-  annotations[kGroupNameKey] = PodGroupName(job);
+  annotations[api::kGroupNameAnnotation] = PodGroupName(job);
   annotations[kJobNameKey] = job.name;
   annotations[kQueueNameKey] = job.spec.queue;
   annotations[kJobVersionKey] = std::to_string(job.status.version);
