@@ -7,8 +7,11 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +38,15 @@ struct NodesFlags {
   bool events = true;
 };
 
+// Removes `dir` (unless empty) with everything in it when it goes out of scope.
+struct RemovedAtExit {
+  std::string dir;
+  ~RemovedAtExit() {
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
+};
+
 int RunNodes(const NodesFlags& flags) {
   const sigset_t signals = BlockSignals();
 
@@ -54,14 +66,20 @@ int RunNodes(const NodesFlags& flags) {
     return 1;
   }
   std::string data_dir = flags.data_dir;
+  // Without --data-dir: a directory of our own under $TMPDIR (else /tmp), removed again however
+  // this returns, once the agent has stopped (its pods' working directories and logs are in it).
+  RemovedAtExit made_dir;
   if (data_dir.empty()) {
-    char pattern[] = "/tmp/muster-nodes-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    if (made == nullptr) {
-      fmt::print(stderr, "muster nodes: cannot create a data directory under /tmp\n");
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/muster-nodes-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      fmt::print(stderr, "muster nodes: cannot create a data directory like {}: {}\n", pattern,
+                 std::strerror(errno));
       return 1;
     }
-    data_dir = made;
+    data_dir = pattern;
+    made_dir.dir = data_dir;
   } else {
     if (absl::Status s = common::CreatePrivateDirectories(data_dir); !s.ok()) {
       fmt::print(stderr, "muster nodes: --data-dir: {}\n", std::string(s.message()));
@@ -104,8 +122,10 @@ Subcommand AddNodesCommand(CLI::App& parent) {
   app->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig of the API server (default: $KUBECONFIG)");
   app->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
-  app->add_option("--data-dir", flags->data_dir,
-                  "working directories and logs of process pods (default: a new one under /tmp)");
+  app->add_option(
+      "--data-dir", flags->data_dir,
+      "working directories and logs of process pods (default: a new one under $TMPDIR or "
+      "/tmp, removed at exit)");
   app->add_option("--lease-renew-seconds", flags->lease_renew_seconds,
                   "seconds between two renewals of each node's Lease (its duration is 40 s)")
       ->check(CLI::Range(1, 39))
