@@ -17,6 +17,10 @@ tmp=$(mktemp -d /tmp/muster-threads-XXXXXX)
 server=0
 trap '[ "$server" -ne 0 ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
+# `muster nodes` makes its data directory under $TMPDIR; the runs stopped by SIGKILL below cannot
+# remove it, so it is made in here, which goes at exit.
+mkdir "$tmp/tmpdir" && chown 65534:65534 "$tmp/tmpdir"
+export TMPDIR=$tmp/tmpdir
 # shellcheck source=../e2e/check_lib.sh
 . "$(dirname "$0")/../e2e/check_lib.sh"
 
