@@ -7,47 +7,19 @@
 # Usage: serving_limits_test.sh MUSTER_BINARY
 set -u
 muster=$1
-tmp=$(mktemp -d /tmp/muster-limits-XXXXXX)
-server=0
-watcher=0
-cleanup() {
-  [ "$watcher" -ne 0 ] && kill "$watcher" 2>/dev/null
-  [ "$server" -ne 0 ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  echo "FAIL $*"
-  fail=$((fail + 1))
-}
+# shellcheck source=../e2e/e2e_lib.sh
+. "$(dirname "$0")/../e2e/e2e_lib.sh"
+work=$(mktemp -d /tmp/muster-limits-XXXXXX)
+trap 'stop_background; rm -rf "$work"' EXIT
 
-# start NAME COMMAND FLAGS...: starts `muster COMMAND` on a free loopback port over plain HTTP and
-# sets port from the address it prints ("listening on ADDR:PORT" or "API server at http://...").
+# start NAME COMMAND FLAGS...: starts `muster COMMAND` on a free loopback port over plain HTTP
+# (start_muster) and sets port from the kubeconfig it writes; exits the test when it does not start.
 start() {
   local name=$1
   shift
-  "$muster" "$@" --data-dir "$tmp/$name" --listen 127.0.0.1:0 --insecure-http \
-    >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  server=$!
-  port=""
-  for _ in $(seq 200); do
-    port=$(sed -n -e 's#^listening on 127\.0\.0\.1:\([0-9]*\)$#\1#p' \
-      -e 's#.*API server at http://127\.0\.0\.1:\([0-9]*\),.*#\1#p' "$tmp/$name.out" | head -1)
-    [ -n "$port" ] && return 0
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.1
-  done
-  bad "$name: muster $* did not start: $(cat "$tmp/$name.err")"
-  return 1
-}
-stop() {
-  [ "$watcher" -ne 0 ] && kill "$watcher" 2>/dev/null && wait "$watcher" 2>/dev/null
-  watcher=0
-  kill -TERM "$server" && wait "$server"
-  server=0
+  start_muster "$name" "$muster" "$@" --data-dir "$work/$name" --listen 127.0.0.1:0 \
+    --insecure-http || exit_not_started "$name" "muster $*"
+  port=$(sed -n 's#^ *server: http://127\.0\.0\.1:\([0-9]*\)$#\1#p' "$muster_kubeconfig")
 }
 
 watch_url() { echo "http://127.0.0.1:$port/api/v1/namespaces/default/configmaps?watch=true"; }
@@ -56,44 +28,48 @@ watch_url() { echo "http://127.0.0.1:$port/api/v1/namespaces/default/configmaps?
 # 429, Retry-After: 1); a plain list is 200 either way.
 check() {
   local name=$1 want=$2 headers code
-  curl -sN "$(watch_url)" >"$tmp/$name.watch" 2>/dev/null &
+  curl -sN "$(watch_url)" >"$work/$name.watch" 2>/dev/null &
   watcher=$!
+  stop_at_exit "$watcher"
   # The first watch is open once a configmap made now arrives on it.
   curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
     --data '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"seen"}}' \
     "http://127.0.0.1:$port/api/v1/namespaces/default/configmaps"
   for _ in $(seq 100); do
-    grep -q '"seen"' "$tmp/$name.watch" 2>/dev/null && break
+    grep -q '"seen"' "$work/$name.watch" 2>/dev/null && break
     sleep 0.05
   done
-  grep -q '"seen"' "$tmp/$name.watch" || bad "$name: the first watch got no event"
+  grep -q '"seen"' "$work/$name.watch" || bad "$name: first watch" "the configmap's event" \
+    "$(cat "$work/$name.watch")"
   headers=$(curl -s -D - -o /dev/null --max-time 1 "$(watch_url)" 2>/dev/null | tr -d '\r')
   code=$(sed -n '1s#^HTTP/1.1 \([0-9]*\).*#\1#p' <<<"$headers")
-  if [ "$code" = "$want" ]; then ok; else bad "$name: second watch: HTTP ${code:-none}, want $want"; fi
+  if [ "$code" = "$want" ]; then
+    ok "$name: a second watch is $want"
+  else
+    bad "$name: second watch" "HTTP $want" "$headers"
+  fi
   if [ "$want" = 429 ]; then
-    if grep -qx 'Retry-After: 1' <<<"$headers"; then ok; else bad "$name: 429 without Retry-After: 1"; fi
+    if grep -qx 'Retry-After: 1' <<<"$headers"; then
+      ok "$name: ... with Retry-After: 1"
+    else
+      bad "$name: 429's Retry-After" "Retry-After: 1" "$headers"
+    fi
   fi
   code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
     "http://127.0.0.1:$port/api/v1/namespaces/default/configmaps")
-  if [ "$code" = 200 ]; then ok; else bad "$name: list beside the watches: HTTP $code, want 200"; fi
+  if [ "$code" = 200 ]; then
+    ok "$name: a list beside them is 200"
+  else
+    bad "$name: list" "HTTP 200" "HTTP $code"
+  fi
+  stop_process "$watcher" 1
+  stop_process
 }
 
-if start apiserver-limited apiserver --max-watches-per-client 1; then
-  check apiserver-limited 429
-  stop
-fi
-if start apiserver-default apiserver; then
-  check apiserver-default 200
-  stop
-fi
-if start up-limited up --max-watches-per-client 1 --no-summary; then
-  check up-limited 429
-  stop
-fi
-if start up-default up --no-summary; then
-  check up-default 200
-  stop
-fi
+start apiserver-limited apiserver --max-watches-per-client 1 && check apiserver-limited 429
+start apiserver-default apiserver && check apiserver-default 200
+start up-limited up --max-watches-per-client 1 --no-summary && check up-limited 429
+start up-default up --no-summary && check up-default 200
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
