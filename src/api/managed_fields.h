@@ -35,6 +35,7 @@
 // Stored managedFields that do not decode (an update may send anything) count as none. Thread-
 // safety: all functions are pure.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,12 @@ void RecordUpdate(const boost::json::object& live, boost::json::object& next, st
 // objects it watches (the node agent's pods) and never reads field ownership, as kube-scheduler's
 // and kube-controller-manager's informers drop it. On a pod that is often the larger part.
 boost::json::object WithoutManagedFields(const boost::json::object& object);
+
+// metadata.managedFields of a stored object's text (`json`, a JSON object as the store writes
+// it), parsed; nullopt when it has none or `json` is not such an object. The store's parsed states
+// leave field ownership out (store::Object::parsed); a write takes it back from the text with this,
+// which reads only that member (simdjson On Demand skips the rest), instead of parsing it all.
+std::optional<boost::json::value> ManagedFieldsInText(std::string_view json);
 
 // kube-apiserver's message for a refused apply: `Apply failed with 1 conflict: conflict with
 // "manager-a": .data.a`, or, for several, one "conflicts with <manager>:" line per manager (sorted)

@@ -1,5 +1,6 @@
 #include "api/managed_fields.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -259,6 +260,24 @@ TEST(ManagedFieldsTest, WithoutManagedFieldsCopiesAllButTheOwnership) {
   EXPECT_TRUE(cm.at("metadata").as_object().contains("managedFields"));  // the original keeps them
   const value plain = Json(R"({"kind":"ConfigMap","metadata":"not an object"})");
   EXPECT_EQ(WithoutManagedFields(plain.as_object()), plain.as_object());
+}
+
+TEST(ManagedFieldsTest, ManagedFieldsInTextReadsMetadataMembersAlone) {
+  value cm = Json(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s"},
+      "data":{"managedFields":"not this one"}})");
+  RecordUpdate(json::object(), cm.as_object(), "ConfigMap", Updater("kubectl-create"), "T1");
+  const std::string text = json::serialize(cm);
+  const std::optional<value> managed = ManagedFieldsInText(text);
+  ASSERT_TRUE(managed.has_value());
+  EXPECT_EQ(*managed, cm.at("metadata").at("managedFields"));
+
+  // None, or nothing that is a stored object: nullopt, never the same word elsewhere.
+  EXPECT_EQ(ManagedFieldsInText(R"({"metadata":{"name":"s"},"data":{"managedFields":"x"}})"),
+            std::nullopt);
+  EXPECT_EQ(ManagedFieldsInText(R"({"managedFields":[{"manager":"m"}]})"), std::nullopt);
+  EXPECT_EQ(ManagedFieldsInText(R"([1,2])"), std::nullopt);
+  EXPECT_EQ(ManagedFieldsInText(R"({"metadata":"s"})"), std::nullopt);
+  EXPECT_EQ(ManagedFieldsInText(""), std::nullopt);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "apiserver/write_support.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -267,9 +268,18 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
 }
 
 // A stored state as an object to change: a copy of the store's parsed state where it has one
-// (cheaper than parsing the text), else the text parsed.
+// (cheaper than parsing the text) with the field ownership it leaves out read back from the text
+// (last in metadata, where kube writes it), else the text parsed.
 std::optional<json::object> LiveObject(const store::Object& live) {
-  if (live.parsed != nullptr && live.parsed->is_object()) return live.parsed->get_object();
+  if (live.parsed != nullptr && live.parsed->is_object()) {
+    json::object object = live.parsed->get_object();
+    if (std::optional<json::value> managed = api::ManagedFieldsInText(*live.json)) {
+      if (json::value* meta = object.if_contains("metadata"); meta != nullptr && meta->is_object()) {
+        meta->get_object()["managedFields"] = std::move(*managed);
+      }
+    }
+    return object;
+  }
   json::error_code ec;
   json::value v = json::parse(*live.json, ec);
   if (ec || !v.is_object()) return std::nullopt;

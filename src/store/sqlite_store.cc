@@ -199,8 +199,16 @@ absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_
   (*meta)["resourceVersion"] = std::to_string(revision);
   Stamped out;
   out.json = std::make_shared<const std::string>(boost::json::serialize(object));
+  // The parsed state leaves field ownership out (Object::parsed): the text keeps it.
+  meta->erase("managedFields");
   out.parsed = std::make_shared<const boost::json::value>(std::move(object));
   return out;
+}
+
+// Whether a stored text may hold metadata.managedFields, which its parsed state leaves out. A
+// false "yes" (the word elsewhere in the object) costs a parse, never a field.
+bool MayHoldManagedFields(const std::string& json) {
+  return json.find("\"managedFields\"") != std::string::npos;
 }
 
 // A stored state re-stamped with a later revision (the final state of a delete). A damaged one
@@ -215,7 +223,8 @@ absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, const boost:
     if (!key.ns.empty()) metadata.get_object()["namespace"] = key.ns;
     return Stamp(key, object, revision);
   }
-  if (std::shared_ptr<const boost::json::value> parsed = entry.parsed.lock()) {
+  if (std::shared_ptr<const boost::json::value> parsed = entry.parsed.lock();
+      parsed != nullptr && !MayHoldManagedFields(*entry.json)) {
     boost::json::value object = *parsed;
     return Stamp(key, object, revision);
   }

@@ -36,7 +36,10 @@ struct Object {
   std::shared_ptr<const std::string> json;  // serialized object, resourceVersion stamped
   // The same state parsed, when the store still has it in memory (it keeps it only while some
   // reader holds it, or for recent events); null otherwise. Immutable and shared by every reader,
-  // so that in-process watchers and filters need not parse `json` again.
+  // so that in-process watchers and filters need not parse `json` again. It leaves out
+  // metadata.managedFields, which `json` keeps: field ownership is read only by the API server's
+  // writes (api::ManagedFieldsInText), as kube's informers drop it, and on a pod it is often the
+  // larger part of the parsed state that every in-process informer would share.
   std::shared_ptr<const boost::json::value> parsed;
   // `json` cannot be served (StoredObjectProblem says why): an object the file held when the
   // store was opened, written before Commit refused what cannot be read back, or damaged on
@@ -68,8 +71,9 @@ struct Event {
   std::shared_ptr<const std::string> object;
   // MODIFIED/DELETED: the state before (for selector transitions); null for ADDED.
   std::shared_ptr<const std::string> previous;
-  // `object` and `previous` parsed, where the store still has them (see Object::parsed): set
-  // for the newest events, null for older ones (parse the text then).
+  // `object` and `previous` parsed, where the store still has them (see Object::parsed, which
+  // they are: without metadata.managedFields): set for the newest events, null for older ones
+  // (parse the text then).
   std::shared_ptr<const boost::json::value> parsed;
   std::shared_ptr<const boost::json::value> previous_parsed;
 };

@@ -1042,6 +1042,35 @@ TEST(StoreWatchTest, RecentEventsCarryTheirStatesParsedAndOlderOnesOnlyText) {
   EXPECT_EQ(Label(after->json, "v"), "last");
 }
 
+TEST(StoreWatchTest, ParsedStatesLeaveOutFieldOwnershipWhichTheTextKeeps) {
+  TempDir dir;
+  auto store = MustOpen(dir.File("db"));
+  ASSERT_NE(store, nullptr);
+  auto watch = store->WatchFrom("pods", "", 0);
+  ASSERT_TRUE(watch.ok());
+  boost::json::value pod = MakePod("p").Obj();
+  pod.at("metadata").as_object()["managedFields"] =
+      boost::json::parse(R"([{"manager":"kubectl","operation":"Update"}])");
+  MustCommitOne(*store, Create(PodKey("p"), pod));
+  auto got = store->Get(PodKey("p"));
+  ASSERT_TRUE(got.ok());
+  ASSERT_NE(got->parsed, nullptr);
+  EXPECT_FALSE(got->parsed->at("metadata").as_object().contains("managedFields"));
+  EXPECT_TRUE(Parse(got->json).at("metadata").as_object().contains("managedFields"));
+  std::optional<Event> added = MustNext(**watch);
+  ASSERT_TRUE(added.has_value() && added->parsed != nullptr);
+  EXPECT_FALSE(added->parsed->at("metadata").as_object().contains("managedFields"));
+
+  // A delete's final state is the stored text's, ownership and all, though the parsed state is
+  // still held (by `got`).
+  MustCommitOne(*store, Delete(PodKey("p")));
+  std::optional<Event> deleted = MustNext(**watch);
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_EQ(deleted->type, EventType::kDeleted);
+  EXPECT_EQ(Parse(deleted->object).at("metadata").at("managedFields"),
+            pod.at("metadata").at("managedFields"));
+}
+
 TEST(StoreWatchTest, FromRevisionIsExclusive) {
   TempDir dir;
   auto store = MustOpen(dir.File("db"));
