@@ -4,7 +4,8 @@
 // every layer uses. A missing field, a field of another type or a null object reads as empty
 // (nullptr, "", nullopt), because a reader of kube objects meets partial objects all the time and
 // a missing field means its zero value. The admission readers (apiserver/admission/json_access.h)
-// are richer: they report where a field went wrong.
+// are richer: they report where a field went wrong. EnsureObject and EnsureArray are the writers'
+// counterpart: the member, made (or replaced) when it is missing or of another type.
 
 #include <cmath>
 #include <cstdint>
@@ -14,9 +15,14 @@
 
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
+#include "boost/json/string.hpp"
 #include "boost/json/value.hpp"
 
 namespace muster::api {
+
+// A JSON string or key as std::string_view.
+inline std::string_view View(const boost::json::string& s) { return {s.data(), s.size()}; }
+inline std::string_view View(boost::json::string_view s) { return {s.data(), s.size()}; }
 
 inline const boost::json::object* ObjectAt(const boost::json::object& o, std::string_view key) {
   const boost::json::value* v = o.if_contains(key);
@@ -86,6 +92,18 @@ inline std::optional<int64_t> TruncatedIntAt(const boost::json::object& o, std::
 // metadata.<key> of an object.
 inline std::string MetaString(const boost::json::object& o, std::string_view key) {
   return StringAt(ObjectAt(o, "metadata"), key);
+}
+
+inline boost::json::object& EnsureObject(boost::json::object& o, std::string_view key) {
+  boost::json::value& v = o[key];
+  if (!v.is_object()) v = boost::json::object();
+  return v.get_object();
+}
+
+inline boost::json::array& EnsureArray(boost::json::object& o, std::string_view key) {
+  boost::json::value& v = o[key];
+  if (!v.is_array()) v = boost::json::array();
+  return v.get_array();
 }
 
 }  // namespace muster::api

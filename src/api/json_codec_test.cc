@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/json_parse.h"
+#include "api/testing/json.h"
 #include "api/yaml.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -28,7 +29,7 @@ Quantity Q(std::string_view text) {
   return quantity.value_or(Quantity());
 }
 
-value Json(std::string_view text) { return boost::json::parse(text); }
+using test::Json;
 
 // The objects of a scenario's `objects:` list, as YAML.
 std::vector<value> ObjectsIn(std::string_view yaml) {

@@ -35,8 +35,6 @@ struct FieldSet {
 
 using Path = std::vector<std::string>;
 
-std::string_view View(const json::string& s) { return {s.data(), s.size()}; }
-
 // --- FieldsV1 --------------------------------------------------------------------------------
 
 FieldSet Decode(const json::object& fields) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/testing/json.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "gtest/gtest.h"
@@ -14,7 +15,7 @@ namespace {
 namespace json = boost::json;
 using json::value;
 
-value Json(std::string_view text) { return json::parse(text); }
+using test::Json;
 
 FieldManager Applier(std::string name) {
   FieldManager who;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "fmt/format.h"
 
 namespace muster::api {
@@ -12,10 +13,7 @@ constexpr size_t kDns1123SubdomainMaxLength = 253;
 constexpr size_t kQualifiedNameMaxLength = 63;
 constexpr size_t kLabelValueMaxLength = 63;
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || absl::ascii_isdigit(c); }
 
 // [a-z0-9]([-a-z0-9]*[a-z0-9])?
 bool MatchesDns1123Label(std::string_view s) {
@@ -33,13 +31,6 @@ bool MatchesDns1123Subdomain(std::string_view s) {
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
-}
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool MatchesQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 std::string MaxLenError(size_t n) { return fmt::format("must be no more than {} characters", n); }
@@ -67,6 +58,13 @@ const char kLabelValueRegexError[] =
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 }  // namespace
+
+bool MatchesQualifiedNamePart(std::string_view s) {
+  if (s.empty() || !absl::ascii_isalnum(s.front()) || !absl::ascii_isalnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+}
 
 std::vector<std::string> Dns1123LabelErrors(std::string_view s) {
   std::vector<std::string> errs;
@@ -146,6 +144,29 @@ std::vector<std::string> LabelValueErrors(std::string_view value) {
   if (value.size() > kLabelValueMaxLength) errs.push_back(MaxLenError(kLabelValueMaxLength));
   if (!value.empty() && !MatchesQualifiedNamePart(value)) errs.push_back(kLabelValueRegexError);
   return errs;
+}
+
+bool IsDns1123Label(std::string_view s) {
+  return s.size() <= kDns1123LabelMaxLength && MatchesDns1123Label(s);
+}
+
+bool IsDns1123Subdomain(std::string_view s) {
+  return s.size() <= kDns1123SubdomainMaxLength && MatchesDns1123Subdomain(s);
+}
+
+bool IsQualifiedName(std::string_view s) {
+  std::string_view name = s;
+  const size_t slash = s.find('/');
+  if (slash != std::string_view::npos) {
+    std::string_view prefix = s.substr(0, slash);
+    if (prefix.empty() || !IsDns1123Subdomain(prefix)) return false;
+    name = s.substr(slash + 1);
+  }
+  return name.size() <= kQualifiedNameMaxLength && MatchesQualifiedNamePart(name);
+}
+
+bool IsLabelValue(std::string_view s) {
+  return s.empty() || (s.size() <= kLabelValueMaxLength && MatchesQualifiedNamePart(s));
 }
 
 }  // namespace muster::api

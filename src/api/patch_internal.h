@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/json_access.h"
 #include "boost/json/array.hpp"
 #include "boost/json/string.hpp"
 #include "boost/json/value.hpp"
@@ -32,8 +33,7 @@ struct MergeListField {
 // atomic list.
 const MergeListField* FindMergeListField(std::string_view kind, std::string_view path);
 
-inline std::string_view View(json::string_view text) { return {text.data(), text.size()}; }
-inline std::string_view View(const json::string& text) { return {text.data(), text.size()}; }
+using api::View;
 
 // Structural equality; numbers compare by value whatever their representation (RFC 6902 §4.6;
 // Go decodes every JSON number as float64, so 80 and 80.0 are the same merge key upstream too).

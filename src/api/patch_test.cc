@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/testing/json.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "gmock/gmock.h"
@@ -19,7 +20,7 @@ namespace {
 using boost::json::value;
 using ::testing::HasSubstr;
 
-value Json(std::string_view text) { return boost::json::parse(text); }
+using test::Json;
 
 // Compares JSON values; objects compare without regard to member order, arrays in order.
 void ExpectJson(const absl::StatusOr<value>& actual, std::string_view expected) {

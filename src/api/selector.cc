@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "api/names.h"
 #include "api/selector_internal.h"
 
 namespace muster::api {
@@ -28,24 +29,6 @@ using selector_internal::Requirement;
 using selector_internal::RequirementMatches;
 
 constexpr size_t kMaxLabelNameLength = 63;
-constexpr size_t kMaxDnsSubdomainLength = 253;
-
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], the shape of label names and non-empty values.
-bool IsLabelToken(std::string_view s) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool IsDns1123Label(std::string_view s) {
-  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (s.empty() || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return lower_alnum(c) || c == '-'; });
-}
 
 bool Contains(const std::vector<std::string>& values, const std::string& value) {
   return std::find(values.begin(), values.end(), value) != values.end();
@@ -54,19 +37,6 @@ bool Contains(const std::vector<std::string>& values, const std::string& value) 
 }  // namespace
 
 namespace selector_internal {
-
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > kMaxDnsSubdomainLength) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    if (!IsDns1123Label(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
 
 const char* LabelKeyProblem(std::string_view key) {
   std::string_view name = key;
@@ -85,7 +55,7 @@ const char* LabelKeyProblem(std::string_view key) {
   }
   if (name.empty()) return "name part must be non-empty";
   if (name.size() > kMaxLabelNameLength) return "name part must be no more than 63 characters";
-  if (!IsLabelToken(name)) {
+  if (!MatchesQualifiedNamePart(name)) {
     return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
            "and end with an alphanumeric character";
   }
@@ -94,7 +64,7 @@ const char* LabelKeyProblem(std::string_view key) {
 
 const char* LabelValueProblem(std::string_view value) {
   if (value.size() > kMaxLabelNameLength) return "must be no more than 63 characters";
-  if (!value.empty() && !IsLabelToken(value)) {
+  if (!value.empty() && !MatchesQualifiedNamePart(value)) {
     return "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
            "with an alphanumeric character";
   }

@@ -25,8 +25,6 @@ using Requirement = LabelSelectorMatcher::Requirement;
 
 using common::Cat;
 
-bool IsDns1123Subdomain(std::string_view s);
-
 // What is wrong with a label key, or nullptr when nothing is (validation.IsQualifiedName).
 const char* LabelKeyProblem(std::string_view key);
 const char* LabelValueProblem(std::string_view value);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "api/names.h"
 #include "api/selector.h"
 #include "api/selector_internal.h"
 
@@ -16,7 +17,6 @@ namespace {
 using selector_internal::Annotate;
 using selector_internal::Cat;
 using selector_internal::CheckRequirement;
-using selector_internal::IsDns1123Subdomain;
 using selector_internal::MakeRequirement;
 using selector_internal::Op;
 using selector_internal::ParseLabelSelectorOp;

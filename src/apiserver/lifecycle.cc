@@ -31,7 +31,7 @@ namespace json = boost::json;
 constexpr char kOrphanFinalizer[] = "orphan";
 constexpr char kForegroundFinalizer[] = "foregroundDeletion";
 
-std::string_view View(const json::string& s) { return std::string_view(s.data(), s.size()); }
+using api::View;
 
 std::string Quote(std::string_view s) {
   std::string out = "\"";

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,16 +24,9 @@ system_clock::time_point At(int64_t unix_nanos) {
       std::chrono::duration_cast<system_clock::duration>(std::chrono::nanoseconds(unix_nanos)));
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 ContainerLogIndex IndexOf(const std::string& log_path) {
   ContainerLogIndex index;
-  index.Append(ReadFile(ContainerLogIndexPath(log_path)));
+  index.Append(ReadFile(ContainerLogIndexPath(log_path)).value_or(""));
   return index;
 }
 
@@ -54,8 +48,9 @@ TEST_F(ContainerLogTest, TheLogIsWhatWasWrittenAndTheIndexSaysWhenEachLineStarte
   ASSERT_TRUE(writer->Append("one\ntw", At(2000)).ok());
   ASSERT_TRUE(writer->Append("o\n", At(3000)).ok());  // continues a line: no record
   ASSERT_TRUE(writer->Append("three\nfour\n", At(4000)).ok());
-  EXPECT_EQ(ReadFile(log_), "one\ntwo\nthree\nfour\n");
-  EXPECT_EQ(ReadFile(ContainerLogIndexPath(log_)), "R 0 1000 muster://u-c-0\nT 0 2000\nT 8 4000\n");
+  EXPECT_EQ(ReadFile(log_).value_or(""), "one\ntwo\nthree\nfour\n");
+  EXPECT_EQ(ReadFile(ContainerLogIndexPath(log_)).value_or(""),
+            "R 0 1000 muster://u-c-0\nT 0 2000\nT 8 4000\n");
 
   ContainerLogIndex index = IndexOf(log_);
   ASSERT_EQ(index.runs().size(), 1u);
@@ -77,7 +72,7 @@ TEST_F(ContainerLogTest, RunsAppendAndEachStartsALineUnlessTruncated) {
   auto second = ContainerLogWriter::Open(log_, false, "run-1", At(20));
   ASSERT_TRUE(second.ok());
   ASSERT_TRUE(second->Append("next\n", At(21)).ok());
-  EXPECT_EQ(ReadFile(log_), "no newlinenext\n");
+  EXPECT_EQ(ReadFile(log_).value_or(""), "no newlinenext\n");
   ContainerLogIndex index = IndexOf(log_);
   ASSERT_EQ(index.runs().size(), 2u);
   EXPECT_EQ(index.runs()[0].end, 10);
@@ -92,7 +87,7 @@ TEST_F(ContainerLogTest, RunsAppendAndEachStartsALineUnlessTruncated) {
   auto fresh = ContainerLogWriter::Open(log_, /*truncate=*/true, "new-pod", At(30));
   ASSERT_TRUE(fresh.ok());
   ASSERT_TRUE(fresh->Append("hello\n", At(31)).ok());
-  EXPECT_EQ(ReadFile(log_), "hello\n");
+  EXPECT_EQ(ReadFile(log_).value_or(""), "hello\n");
   EXPECT_EQ(IndexOf(log_).runs().size(), 1u);
 }
 
@@ -133,7 +128,7 @@ TEST_F(ContainerLogTest, EveryLineGetsTheTimeOfTheAppendThatCarriedItsFirstByte)
     ASSERT_TRUE(writer->Append(std::string_view(output).substr(at, n), At(now)).ok());
     at += n;
   }
-  EXPECT_EQ(ReadFile(log_), output);
+  EXPECT_EQ(ReadFile(log_).value_or(""), output);
   ContainerLogIndex index = IndexOf(log_);
   for (size_t line = 0; line < output.size(); line = output.find('\n', line) + 1) {
     EXPECT_EQ(index.LineTime(static_cast<int64_t>(line)), time_of_byte[line]) << "line at " << line;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "fmt/format.h"
 
 namespace muster::common {
@@ -47,8 +48,6 @@ double GoDurationUnitSeconds(std::string_view unit) {
   return 0;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 }  // namespace
 
 absl::StatusOr<double> ParseGoDurationSeconds(std::string_view text) {
@@ -68,12 +67,14 @@ absl::StatusOr<double> ParseGoDurationSeconds(std::string_view text) {
   while (!rest.empty()) {
     double value = 0;
     size_t i = 0;
-    for (; i < rest.size() && IsDigit(rest[i]); ++i) value = value * 10 + (rest[i] - '0');
+    for (; i < rest.size() && absl::ascii_isdigit(rest[i]); ++i) {
+      value = value * 10 + (rest[i] - '0');
+    }
     bool has_digits = i > 0;
     if (i < rest.size() && rest[i] == '.') {
       ++i;
       double scale = 0.1;
-      for (; i < rest.size() && IsDigit(rest[i]); ++i, scale /= 10) {
+      for (; i < rest.size() && absl::ascii_isdigit(rest[i]); ++i, scale /= 10) {
         value += (rest[i] - '0') * scale;
         has_digits = true;
       }
@@ -81,7 +82,8 @@ absl::StatusOr<double> ParseGoDurationSeconds(std::string_view text) {
     if (!has_digits) return malformed("expected a number");
     rest.remove_prefix(i);
     size_t unit_end = 0;
-    while (unit_end < rest.size() && rest[unit_end] != '.' && !IsDigit(rest[unit_end])) {
+    while (unit_end < rest.size() && rest[unit_end] != '.' &&
+           !absl::ascii_isdigit(rest[unit_end])) {
       ++unit_end;
     }
     if (unit_end == 0) return malformed("a number without a unit");

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 
@@ -88,8 +89,6 @@ uint64_t PowerOfTen(int64_t exponent) {
   return power;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 // Reads "e<int>" / "E<int>" with an optional sign on the integer, clamping to kMaxExponent.
 std::optional<int64_t> ParseExponent(std::string_view suffix) {
   if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return std::nullopt;
@@ -102,7 +101,7 @@ std::optional<int64_t> ParseExponent(std::string_view suffix) {
   if (digits.empty()) return std::nullopt;
   int64_t exponent = 0;
   for (char c : digits) {
-    if (!IsDigit(c)) return std::nullopt;
+    if (!absl::ascii_isdigit(c)) return std::nullopt;
     exponent = exponent * 10 + (c - '0');
     if (exponent > kMaxExponent) exponent = kMaxExponent;
   }

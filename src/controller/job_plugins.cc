@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "api/json_access.h"
 #include "boost/json/array.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
@@ -19,22 +20,9 @@ namespace {
 
 constexpr char kConfigMapMountPath[] = "/etc/volcano";
 
-json::object& EnsureObject(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_object()) v = json::object();
-  return v.get_object();
-}
-
-json::array& EnsureArray(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_array()) v = json::array();
-  return v.get_array();
-}
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+using api::EnsureArray;
+using api::EnsureObject;
+using api::StringAt;
 
 // The task template's spec.hostname / spec.subdomain.
 std::string TemplateSpecString(const TaskSpec& task, std::string_view key) {

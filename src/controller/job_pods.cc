@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_access.h"
 #include "boost/json/array.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
@@ -21,16 +22,8 @@ using Resources = std::map<std::string, Quantity>;
 
 namespace {
 
-const json::object* ObjectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v == nullptr ? nullptr : v->if_object();
-}
-
-json::object& EnsureObject(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_object()) v = json::object();
-  return v.get_object();
-}
+using api::EnsureObject;
+using api::ObjectAt;
 
 json::object StringsToJson(const std::map<std::string, std::string>& m) {
   json::object out;

@@ -18,8 +18,7 @@ using test::MakePriorityClass;
 using test::MakeQueue;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-Resources R(test::ResourcePairs pairs) { return Resources::FromList(test::List(pairs)); }
+using test::R;
 
 // The device indices on `node` whose holder is the task `key`.
 std::vector<int> DevicesHeldBy(Cluster& c, const std::string& node, const std::string& key) {

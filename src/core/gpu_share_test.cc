@@ -25,8 +25,7 @@ using test::MakePod;
 using test::MakePodGroup;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-Resources R(test::ResourcePairs pairs) { return Resources::FromList(test::List(pairs)); }
+using test::R;
 
 test::PodBuilder SharePod(const std::string& name, const std::string& milli) {
   return MakePod("ns", name).Req("cpu", "1").Req(kGpuShareResource, milli);

@@ -12,9 +12,7 @@ namespace {
 
 using test::List;
 using test::MakePod;
-
-// Resources from Kubernetes text, e.g. R({{"cpu", "2"}, {"memory", "1Gi"}}).
-Resources R(test::ResourcePairs pairs) { return Resources::FromList(List(pairs)); }
+using test::R;
 
 int64_t Milli(std::string_view q) { return test::Q(q).MilliValue(); }
 

@@ -357,6 +357,8 @@ absl::Status FileReader::ReadSharing(const YAML::Node& sharing, PluginConfig& co
   return absl::OkStatus();
 }
 
+#undef MUSTER_ASSIGN
+
 absl::Status ReadImex(const FileReader& reader, const YAML::Node& imex) {
   if (auto s = reader.CheckKeys(imex, "imex", {"channelIDs", "required"}); !s.ok()) return s;
   if (const YAML::Node ids = imex["channelIDs"]; ids && !ids.IsNull() && ids.size() > 0) {

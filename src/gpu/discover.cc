@@ -12,8 +12,6 @@
 namespace muster::gpu {
 namespace {
 
-constexpr uint64_t kMiB = 1024ULL * 1024;
-
 // Reads /sys/bus/pci/devices/<busid>/numa_node; -1 when absent or negative.
 int ReadNumaNode(std::string_view sysfs_root, const std::string& bus_id) {
   std::ifstream in(fmt::format("{}/bus/pci/devices/{}/numa_node", sysfs_root, bus_id));

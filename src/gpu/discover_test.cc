@@ -5,6 +5,7 @@
 
 #include "fmt/format.h"
 #include "gpu/fake/fake_machine.h"
+#include "gpu/mig_profile.h"
 #include "gtest/gtest.h"
 
 namespace muster::gpu {
@@ -12,8 +13,6 @@ namespace {
 
 using testing::FakeMachine;
 using testing::FakeNvmlLibrary;
-
-constexpr uint64_t kMiB = 1024ULL * 1024;
 
 DiscoverOptions FakeOptions(const FakeMachine& machine) {
   machine.Activate();

@@ -9,7 +9,6 @@ namespace muster::gpu {
 
 uint64_t MigMemorySizeGb(uint64_t parent_memory_bytes, uint64_t mig_memory_mib) {
   if (parent_memory_bytes == 0) return 0;
-  constexpr uint64_t kMiB = 1024ULL * 1024;
   constexpr uint64_t kGiB = kMiB * 1024;
   double fraction = static_cast<double>(mig_memory_mib * kMiB) /
                     static_cast<double>(parent_memory_bytes);

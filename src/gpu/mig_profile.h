@@ -8,6 +8,9 @@
 
 namespace muster::gpu {
 
+// Bytes in a MiB, the unit NVML reports MIG and framebuffer memory in.
+inline constexpr uint64_t kMiB = 1024ULL * 1024;
+
 // The "<GB>gb" part: the MIG device's share of the parent's memory rounded up to eighths, times
 // the parent's memory in whole GiB (rounded up), rounded to the nearest integer.
 uint64_t MigMemorySizeGb(uint64_t parent_memory_bytes, uint64_t mig_memory_mib);

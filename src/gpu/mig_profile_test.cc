@@ -6,8 +6,6 @@
 namespace muster::gpu {
 namespace {
 
-constexpr uint64_t kMiB = 1024ULL * 1024;
-
 // The names nvidia-smi and NVIDIA's plugin give these MIG devices (NVIDIA's MIG user guide,
 // "Supported MIG Profiles"), from the memory NVML reports.
 TEST(MigProfileTest, NamesMatchNvidiaOnRealBoards) {

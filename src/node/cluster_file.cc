@@ -8,7 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "api/names.h"
 #include "api/yaml.h"
 #include "boost/json/value.hpp"
 #include "fmt/format.h"
@@ -29,56 +31,6 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 absl::Status ErrorAt(const YAML::Node& node, std::string_view message) {
   const int line = node.Mark().is_null() ? 1 : node.Mark().line + 1;
   return absl::InvalidArgumentError(Cat("line ", line, ": ", message));
-}
-
-bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-// RFC 1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric.
-bool IsDnsLabel(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-')) {
-      return false;
-    }
-  }
-  return s.front() != '-' && s.back() != '-';
-}
-
-// RFC 1123 subdomain: dot-separated labels, at most 253 characters.
-bool IsDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    if (!IsDnsLabel(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// A label value: empty, or up to 63 of [A-Za-z0-9-_.] starting and ending alphanumeric.
-bool IsLabelValue(std::string_view s) {
-  if (s.empty()) return true;
-  if (s.size() > 63 || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  for (char c : s) {
-    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// A qualified name (label keys, taint keys, resource names): [prefix/]name, the prefix a DNS
-// subdomain and the name a non-empty label value.
-bool IsQualifiedName(std::string_view s) {
-  size_t slash = s.find('/');
-  std::string_view name = s;
-  if (slash != std::string_view::npos) {
-    if (!IsDnsSubdomain(s.substr(0, slash))) return false;
-    name = s.substr(slash + 1);
-  }
-  return !name.empty() && IsLabelValue(name);
 }
 
 // The scalar at `node` typed as kubectl would read it.
@@ -165,10 +117,10 @@ absl::StatusOr<api::Taint> ParseTaint(const YAML::Node& node, std::string_view w
   } else {
     return ErrorAt(node, Cat(what, ": expected key=value:Effect or a map"));
   }
-  if (!IsQualifiedName(taint.key)) {
+  if (!api::IsQualifiedName(taint.key)) {
     return ErrorAt(node, Cat(what, ": key \"", taint.key, "\" is not a valid taint key"));
   }
-  if (!IsLabelValue(taint.value)) {
+  if (!api::IsLabelValue(taint.value)) {
     return ErrorAt(node,
                    Cat(what, ": value \"", taint.value, "\" is not a valid taint value"));
   }
@@ -205,7 +157,7 @@ absl::StatusOr<GpuSpec> ParseGpu(const YAML::Node& node, std::string_view what) 
   for (char& c : *model) {
     if (c == ' ') c = '-';
   }
-  if (model->empty() || !IsLabelValue(*model)) {
+  if (model->empty() || !api::IsLabelValue(*model)) {
     return ErrorAt(node["model"],
                    Cat(what, ".model: \"", *model,
                                 "\" must be a label value: up to 63 letters, digits, '-', '_' or "
@@ -263,7 +215,7 @@ absl::StatusOr<Pool> ParsePool(const YAML::Node& node, size_t index) {
   if (!node["name"]) return ErrorAt(node, Cat(what, ": name is required"));
   absl::StatusOr<std::string> name = String(node["name"], Cat(what, ".name"));
   if (!name.ok()) return name.status();
-  if (!IsDnsSubdomain(*name)) {
+  if (!api::IsDns1123Subdomain(*name)) {
     return ErrorAt(node["name"],
                    Cat(what, ".name: \"", *name,
                                 "\" must be lower-case letters, digits, '-' and '.', starting and "
@@ -285,14 +237,14 @@ absl::StatusOr<Pool> ParsePool(const YAML::Node& node, size_t index) {
     if (absl::Status s = ExpectMap(labels, what + ".labels"); !s.ok()) return s;
     for (const auto& entry : labels) {
       const std::string& key = entry.first.Scalar();
-      if (!IsQualifiedName(key)) {
+      if (!api::IsQualifiedName(key)) {
         return ErrorAt(entry.first,
                        Cat(what, ".labels: \"", key, "\" is not a valid label key"));
       }
       absl::StatusOr<std::string> value =
           String(entry.second, Cat(what, ".labels.", key));
       if (!value.ok()) return value.status();
-      if (!IsLabelValue(*value)) {
+      if (!api::IsLabelValue(*value)) {
         return ErrorAt(entry.second,
                        Cat(what, ".labels.", key, ": \"", *value,
                                     "\" is not a valid label value (up to 63 letters, digits, '-', "
@@ -320,7 +272,7 @@ absl::StatusOr<Pool> ParsePool(const YAML::Node& node, size_t index) {
                        Cat(what, ".allocatable: give GPUs as gpu: {count: N, model: ..., "
                                           "memory: ...} rather than nvidia.com/gpu"));
       }
-      if (!IsQualifiedName(resource)) {
+      if (!api::IsQualifiedName(resource)) {
         return ErrorAt(entry.first, Cat(what, ".allocatable: \"", resource,
                                                  "\" is not a valid resource name"));
       }
@@ -443,7 +395,7 @@ absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) 
     for (int i = 0; i < count; ++i) {
       NodeConfig node;
       node.name = pool->count ? Cat(pool->name, "-", i) : pool->name;
-      if (!IsDnsSubdomain(node.name)) {
+      if (!api::IsDns1123Subdomain(node.name)) {
         return ErrorAt(pools[p]["name"],
                        Cat("nodePools[", p, "]: node name \"", node.name, "\" is too long"));
       }
@@ -504,12 +456,12 @@ NodeConfig LocalNode(const std::vector<gpu::GpuDevice>& gpus) {
   // A node name is a DNS subdomain: lower-case, '-' for anything else.
   for (char& c : name) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!IsAlnum(c) && c != '-' && c != '.') c = '-';
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '.') c = '-';
   }
-  while (!name.empty() && !IsAlnum(name.back())) name.pop_back();
-  while (!name.empty() && !IsAlnum(name.front())) name.erase(name.begin());
+  while (!name.empty() && !absl::ascii_isalnum(name.back())) name.pop_back();
+  while (!name.empty() && !absl::ascii_isalnum(name.front())) name.erase(name.begin());
   if (name.size() > 253) name.resize(253);
-  if (!IsDnsSubdomain(name)) name = "localhost";
+  if (!api::IsDns1123Subdomain(name)) name = "localhost";
   node.name = name;
 
   int64_t cpus = 1;

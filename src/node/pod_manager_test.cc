@@ -18,6 +18,7 @@
 #include "api/time.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "node/json_access.h"
@@ -230,13 +231,6 @@ std::string Terminated(const json::object& cs, const char* field) {
   return StringAt(*t, field);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 class PodManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -280,7 +274,7 @@ class PodManagerTest : public ::testing::Test {
   }
 
   std::string Log(const std::string& pod, const std::string& container) {
-    return ReadFile(dir_ + "/logs/default/" + pod + "/" + container + ".log");
+    return common::ReadFile(dir_ + "/logs/default/" + pod + "/" + container + ".log").value_or("");
   }
 
   std::string dir_;

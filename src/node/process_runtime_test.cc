@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "node/simulated_runtime.h"
@@ -27,13 +28,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // Children of this process, zombies included, from /proc.
 std::vector<pid_t> ChildrenOfThisProcess() {
   std::vector<pid_t> out;
@@ -43,7 +37,7 @@ std::vector<pid_t> ChildrenOfThisProcess() {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::string stat = ReadFile("/proc/" + std::string(e->d_name) + "/stat");
+    std::string stat = common::ReadFile("/proc/" + std::string(e->d_name) + "/stat").value_or("");
     size_t paren = stat.rfind(')');
     if (paren == std::string::npos) continue;
     std::istringstream fields(stat.substr(paren + 2));
@@ -126,7 +120,7 @@ TEST_F(ProcessRuntimeTest, RunsInItsDirectoryWithItsEnvironmentAndLogsBothStream
   EXPECT_EQ(exit->exit_code, 0);
   EXPECT_EQ(exit->signal, 0);
   // Exactly the given environment: HOME is not inherited.
-  EXPECT_EQ(ReadFile(dir_ + "/logs/c.log"),
+  EXPECT_EQ(common::ReadFile(dir_ + "/logs/c.log").value_or(""),
             "out\nerr\nFOO=bar\nHOME=\n" + dir_ + "/work/c\n");
 }
 
@@ -136,13 +130,13 @@ TEST_F(ProcessRuntimeTest, LogsAppendUnlessTruncated) {
     ASSERT_TRUE(id.ok());
     ASSERT_TRUE(exits_.Wait(*id));
   }
-  EXPECT_EQ(ReadFile(dir_ + "/logs/c.log"), "run\nrun\n");
+  EXPECT_EQ(common::ReadFile(dir_ + "/logs/c.log").value_or(""), "run\nrun\n");
   ContainerLaunch fresh = Shell("echo fresh");
   fresh.truncate_log = true;
   auto id = runtime_.Start(fresh, exits_.Callback());
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE(exits_.Wait(*id));
-  EXPECT_EQ(ReadFile(dir_ + "/logs/c.log"), "fresh\n");
+  EXPECT_EQ(common::ReadFile(dir_ + "/logs/c.log").value_or(""), "fresh\n");
 }
 
 // More than a pipe holds, then an exit: all of it is in the log when the exit is reported, and
@@ -155,12 +149,12 @@ TEST_F(ProcessRuntimeTest, OutputIsAllInTheLogWhenTheExitIsReportedAndTheIndexTi
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_TRUE(exits_.Wait(*id));
   const auto after = std::chrono::system_clock::now();
-  const std::string log = ReadFile(dir_ + "/logs/c.log");
+  const std::string log = common::ReadFile(dir_ + "/logs/c.log").value_or("");
   EXPECT_EQ(log.size(), 20000u * 17 + 5);
   EXPECT_THAT(log, ::testing::EndsWith("0123456789abcdef\nlast\n"));
 
   common::ContainerLogIndex index;
-  index.Append(ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")));
+  index.Append(common::ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")).value_or(""));
   ASSERT_EQ(index.runs().size(), 1u);
   EXPECT_EQ(index.runs()[0].id, "muster://uid-c-0");
   const auto nanos = [](std::chrono::system_clock::time_point t) {
@@ -183,7 +177,7 @@ TEST_F(ProcessRuntimeTest, EachStartIsARunInTheIndex) {
     ASSERT_TRUE(exits_.Wait(*id));
   }
   common::ContainerLogIndex index;
-  index.Append(ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")));
+  index.Append(common::ReadFile(common::ContainerLogIndexPath(dir_ + "/logs/c.log")).value_or(""));
   ASSERT_EQ(index.runs().size(), 2u);
   EXPECT_EQ(index.runs()[0].id, "run-0");
   EXPECT_EQ(index.runs()[0].end, 4);
@@ -236,7 +230,8 @@ TEST_F(ProcessRuntimeTest, KillSendsSigtermThenSigkillAfterTheGracePeriod) {
       exits_.Callback());
   ASSERT_TRUE(stubborn.ok());
   const std::string log = dir_ + "/logs/c.log";
-  for (int i = 0; i < 200 && ReadFile(log).find("ready") == std::string::npos; ++i) {
+  for (int i = 0;
+       i < 200 && common::ReadFile(log).value_or("").find("ready") == std::string::npos; ++i) {
     std::this_thread::sleep_for(10ms);
   }
   const auto start = std::chrono::steady_clock::now();
@@ -246,7 +241,7 @@ TEST_F(ProcessRuntimeTest, KillSendsSigtermThenSigkillAfterTheGracePeriod) {
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 137);
   EXPECT_GE(took, 600ms);
-  EXPECT_THAT(ReadFile(log), HasSubstr("got TERM"));
+  EXPECT_THAT(common::ReadFile(log).value_or(""), HasSubstr("got TERM"));
 
   // One that ends on SIGTERM does so at once, well before its grace period.
   auto polite = runtime_.Start(Shell("exec sleep 30", "polite"), exits_.Callback());

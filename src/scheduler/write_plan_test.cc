@@ -22,7 +22,7 @@ using testing::ElementsAre;
 using testing::IsEmpty;
 using testing::SizeIs;
 
-core::CycleResult Cycle(ClusterMirror& m) {
+core::CycleResult CycleOfSessionS1(ClusterMirror& m) {
   CycleOptions options;
   options.session_id = "s1";
   return RunCycle(m, core::DefaultSchedulerConf(), options);
@@ -48,7 +48,7 @@ class WritePlanTest : public testing::Test {
 };
 
 TEST_F(WritePlanTest, AGangIsBoundTogetherWithItsGpus) {
-  core::CycleResult r = Cycle(m_);
+  core::CycleResult r = CycleOfSessionS1(m_);
   std::vector<GangBinding> gangs = PlanBinds(r, m_.cluster());
   ASSERT_THAT(gangs, SizeIs(1));
   EXPECT_EQ(gangs[0].job, "ns/pg");
@@ -88,7 +88,7 @@ TEST_F(WritePlanTest, AGangIsBoundTogetherWithItsGpus) {
 }
 
 TEST_F(WritePlanTest, RefusedBindsWriteNoStatusAndNoScheduledEvents) {
-  core::CycleResult r = Cycle(m_);
+  core::CycleResult r = CycleOfSessionS1(m_);
   PlanContext ctx;
   ctx.failed_jobs = {"ns/pg"};
   CycleWrites w = PlanWrites(r, m_.cluster(), ctx, memo_);
@@ -101,7 +101,7 @@ TEST_F(WritePlanTest, AnUnschedulableGangIsToldOnceWithVolcanosTexts) {
   api::Pod blocker = MakePod("ns", "blocker").Uid("ub").Gpus(1).RunningOn("n2").Obj();
   blocker.spec.scheduler_name = "";
   m_.UpsertPod(blocker);
-  core::CycleResult r = Cycle(m_);
+  core::CycleResult r = CycleOfSessionS1(m_);
   EXPECT_THAT(r.binds, IsEmpty());
   PlanContext ctx;
   ctx.now = "2026-01-01T00:00:00Z";
@@ -148,7 +148,7 @@ TEST_F(WritePlanTest, AnUnschedulableGangIsToldOnceWithVolcanosTexts) {
   // The writes succeeded; the next cycle decides the same and writes nothing again.
   for (const auto& pc : w.pod_conditions) memo_.pods[pc.ns + "/" + pc.name] = {pc.view, "10"};
   for (const auto& g : w.pod_groups) memo_.pod_groups[g.ns + "/" + g.name] = {g.view, "11"};
-  core::CycleResult again = Cycle(m_);
+  core::CycleResult again = CycleOfSessionS1(m_);
   CycleWrites w2 = PlanWrites(again, m_.cluster(), ctx, memo_);
   EXPECT_THAT(w2.pod_conditions, IsEmpty());
   EXPECT_THAT(w2.pod_groups, IsEmpty());
@@ -166,7 +166,7 @@ TEST_F(WritePlanTest, AnUnschedulableGangIsToldOnceWithVolcanosTexts) {
 }
 
 TEST_F(WritePlanTest, NothingIsWrittenWhereTheObjectAlreadySaysIt) {
-  core::CycleResult r = Cycle(m_);
+  core::CycleResult r = CycleOfSessionS1(m_);
   PlanContext ctx;
   ctx.bound = {"ns/w-0", "ns/w-1"};
   CycleWrites w = PlanWrites(r, m_.cluster(), ctx, memo_);
@@ -213,7 +213,7 @@ TEST(DefaultSchedulerWritesTest, KubeSchedulersTextsAndSource) {
   api::Pod small = MakePod("default", "small").Uid("u2").Gpus(1).Obj();
   small.spec.scheduler_name = "";
   m.UpsertPod(small);
-  core::CycleResult r = Cycle(m);
+  core::CycleResult r = CycleOfSessionS1(m);
   ASSERT_THAT(r.binds, SizeIs(1));
   PlanContext ctx;
   ctx.bound = {"default/small"};
@@ -246,7 +246,7 @@ TEST(DefaultSchedulerWritesTest, APodHeldForReleasingResourcesIsNotNominated) {
   api::Pod next = MakePod("default", "next").Uid("u2").Gpus(1).Obj();
   next.spec.scheduler_name = "";
   m.UpsertPod(next);
-  core::CycleResult r = Cycle(m);
+  core::CycleResult r = CycleOfSessionS1(m);
   // The core holds n1 for it (Volcano's pipelining)...
   EXPECT_EQ(r.pipelined.at("default/next"), "n1");
   // ...which kube-scheduler would neither say nor do.

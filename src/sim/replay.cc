@@ -19,8 +19,6 @@ namespace {
 using core::GpuNodeState;
 using core::GpuPodRequest;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 double Percentile(std::vector<double> v, double q) {  // nearest rank
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -64,7 +64,6 @@
 namespace muster::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr char kNamespace[] = "sim";
 constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
 // Virtual time 0 as a wall-clock instant, for creation timestamps (job order): 2017-10-01.

@@ -4,6 +4,7 @@
 // run as core::Session cycles over a core::Cluster kept up to date in virtual time. Internal to
 // src/sim; RunReplay (replay.h) chooses between this and the simulator's own disciplines.
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "sim/replay.h"
 
 namespace muster::sim {
+
+// A virtual time that never comes (no next arrival, no running job), and the lowest score.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // What a replay accumulated, for SummariseReplay (replay.cc): per job its start and end (-1 when
 // it never started), the busy and held GPU-seconds, when the replay ended and the last job's end.

@@ -236,4 +236,6 @@ absl::StatusOr<std::vector<PhillyJob>> LoadPhillyJobs(const std::string& path) {
   return jobs;
 }
 
+#undef MUSTER_ASSIGN
+
 }  // namespace muster::sim

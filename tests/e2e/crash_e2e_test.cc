@@ -32,7 +32,8 @@ std::string PodJson(const std::string& name) {
       name);
 }
 
-int64_t ResourceVersion(const json::value& v) {
+// metadata.resourceVersion as the number muster's store counts in.
+int64_t ResourceVersionNumber(const json::value& v) {
   return std::stoll(std::string(v.at("metadata").at("resourceVersion").as_string()));
 }
 
@@ -53,12 +54,12 @@ TEST(CrashE2E, AcknowledgedWritesSurviveSigkill) {
       ASSERT_TRUE(r.has_value());
       ASSERT_EQ(r->status, 200) << "round " << round << ": acknowledged pod " << name
                                 << " lost: " << r->body;
-      EXPECT_EQ(ResourceVersion(json::parse(r->body)), rv) << name;
+      EXPECT_EQ(ResourceVersionNumber(json::parse(r->body)), rv) << name;
     }
     auto list = reader.Send("GET", fmt::format("{}?labelSelector=app%3Dcrash", kPods));
     ASSERT_TRUE(list.has_value());
     ASSERT_EQ(list->status, 200);
-    EXPECT_GE(ResourceVersion(json::parse(list->body)), max_rv);
+    EXPECT_GE(ResourceVersionNumber(json::parse(list->body)), max_rv);
     EXPECT_GE(json::parse(list->body).at("items").as_array().size(), acknowledged.size());
 
     // Writers stream creates on two connections until the server dies under them.
@@ -77,7 +78,7 @@ TEST(CrashE2E, AcknowledgedWritesSurviveSigkill) {
             ADD_FAILURE() << "create " << name << ": " << r->status << " " << r->body;
             return;
           }
-          int64_t rv = ResourceVersion(json::parse(r->body));
+          int64_t rv = ResourceVersionNumber(json::parse(r->body));
           std::lock_guard lock(mu);
           if (first_rv_this_round == 0 || rv < first_rv_this_round) first_rv_this_round = rv;
           acknowledged[name] = rv;
@@ -107,12 +108,12 @@ TEST(CrashE2E, AcknowledgedWritesSurviveSigkill) {
     auto r = reader.Send("GET", fmt::format("{}/{}", kPods, name));
     ASSERT_TRUE(r.has_value());
     ASSERT_EQ(r->status, 200) << "acknowledged pod " << name << " lost";
-    EXPECT_EQ(ResourceVersion(json::parse(r->body)), rv) << name;
+    EXPECT_EQ(ResourceVersionNumber(json::parse(r->body)), rv) << name;
   }
   auto r = reader.Send("POST", kPods, PodJson("after-last-restart"));
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->status, 201) << r->body;
-  EXPECT_GT(ResourceVersion(json::parse(r->body)), max_rv);
+  EXPECT_GT(ResourceVersionNumber(json::parse(r->body)), max_rv);
 }
 
 }  // namespace

@@ -50,8 +50,6 @@ std::string SchemaJsonKind(const json::value& v) {
   }
 }
 
-std::string_view View(const json::string& s) { return std::string_view(s.data(), s.size()); }
-
 // Integral numbers, including 2.0; nullopt otherwise.
 std::optional<int64_t> AsInt(const json::value& v) {
   if (const int64_t* i = v.if_int64()) return *i;

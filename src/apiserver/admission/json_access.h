@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/json_access.h"
 #include "boost/json.hpp"
 #include "common/quantity.h"
 #include "fmt/format.h"
@@ -44,7 +45,7 @@ std::string GoJsonKind(const json::value& v);
 // OpenAPI's name of the JSON type of `v`.
 std::string SchemaJsonKind(const json::value& v);
 
-std::string_view View(const json::string& s);
+using api::View;
 
 // Integral numbers, including 2.0; nullopt otherwise.
 std::optional<int64_t> AsInt(const json::value& v);

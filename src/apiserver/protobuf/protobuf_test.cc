@@ -16,6 +16,7 @@
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -25,16 +26,11 @@ namespace {
 namespace json = boost::json;
 using ::testing::HasSubstr;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 std::string Fixture(std::string_view name) {
-  return ReadFile(std::string(MUSTER_PROTOBUF_TESTDATA) + "/" + std::string(name));
+  const std::string path = std::string(MUSTER_PROTOBUF_TESTDATA) + "/" + std::string(name);
+  std::optional<std::string> text = common::ReadFile(path);
+  EXPECT_TRUE(text.has_value()) << path;
+  return text.value_or("");
 }
 
 // The fixtures tests/clients/protobuf-bodies writes (NAME.pb and NAME.json).

@@ -36,6 +36,9 @@ inline api::ResourceList List(ResourcePairs pairs) {
   return out;
 }
 
+// Resources from Kubernetes text, e.g. R({{"cpu", "2"}, {"memory", "1Gi"}}).
+inline Resources R(ResourcePairs pairs) { return Resources::FromList(List(pairs)); }
+
 // --- Node -------------------------------------------------------------------------------------
 
 class NodeBuilder {
