@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "api/json_access.h"
 #include "boost/json/array.hpp"
 #include "boost/json/value.hpp"
 #include "fmt/format.h"
@@ -16,17 +17,9 @@ namespace json = boost::json;
 
 namespace {
 
-std::string_view View(const json::string& s) { return {s.data(), s.size()}; }
-
-const json::object* ObjectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v == nullptr ? nullptr : v->if_object();
-}
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(View(v->get_string())) : std::string();
-}
+using api::ObjectAt;
+using api::StringAt;
+using api::View;
 
 // Reads typed fields, remembering the first type error with its path.
 class Reader {
@@ -405,6 +398,7 @@ PodInfo DecodePodInfo(const json::object& pod) {
       }
     }
   }
+  if (std::optional<JobOwner> owner = ControllingJob(pod)) info.owner_uid = owner->uid;
   return info;
 }
 
@@ -417,10 +411,10 @@ json::object JobOwnerReference(const Job& job) {
                       {"blockOwnerDeletion", true}};
 }
 
-std::string ControllingJobName(const json::object& object) {
+std::optional<JobOwner> ControllingJob(const json::object& object) {
   const json::object* meta = ObjectAt(object, "metadata");
   const json::value* refs = meta == nullptr ? nullptr : meta->if_contains("ownerReferences");
-  if (refs == nullptr || !refs->is_array()) return {};
+  if (refs == nullptr || !refs->is_array()) return std::nullopt;
   for (const json::value& ref : refs->get_array()) {
     const json::object* ro = ref.if_object();
     if (ro == nullptr) continue;
@@ -428,11 +422,11 @@ std::string ControllingJobName(const json::object& object) {
     if (controller == nullptr || !controller->is_bool() || !controller->get_bool()) continue;
     // isControlledBy: the controller reference names batch.volcano.sh/v1alpha1 Job.
     if (StringAt(*ro, "apiVersion") == kJobApiVersion && StringAt(*ro, "kind") == kJobKind) {
-      return StringAt(*ro, "name");
+      return JobOwner{StringAt(*ro, "name"), StringAt(*ro, "uid")};
     }
-    return {};
+    return std::nullopt;
   }
-  return {};
+  return std::nullopt;
 }
 
 // --- Time ---------------------------------------------------------------------------------------

@@ -166,6 +166,9 @@ struct PodInfo {
   std::optional<int32_t> version;    // annotation volcano.sh/job-version
   int32_t restarts = 0;              // Σ restartCount of init and app containers
   std::optional<int32_t> exit_code;  // the first container's terminated exit code
+  // The uid of the Volcano Job that controls the pod ("" when none does). A Job deleted and made
+  // again under the same name is another Job: only pods with its own uid are its pods.
+  std::string owner_uid;
 };
 
 PodInfo DecodePodInfo(const boost::json::object& pod);
@@ -175,8 +178,12 @@ PodInfo DecodePodInfo(const boost::json::object& pod);
 // garbage-collects its pods, PodGroup, Service and ConfigMap.
 boost::json::object JobOwnerReference(const Job& job);
 
-// The controlling ownerReference's name when it is a Volcano Job ("" otherwise).
-std::string ControllingJobName(const boost::json::object& object);
+// The controlling ownerReference when it names a Volcano Job (metav1.IsControlledBy).
+struct JobOwner {
+  std::string name;
+  std::string uid;
+};
+std::optional<JobOwner> ControllingJob(const boost::json::object& object);
 
 // --- Time -------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 #include "client/informer.h"
 #include "common/parallel.h"
 #include "controller/job_plugins.h"
+#include "controller/job_pod_cache.h"
 #include "controller/job_pods.h"
 #include "controller/job_state.h"
 #include "controller/metrics.h"
@@ -102,12 +103,11 @@ Request Req(std::string event, std::string task = {}, std::string pod = {}, int3
 }
 
 std::optional<JobPodRef> RefOf(const json::object& pod) {
-  if (ControllingJobName(pod).empty()) return std::nullopt;
   const std::string job = Annotation(pod, kJobNameKey);
   if (job.empty()) return std::nullopt;
   JobPodRef ref;
   ref.info = DecodePodInfo(pod);
-  if (!ref.info.version) return std::nullopt;
+  if (ref.info.owner_uid.empty() || !ref.info.version) return std::nullopt;
   ref.key = Key(MetaString(pod, "namespace"), job);
   return ref;
 }
@@ -140,15 +140,10 @@ struct JobController::State {
   WorkQueues queues;
   bool started = false;
 
-  std::mutex mu;  // guards everything below
+  JobPodCache pod_cache;  // its own lock
+  std::mutex mu;          // guards everything below
   // The Job as this controller last wrote it, until the watch delivers that version.
   std::map<std::string, json::object> job_writes;
-  // Each Job's pods by name, with the revision last seen.
-  struct PodEntry {
-    PodInfo info;
-    std::optional<int64_t> revision;
-  };
-  std::map<std::string, std::map<std::string, PodEntry>> pods_by_job;
   // PodGroups by "ns/name", and the UIDs of those this controller deleted (a late watch event
   // about one must not bring it back).
   std::map<std::string, json::object> groups;
@@ -190,13 +185,23 @@ struct JobController::State {
                          state == nullptr ? std::string() : StringAt(*state, "phase"));
   }
 
+  void RememberUid(const json::object& job) {
+    pod_cache.SetJobUid(Key(MetaString(job, "namespace"), MetaString(job, "name")),
+                        MetaString(job, "uid"));
+  }
+
+  // Whether `ref` is a pod of the Job that now has its name (not one a deleted Job left).
+  bool OfCurrentJob(const JobPodRef& ref) { return pod_cache.OfCurrentJob(ref.key, ref.info); }
+
   void OnJobAdd(const json::object& job) {
+    RememberUid(job);
     CountPhase(job);
     Enqueue(Key(MetaString(job, "namespace"), MetaString(job, "name")), Req(kOutOfSyncEvent));
     ScheduleTtl(job);
   }
 
   void OnJobUpdate(const json::object& old_job, const json::object& job) {
+    RememberUid(job);
     CountPhase(job);
     const std::string key = Key(MetaString(job, "namespace"), MetaString(job, "name"));
     {
@@ -227,18 +232,11 @@ struct JobController::State {
     std::lock_guard lock(mu);
     job_writes.erase(key);
     recorded_once.erase(MetaString(job, "uid"));
+    pod_cache.ForgetJob(key, MetaString(job, "uid"));
   }
 
-  // Keeps the newer of what is cached and `pod`: a create's response can arrive after the watch
-  // has already delivered a later version of the pod (the kubelet's Running), and must not put
-  // the older one back, or the Job's counts stay behind with no event left to correct them.
   void UpsertPod(const JobPodRef& ref, const json::object& pod) {
-    std::lock_guard lock(mu);
-    PodEntry& entry = pods_by_job[ref.key][ref.info.name];
-    const std::optional<int64_t> revision = Revision(pod);
-    if (entry.revision && revision && *revision < *entry.revision) return;
-    entry.info = ref.info;
-    entry.revision = revision;
+    pod_cache.Upsert(ref.key, ref.info, Revision(pod));
   }
 
   // Whether every replica of the task has succeeded (jobCache.TaskCompleted).
@@ -252,12 +250,9 @@ struct JobController::State {
     const int32_t replicas = decoded->spec.tasks[static_cast<size_t>(t)].replicas;
     if (replicas <= 0) return false;
     int32_t succeeded = 0;
-    std::lock_guard lock(mu);
-    auto it = pods_by_job.find(key);
-    if (it == pods_by_job.end()) return false;
-    for (const auto& [name, entry] : it->second) {
-      if (entry.info.task == task && entry.info.phase == "Succeeded") ++succeeded;
-    }
+    pod_cache.ForEachPodOf(key, decoded->uid, [&](const PodInfo& pod) {
+      if (pod.task == task && pod.phase == "Succeeded") ++succeeded;
+    });
     return succeeded >= replicas;
   }
 
@@ -273,15 +268,11 @@ struct JobController::State {
     if (spec.replicas == 0 || spec.max_retry == -1) return false;
     const int32_t max_retry = spec.max_retry == 0 ? 3 : spec.max_retry;
     int32_t restarts = 0;
-    std::lock_guard lock(mu);
-    auto it = pods_by_job.find(key);
-    if (it == pods_by_job.end()) return false;
-    for (const auto& [name, entry] : it->second) {
-      if (entry.info.task != task) continue;
-      if (entry.info.phase == "Running" || entry.info.phase == "Pending") {
-        restarts += entry.info.restarts;
+    pod_cache.ForEachPodOf(key, decoded->uid, [&](const PodInfo& pod) {
+      if (pod.task == task && (pod.phase == "Running" || pod.phase == "Pending")) {
+        restarts += pod.restarts;
       }
-    }
+    });
     return restarts > max_retry;
   }
 
@@ -289,6 +280,12 @@ struct JobController::State {
     std::optional<JobPodRef> ref = RefOf(pod);
     if (!ref) return;
     UpsertPod(*ref, pod);
+    // A pod a deleted Job of the same name left is no event of this Job's; its going may free
+    // a name this Job waits to create a pod under.
+    if (!OfCurrentJob(*ref)) {
+      Enqueue(ref->key, Req(kOutOfSyncEvent));
+      return;
+    }
     if (ref->info.terminating) {
       Enqueue(ref->key, Req(kPodEvictedEvent, ref->info.task, ref->info.name, *ref->info.version));
       return;
@@ -301,6 +298,10 @@ struct JobController::State {
     if (!ref) return;
     if (MetaString(pod, "resourceVersion") == MetaString(old_pod, "resourceVersion")) return;
     UpsertPod(*ref, pod);
+    if (!OfCurrentJob(*ref)) {
+      Enqueue(ref->key, Req(kOutOfSyncEvent));
+      return;
+    }
     const PodInfo& info = ref->info;
     const int32_t version = *info.version;
     if (info.terminating) {
@@ -325,13 +326,10 @@ struct JobController::State {
   void OnPodDelete(const json::object& pod) {
     std::optional<JobPodRef> ref = RefOf(pod);
     if (!ref) return;
-    {
-      std::lock_guard lock(mu);
-      auto it = pods_by_job.find(ref->key);
-      if (it != pods_by_job.end()) {
-        it->second.erase(ref->info.name);
-        if (it->second.empty()) pods_by_job.erase(it);
-      }
+    pod_cache.Erase(ref->key, ref->info);
+    if (!OfCurrentJob(*ref)) {
+      Enqueue(ref->key, Req(kOutOfSyncEvent));
+      return;
     }
     Enqueue(ref->key, Req(kPodEvictedEvent, ref->info.task, ref->info.name, *ref->info.version));
   }
@@ -422,11 +420,8 @@ struct JobController::State {
     JobSnapshot s;
     const std::string key = Key(job.ns, job.name);
     const std::string group_key = Key(job.ns, PodGroupName(job));
+    s.pods = pod_cache.PodsOf(key, job.uid);
     std::lock_guard lock(mu);
-    if (auto it = pods_by_job.find(key); it != pods_by_job.end()) {
-      s.pods.reserve(it->second.size());
-      for (const auto& [name, entry] : it->second) s.pods.push_back(entry.info);
-    }
     if (auto it = groups.find(group_key); it != groups.end()) {
       s.pod_group.exists = true;
       s.pod_group.phase = StatusString(it->second, "phase");
@@ -717,16 +712,21 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
   State& s = *state_;
   if (s.started) return absl::OkStatus();
   s.started = true;
-  s.jobs.AddHandlers({[&s](const json::object& o) { s.OnJobAdd(o); },
-                      [&s](const json::object& a, const json::object& b) { s.OnJobUpdate(a, b); },
-                      [&s](const json::object& o) { s.OnJobDelete(o); }});
-  s.pods.AddHandlers({[&s](const json::object& o) { s.OnPodAdd(o); },
-                      [&s](const json::object& a, const json::object& b) { s.OnPodUpdate(a, b); },
-                      [&s](const json::object& o) { s.OnPodDelete(o); }});
-  s.pod_groups.AddHandlers(
-      {[&s](const json::object& o) { s.UpsertGroup(o); },
-       [&s](const json::object& a, const json::object& b) { s.OnGroupUpdate(a, b); },
-       [&s](const json::object& o) { s.OnGroupDelete(o); }});
+  client::InformerHandlers jobs;
+  jobs.on_add = [&s](const json::object& o) { s.OnJobAdd(o); };
+  jobs.on_update = [&s](const json::object& a, const json::object& b) { s.OnJobUpdate(a, b); };
+  jobs.on_delete = [&s](const json::object& o) { s.OnJobDelete(o); };
+  s.jobs.AddHandlers(std::move(jobs));
+  client::InformerHandlers pods;
+  pods.on_add = [&s](const json::object& o) { s.OnPodAdd(o); };
+  pods.on_update = [&s](const json::object& a, const json::object& b) { s.OnPodUpdate(a, b); };
+  pods.on_delete = [&s](const json::object& o) { s.OnPodDelete(o); };
+  s.pods.AddHandlers(std::move(pods));
+  client::InformerHandlers groups;
+  groups.on_add = [&s](const json::object& o) { s.UpsertGroup(o); };
+  groups.on_update = [&s](const json::object& a, const json::object& b) { s.OnGroupUpdate(a, b); };
+  groups.on_delete = [&s](const json::object& o) { s.OnGroupDelete(o); };
+  s.pod_groups.AddHandlers(std::move(groups));
   // Pods and PodGroups first, so that the first sync of each Job sees them.
   for (client::Informer* informer : {&s.priority_classes, &s.pod_groups, &s.pods}) {
     if (absl::Status started = informer->Start(); !started.ok()) {

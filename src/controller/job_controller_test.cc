@@ -447,6 +447,46 @@ TEST_P(JobLifecycleTest, AllPodsSucceededCompletesAndTtlDeletesTheJob) {
   ASSERT_TRUE(Eventually([&] { return PodNames("done", false).empty(); }, 15s));
 }
 
+// A completed Job deleted and made again under its name is another Job (another uid): it gets its
+// own PodGroup and pods and runs to completion, and never counts the pods the deleted run left,
+// which are still there until the API server collects them. Twenty times over, as a user's
+// delete-and-apply loop goes; before pods were told apart by their owner's uid, about every other
+// run showed Completed at once with no pods of its own.
+TEST_P(JobLifecycleTest, ResubmittedJobRunsAgainAndNeverCountsTheDeletedRunsPods) {
+  AdmitPodGroups();
+  RunPods();
+  StartController();
+  auto running_pods_of = [&](const std::string& uid) {
+    int running = 0;
+    for (const json::object& pod : JobPods("again")) {
+      const json::value* refs = Find(pod, {"metadata", "ownerReferences"});
+      const bool own = refs != nullptr && refs->is_array() && !refs->get_array().empty() &&
+                       Str(refs->get_array()[0], {"uid"}) == uid;
+      if (own && Str(pod, {"status", "phase"}) == "Running") ++running;
+    }
+    return running;
+  };
+  for (int run = 0; run < 20; ++run) {
+    SCOPED_TRACE(fmt::format("run {}", run));
+    const json::object job = CreateJob(JobObject("again", 2));
+    const std::string uid = Str(job, {"metadata", "uid"});
+    ASSERT_FALSE(uid.empty());
+    ASSERT_TRUE(Eventually([&] { return running_pods_of(uid) == 2; }))
+        << "the Job is " << JobPhase("again") << " with " << running_pods_of(uid)
+        << " pods of its own running";
+    EXPECT_TRUE(api_->Get(client::PodGroups(), "default", "again-" + uid).ok());
+    ASSERT_TRUE(Eventually([&] { return JobPhase("again") == "Running"; }))
+        << "the Job is " << JobPhase("again");
+    EXPECT_EQ(Int(*GetJob("again"), {"status", "succeeded"}), 0);
+    ASSERT_TRUE(SetPodPhase("again-trainer-0", "Succeeded").ok());
+    ASSERT_TRUE(SetPodPhase("again-trainer-1", "Succeeded").ok());
+    ASSERT_TRUE(Eventually([&] { return JobPhase("again") == "Completed"; }));
+    EXPECT_EQ(Int(*GetJob("again"), {"status", "succeeded"}), 2);
+    ASSERT_TRUE(api_->Delete(client::VolcanoJobs(), "default", "again").ok());
+    ASSERT_TRUE(Eventually([&] { return !GetJob("again").has_value(); }));
+  }
+}
+
 TEST_P(JobLifecycleTest, DeletingTheJobRemovesItsPodsAndPodGroup) {
   AdmitPodGroups();
   StartController();

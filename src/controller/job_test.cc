@@ -1,6 +1,7 @@
 #include "controller/job.h"
 
 #include <chrono>
+#include <optional>
 
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -114,16 +115,22 @@ TEST(PodInfoTest, ReadsTaskVersionExitCodeAndRestarts) {
 }
 
 TEST(OwnerTest, OnlyAVolcanoJobControllerCounts) {
-  EXPECT_EQ(ControllingJobName(Parse(R"({"metadata": {"ownerReferences": [
-      {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "controller": true}
-  ]}})")),
-            "j");
-  EXPECT_EQ(ControllingJobName(Parse(R"({"metadata": {"ownerReferences": [
-      {"apiVersion": "batch/v1", "kind": "Job", "name": "k8s-job", "controller": true}]}})")),
-            "");
-  EXPECT_EQ(ControllingJobName(Parse(R"({"metadata": {"ownerReferences": [
-      {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j"}]}})")),
-            "");
+  const json::object pod = Parse(R"({"metadata": {"ownerReferences": [
+      {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "uid": "u-2",
+       "controller": true}]}})");
+  std::optional<JobOwner> owner = ControllingJob(pod);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->name, "j");
+  EXPECT_EQ(owner->uid, "u-2");
+  // The pod's own record of its owner, which tells a resubmitted Job's pods from the old run's.
+  EXPECT_EQ(DecodePodInfo(pod).owner_uid, "u-2");
+  EXPECT_FALSE(ControllingJob(Parse(R"({"metadata": {"ownerReferences": [
+      {"apiVersion": "batch/v1", "kind": "Job", "name": "k8s-job", "uid": "u-3",
+       "controller": true}]}})")));
+  const json::object not_controller = Parse(R"({"metadata": {"ownerReferences": [
+      {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "uid": "u-2"}]}})");
+  EXPECT_FALSE(ControllingJob(not_controller));
+  EXPECT_EQ(DecodePodInfo(not_controller).owner_uid, "");
 }
 
 

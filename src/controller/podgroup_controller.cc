@@ -190,8 +190,10 @@ absl::Status PodGroupController::Start(std::chrono::milliseconds sync_timeout) {
   State& s = *state_;
   if (s.started) return absl::OkStatus();
   s.started = true;
-  s.pods.AddHandlers({[&s](const json::object& o) { s.OnPod(o); },
-                      [&s](const json::object&, const json::object& o) { s.OnPod(o); }, nullptr});
+  client::InformerHandlers pods;
+  pods.on_add = [&s](const json::object& o) { s.OnPod(o); };
+  pods.on_update = [&s](const json::object&, const json::object& o) { s.OnPod(o); };
+  s.pods.AddHandlers(std::move(pods));
   for (absl::Status started : {s.queues.Start(), s.pods.Start()}) {
     if (!started.ok()) {
       Stop();

@@ -2,8 +2,9 @@
 # End-to-end: the everyday kubectl commands against `muster up` with one node that runs pods as
 # processes (through the kubeconfig muster writes, whatever scheme it serves): `auth can-i`,
 # `auth whoami`, `patch` (strategic, kubectl's default) of every built-in kind, `debug` (an
-# ephemeral container, a copy), `apply` of a kind muster does not serve, and `logs` with --previous,
-# --timestamps, --since, --since-time, --tail and --limit-bytes, plus PodLogOptions refusals.
+# ephemeral container, a copy), `apply` of a kind muster does not serve, `logs` with --previous,
+# --timestamps, --since, --since-time, --tail and --limit-bytes, plus PodLogOptions refusals, and a
+# completed Volcano Job deleted and applied again five times.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -209,6 +210,46 @@ expect "logs: both since parameters are refused" \
   k get --raw "$log_api?sinceSeconds=5&sinceTime=$past"
 expect "logs: a negative limitBytes is refused naming it" \
   'limitBytes: Invalid value: -1: must be greater than 0' k get --raw "$log_api?limitBytes=-1"
+
+# A completed Volcano Job deleted and applied again is another Job each time (another uid): its own
+# PodGroup and its own two pods run to completion, never a Completed counted from the pods the
+# deleted run left behind.
+cat >"$work/again.yaml" <<'EOF'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: again}
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          nodeSelector: {pool: proc}
+          restartPolicy: Never
+          containers:
+            - {name: main, image: busybox, command: ["/bin/sh", "-c", "echo run"]}
+EOF
+runs=0
+why=""
+# Each pod of the run: its phase and the PodGroup it was scheduled with.
+own_filter='{range .items[?(@.metadata.ownerReferences[0].uid=="UID")]}{.status.phase} '
+own_filter+='{.metadata.annotations.scheduling\.k8s\.io/group-name}{"\n"}{end}'
+for run in 1 2 3 4 5; do
+  k apply -f "$work/again.yaml" >/dev/null 2>&1 || { why="run $run: apply failed"; break; }
+  uid=$(k get vcjob again -o jsonpath='{.metadata.uid}')
+  wait_for 60 job_phase_is again Completed || { why="run $run: not Completed"; break; }
+  own=$(k get pods -l volcano.sh/job-name=again -o jsonpath="${own_filter/UID/$uid}" |
+    grep -c "^Succeeded again-$uid\$")
+  [ "$own" = 2 ] ||
+    { why="run $run: Completed with $own pods of its own succeeded in PodGroup again-$uid"; break; }
+  k delete vcjob again --wait=false >/dev/null 2>&1 || { why="run $run: delete failed"; break; }
+  wait_for 30 gone vcjob again || { why="run $run: still there after delete"; break; }
+  runs=$run
+done
+expect_eq "vcjob deleted and applied again, 5 runs: each its own PodGroup and pods, Completed" \
+  "5 runs" echo "$runs runs${why:+ ($why)}"
 
 stop_process "$up_pid" 15
 echo "$pass passed, $fail failed"
