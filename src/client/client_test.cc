@@ -662,6 +662,42 @@ TEST_P(ClientTest, InformerSeesAddsUpdatesDeletes) {
   informer.Stop();  // idempotent
 }
 
+// on_upsert hands a keeper the cached state itself (what the node agent keeps of its pods), for
+// every add and update and never for a delete.
+TEST_P(ClientTest, InformerUpsertHandsOverTheCachedStateOnAddAndUpdate) {
+  MustCreate(PodObject("x"));
+  std::mutex mu;
+  std::vector<std::shared_ptr<const json::object>> kept;
+  Informer informer(*client_, Pods(), "default");
+  InformerHandlers h;
+  h.on_upsert = [&](const std::shared_ptr<const json::object>& o) {
+    std::lock_guard lock(mu);
+    kept.push_back(o);
+  };
+  informer.AddHandlers(std::move(h));
+  ASSERT_TRUE(informer.Start().ok());
+  ASSERT_TRUE(informer.WaitForSync(10s));
+  auto count = [&] {
+    std::lock_guard lock(mu);
+    return kept.size();
+  };
+  ASSERT_EQ(count(), 1u);
+  ASSERT_TRUE(client_
+                  ->Patch(Pods(), "default", "x", PatchType::kMerge,
+                          R"({"metadata":{"labels":{"v":"2"}}})")
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return count() == 2; }));
+  ASSERT_TRUE(client_->Delete(Pods(), "default", "x", {.grace_period_seconds = 0}).ok());
+  ASSERT_TRUE(Eventually([&] { return informer.List().empty(); }));
+  informer.Stop();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(Name(*kept[0]), "x");
+  EXPECT_EQ(Label(*kept[0], "v"), "");
+  // What was handed over is the state as it was then, unchanged by the later update.
+  EXPECT_EQ(Label(*kept[1], "v"), "2");
+}
+
 TEST_P(ClientTest, InformerRelistsAfterItsVersionExpires) {
   MustCreate(PodObject("x"));
   MustCreate(PodObject("y"));

@@ -134,11 +134,13 @@ void Informer::Replace(std::vector<json::object> items, const std::string& resou
   for (const Shared& obj : added) {
     for (const auto& h : handlers_) {
       if (h.on_add) h.on_add(*obj);
+      if (h.on_upsert) h.on_upsert(obj);
     }
   }
   for (const auto& [old_obj, obj] : updated) {
     for (const auto& h : handlers_) {
       if (h.on_update) h.on_update(*old_obj, *obj);
+      if (h.on_upsert) h.on_upsert(obj);
     }
   }
   for (const Shared& obj : deleted) {
@@ -181,10 +183,10 @@ void Informer::Apply(WatchEvent& event) {
   for (const auto& h : handlers_) {
     if (event.type == WatchEventType::kDeleted) {
       if (h.on_delete) h.on_delete(*current);
-    } else if (old) {
-      if (h.on_update) h.on_update(*old, *current);
-    } else if (h.on_add) {
-      h.on_add(*current);
+    } else {
+      if (old && h.on_update) h.on_update(*old, *current);
+      if (!old && h.on_add) h.on_add(*current);
+      if (h.on_upsert) h.on_upsert(current);
     }
   }
 }

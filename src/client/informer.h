@@ -32,6 +32,9 @@ struct InformerHandlers {
   std::function<void(const boost::json::object& old_object, const boost::json::object& object)>
       on_update;
   std::function<void(const boost::json::object& last_state)> on_delete;
+  // For a handler that keeps what it is given: every add and update (after on_add or on_update)
+  // as the cached state itself, immutable and shared, so that keeping it copies nothing.
+  std::function<void(const std::shared_ptr<const boost::json::object>& object)> on_upsert;
 };
 
 class Informer {

@@ -202,8 +202,11 @@ absl::Status NodeAgent::Start() {
   informer_ = std::make_unique<client::Informer>(client_, client::Pods(), "", bound);
   client::InformerHandlers handlers;
   PodManager* pods = pods_.get();
-  handlers.on_add = [pods](const json::object& pod) { pods->Upsert(pod); };
-  handlers.on_update = [pods](const json::object&, const json::object& pod) { pods->Upsert(pod); };
+  // The informer's own state, shared: in process that is the store's (which leaves field
+  // ownership out), so the agent keeps no copy of a pod.
+  handlers.on_upsert = [pods](const std::shared_ptr<const json::object>& pod) {
+    pods->Upsert(pod);
+  };
   handlers.on_delete = [pods](const json::object& pod) { pods->Remove(pod); };
   informer_->AddHandlers(std::move(handlers));
   if (absl::Status s = informer_->Start(); !s.ok()) return s;

@@ -33,7 +33,7 @@ class PodManager::Shard {
   struct Item {
     enum class Kind { kUpsert, kRemove, kExit };
     Kind kind = Kind::kUpsert;
-    json::object pod;
+    std::shared_ptr<const json::object> pod;
     std::string key, uid;
     ContainerId id = 0;
     ContainerExit exit;
@@ -127,12 +127,12 @@ class PodManager::Shard {
     }
   }
 
-  void Upsert(json::object pod) {
-    const std::string ns = MetaString(pod, "namespace");
-    const std::string name = MetaString(pod, "name");
-    const std::string uid = MetaString(pod, "uid");
+  void Upsert(std::shared_ptr<const json::object> pod) {
+    const std::string ns = MetaString(*pod, "namespace");
+    const std::string name = MetaString(*pod, "name");
+    const std::string uid = MetaString(*pod, "uid");
     const std::string key = Cat(ns, "/", name);
-    const json::object* spec = ObjectAt(pod, "spec");
+    const json::object* spec = ObjectAt(*pod, "spec");
     const std::string node = spec == nullptr ? "" : StringAt(*spec, "nodeName");
     auto nit = manager_.nodes_.find(node);
     if (nit == manager_.nodes_.end()) return;
@@ -146,7 +146,7 @@ class PodManager::Shard {
     }
     Entry e;
     e.node = node;
-    if (const json::object* status = ObjectAt(pod, "status")) e.written = json::serialize(*status);
+    if (const json::object* status = ObjectAt(*pod, "status")) e.written = json::serialize(*status);
     NodeResources& resources = *nit->second;
     Runtime& runtime = resources.config().runtime == RuntimeKind::kProcess ? manager_.process_
                                                                            : manager_.simulated_;
@@ -276,13 +276,20 @@ PodManager::Shard& PodManager::ShardFor(const std::string& key) {
   return *shards_[std::hash<std::string>{}(key) % shards_.size()];
 }
 
-void PodManager::Upsert(const json::object& pod) {
-  const json::object* spec = ObjectAt(pod, "spec");
+void PodManager::Upsert(std::shared_ptr<const json::object> pod) {
+  const json::object* spec = ObjectAt(*pod, "spec");
   if (spec == nullptr || !HasNode(StringAt(*spec, "nodeName"))) return;
   Shard::Item item;
   item.kind = Shard::Item::Kind::kUpsert;
-  item.pod = api::WithoutManagedFields(pod);  // the agent keeps a copy; ownership it never reads
-  ShardFor(Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name"))).Push(std::move(item));
+  std::string key = Cat(MetaString(*pod, "namespace"), "/", MetaString(*pod, "name"));
+  item.pod = std::move(pod);
+  ShardFor(key).Push(std::move(item));
+}
+
+void PodManager::Upsert(const json::object& pod) {
+  const json::object* spec = ObjectAt(pod, "spec");
+  if (spec == nullptr || !HasNode(StringAt(*spec, "nodeName"))) return;
+  Upsert(std::make_shared<const json::object>(api::WithoutManagedFields(pod)));
 }
 
 void PodManager::Remove(const json::object& pod) {

@@ -86,7 +86,9 @@ class PodManager {
   void Stop();
 
   // The pod as the API has it now (added or modified). Pods not bound to one of the nodes are
-  // ignored.
+  // ignored. The shared form keeps the object itself (an informer's immutable state: no copy);
+  // the other keeps a copy without metadata.managedFields, which the agent never reads.
+  void Upsert(std::shared_ptr<const boost::json::object> pod);
   void Upsert(const boost::json::object& pod);
   // The pod is gone from the API.
   void Remove(const boost::json::object& pod);

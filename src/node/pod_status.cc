@@ -155,7 +155,7 @@ json::object PodWorker::Status() const {
     conditions.push_back(std::move(c));
   }
   // Conditions others own (PodScheduled, readiness gates) are kept as found.
-  if (const json::object* live = ObjectAt(pod_, "status")) {
+  if (const json::object* live = ObjectAt(*pod_, "status")) {
     if (const json::array* kept = ArrayAt(*live, "conditions")) {
       for (const json::value& v : *kept) {
         if (!v.is_object()) continue;

@@ -30,18 +30,18 @@ void WakeBy(PodWorker::SyncResult& result, PodWorker::Clock::time_point t) {
 
 }  // namespace
 
-PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
-                     const PodWorkerOptions& options, PodWorkerHooks hooks)
+PodWorker::PodWorker(std::shared_ptr<const json::object> pod, NodeResources& node,
+                     Runtime& runtime, const PodWorkerOptions& options, PodWorkerHooks hooks)
     : pod_(std::move(pod)),
       node_(node),
       runtime_(runtime),
       options_(options),
       hooks_(std::move(hooks)) {
-  ns_ = MetaString(pod_, "namespace");
-  name_ = MetaString(pod_, "name");
-  uid_ = MetaString(pod_, "uid");
-  deleting_ = !MetaString(pod_, "deletionTimestamp").empty();
-  const json::object* spec = ObjectAt(pod_, "spec");
+  ns_ = MetaString(*pod_, "namespace");
+  name_ = MetaString(*pod_, "name");
+  uid_ = MetaString(*pod_, "uid");
+  deleting_ = !MetaString(*pod_, "deletionTimestamp").empty();
+  const json::object* spec = ObjectAt(*pod_, "spec");
   static const json::object kEmpty;
   if (spec == nullptr) spec = &kEmpty;
   restart_policy_ = StringAt(*spec, "restartPolicy");
@@ -76,7 +76,7 @@ PodWorker::PodWorker(json::object pod, NodeResources& node, Runtime& runtime,
   for (const auto& [resource, q] : Quantities(ObjectAt(*spec, "overhead"))) {
     requests_[resource] += q;
   }
-  if (const json::object* status = ObjectAt(pod_, "status");
+  if (const json::object* status = ObjectAt(*pod_, "status");
       status != nullptr && !StringAt(*status, "startTime").empty()) {
     Adopt(*status);
   }
@@ -149,7 +149,7 @@ void PodWorker::AdoptContainer(Container& c, const json::object& cs,
     c.started_at = StringAt(*running, "startedAt");
     if (node_.config().runtime == RuntimeKind::kSimulated) {
       // Resumes with the time it had left; restartCount stays.
-      const std::string run = Annotation(pod_, kRunSecondsAnnotation);
+      const std::string run = Annotation(*pod_, kRunSecondsAnnotation);
       double seconds = -1;
       if (!run.empty() && absl::SimpleAtod(run, &seconds) && seconds >= 0) {
         auto started = api::ParseTime(c.started_at).value_or(now_wall);
@@ -180,7 +180,7 @@ void PodWorker::AdoptContainer(Container& c, const json::object& cs,
   }
 }
 
-bool PodWorker::Update(json::object pod) {
+bool PodWorker::Update(std::shared_ptr<const json::object> pod) {
   auto deletion = [](const json::object& p) {
     return Cat(MetaString(p, "deletionTimestamp"), "/",
                IntAt(*ObjectAt(p, "metadata"), "deletionGracePeriodSeconds").value_or(-1));
@@ -190,11 +190,12 @@ bool PodWorker::Update(json::object pod) {
     const json::value* a = meta == nullptr ? nullptr : meta->if_contains("annotations");
     return a == nullptr ? json::value() : *a;
   };
-  const bool changed = (ObjectAt(pod, "metadata") != nullptr &&
-                        ObjectAt(pod_, "metadata") != nullptr && deletion(pod) != deletion(pod_)) ||
-                       annotations(pod) != annotations(pod_);
+  const bool changed =
+      (ObjectAt(*pod, "metadata") != nullptr && ObjectAt(*pod_, "metadata") != nullptr &&
+       deletion(*pod) != deletion(*pod_)) ||
+      annotations(*pod) != annotations(*pod_);
   pod_ = std::move(pod);
-  if (!MetaString(pod_, "deletionTimestamp").empty()) deleting_ = true;
+  if (!MetaString(*pod_, "deletionTimestamp").empty()) deleting_ = true;
   return changed;
 }
 
@@ -250,7 +251,7 @@ void PodWorker::ContainerEnded(Container& c, const ContainerExit& exit, const st
 }
 
 LaunchResult PodWorker::BuildLaunch(const Container& c) const {
-  LaunchContext context{.pod = pod_,
+  LaunchContext context{.pod = *pod_,
                         .ns = ns_,
                         .name = name_,
                         .uid = uid_,
@@ -323,8 +324,8 @@ void PodWorker::StartContainer(Container& c, SyncResult& result) {
 }
 
 void PodWorker::KillAll(SyncResult& result) {
-  const json::object* meta = ObjectAt(pod_, "metadata");
-  const json::object* spec = ObjectAt(pod_, "spec");
+  const json::object* meta = ObjectAt(*pod_, "metadata");
+  const json::object* spec = ObjectAt(*pod_, "spec");
   int64_t grace = 30;
   if (meta != nullptr && IntAt(*meta, "deletionGracePeriodSeconds")) {
     grace = *IntAt(*meta, "deletionGracePeriodSeconds");
@@ -345,7 +346,7 @@ void PodWorker::KillAll(SyncResult& result) {
 
 bool PodWorker::Admit(SyncResult& result) {
   std::optional<std::vector<int>> named =
-      api::ParseGpuIndices(Annotation(pod_, api::kGpuIndicesAnnotation));
+      api::ParseGpuIndices(Annotation(*pod_, api::kGpuIndicesAnnotation));
   // Per resource: the app containers' sum, at least the largest init container's.
   std::map<std::string, int> wanted, init_max;
   for (const auto& c : app_) {
@@ -360,7 +361,7 @@ bool PodWorker::Admit(SyncResult& result) {
   absl::StatusOr<DeviceGrant> devices =
       !named ? absl::StatusOr<DeviceGrant>(absl::FailedPreconditionError(
                    Cat("annotation ", api::kGpuIndicesAnnotation, ": \"",
-                       Annotation(pod_, api::kGpuIndicesAnnotation),
+                       Annotation(*pod_, api::kGpuIndicesAnnotation),
                        "\" is not a list of GPU indices such as \"0,3\"")))
       : wanted.empty() && named->empty() ? DeviceGrant()
                                          : node_.AcquireDevices(uid_, *named, wanted);

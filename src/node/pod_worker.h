@@ -89,7 +89,8 @@ class PodWorker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  PodWorker(boost::json::object pod, NodeResources& node, Runtime& runtime,
+  // `pod` is never null; the worker only reads it (it may be the informer's own state).
+  PodWorker(std::shared_ptr<const boost::json::object> pod, NodeResources& node, Runtime& runtime,
             const PodWorkerOptions& options, PodWorkerHooks hooks);
   ~PodWorker();  // releases the pod's GPUs and requests; running containers are the runtime's
 
@@ -98,7 +99,7 @@ class PodWorker {
 
   // A newer version of the same pod (same uid). Returns whether anything the worker acts on
   // changed (deletion, annotations); status-only changes return false.
-  bool Update(boost::json::object pod);
+  bool Update(std::shared_ptr<const boost::json::object> pod);
   // A container ended (delivered through PodWorkerHooks::on_exit).
   void OnExit(ContainerId id, const ContainerExit& exit);
   // The pod is gone from the API (deleted without waiting for this agent): stop everything.
@@ -150,7 +151,7 @@ class PodWorker {
   void UpdateConditions();
   [[nodiscard]] boost::json::object ContainerStatus(const Container& c) const;
 
-  boost::json::object pod_;
+  std::shared_ptr<const boost::json::object> pod_;  // the latest version seen, shared
   NodeResources& node_;
   Runtime& runtime_;
   const PodWorkerOptions& options_;
