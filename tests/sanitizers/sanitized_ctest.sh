@@ -32,12 +32,16 @@ case "${mode}" in
     generator=${5:?generator}
     targets=${6:?targets}
     flags="-O1 -gline-tables-only -fsanitize=thread -fno-omit-frame-pointer"
-    if [ ! -f "${tree}/CMakeCache.txt" ] || ! grep -qxF "CMAKE_CXX_FLAGS:STRING=${flags}" "${tree}/CMakeCache.txt"; then
+    # A unity build, as the ASan tree (fuzz/build_fuzzers.cmake says why).
+    cache="${tree}/CMakeCache.txt"
+    if [ ! -f "${cache}" ] || ! grep -qxF "CMAKE_CXX_FLAGS:STRING=${flags}" "${cache}" ||
+      ! grep -qxF "CMAKE_UNITY_BUILD:BOOL=ON" "${cache}"; then
       mkdir -p "${tree}" && rm -f "${tree}/CMakeCache.txt"
       echo "== configure (TSan): ${tree}"
       cmake -S "${source_dir}" -B "${tree}" -G "${generator}" -DCMAKE_CXX_COMPILER="${clangxx}" \
         -DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=${flags}" -DMUSTER_WERROR=OFF \
-        -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_FUZZ=OFF >"${tree}/configure.log" 2>&1 ||
+        -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_FUZZ=OFF -DCMAKE_UNITY_BUILD=ON \
+        >"${tree}/configure.log" 2>&1 ||
         { cat "${tree}/configure.log"; exit 1; }
     fi
     IFS=, read -r -a names <<<"${targets}"
