@@ -430,8 +430,11 @@ LaunchResult BuildProcessLaunch(const LaunchContext& context, const ContainerToL
   const std::string name = StringAt(container.spec, "name");
   ContainerLaunch launch;
   launch.description = Cat(context.ns, "/", context.name, "/", name);
+  // Kubernetes runs the image's entrypoint with `args` when there is no `command`; there is no
+  // image here, so the args are the whole command line (`kubectl run x --image=y -- sh -c ...`).
   const std::vector<std::string> command = Strings(container.spec, "command");
-  if (command.empty()) {
+  const std::vector<std::string> args = Strings(container.spec, "args");
+  if (command.empty() && args.empty()) {
     // Not a setup problem that time could fix: the start fails (StartError).
     return {absl::FailedPreconditionError(
         Cat("container \"", name,
@@ -452,9 +455,7 @@ LaunchResult BuildProcessLaunch(const LaunchContext& context, const ContainerToL
   if (!env.ok()) return {env.status(), "CreateContainerConfigError"};
 
   for (const std::string& s : command) launch.argv.push_back(env->Expand(s));
-  for (const std::string& s : Strings(container.spec, "args")) {
-    launch.argv.push_back(env->Expand(s));
-  }
+  for (const std::string& s : args) launch.argv.push_back(env->Expand(s));
   launch.env = env->Entries();
   launch.working_dir = work_dir.string();
   if (const std::string wd = StringAt(container.spec, "workingDir");

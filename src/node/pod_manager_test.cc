@@ -685,6 +685,18 @@ TEST_F(PodManagerTest, AContainerWithoutACommandFailsSayingWhy) {
   EXPECT_TRUE(sink_.WaitEvent("image", "Warning Failed: Error: container \"trainer\" has no command"));
 }
 
+// What `kubectl run a --image=busybox --restart=Never -- sh -c 'echo $0 $1' x y` makes: args and
+// no command. The image's entrypoint is not there to run them, so they are the command line.
+TEST_F(PodManagerTest, ArgsWithoutACommandAreTheCommandLine) {
+  StartManager();
+  manager_->Upsert(PodBuilder("args")
+                       .Node("proc")
+                       .Container("main", {}, R"({"args": ["sh", "-c", "echo $0 $1", "x", "y"]})")
+                       .Obj());
+  sink_.WaitPhase("args", "Succeeded");
+  EXPECT_EQ(Log("args", "main"), "x y\n");
+}
+
 TEST_F(PodManagerTest, DeletionStopsTheContainersThenConfirms) {
   StartManager();
   PodBuilder pod = PodBuilder("long").Node("proc").Shell("main", "echo up; exec sleep 60");

@@ -3,8 +3,8 @@
 # processes (through the kubeconfig muster writes, whatever scheme it serves): `auth can-i`,
 # `auth whoami`, `patch` (strategic, kubectl's default) of every built-in kind, `debug` (an
 # ephemeral container, a copy), `apply` of a kind muster does not serve, `logs` with --previous,
-# --timestamps, --since, --since-time, --tail and --limit-bytes, plus PodLogOptions refusals, and a
-# completed Volcano Job deleted and applied again five times.
+# --timestamps, --since, --since-time, --tail and --limit-bytes, plus PodLogOptions refusals, `run`
+# with args and no command, and a completed Volcano Job deleted and applied again five times.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -210,6 +210,13 @@ expect "logs: both since parameters are refused" \
   k get --raw "$log_api?sinceSeconds=5&sinceTime=$past"
 expect "logs: a negative limitBytes is refused naming it" \
   'limitBytes: Invalid value: -1: must be greater than 0' k get --raw "$log_api?limitBytes=-1"
+
+# `kubectl run NAME --image=IMG -- CMD...` (no --command) gives args and no command: on the
+# process node the args are the command line, as users expect of it.
+k run args-only --image=busybox --restart=Never -- sh -c 'echo args are the command' >/dev/null 2>&1
+eventually "run -- CMD without --command: the args run as the command" 30 \
+  phase_is pod/args-only Succeeded
+expect_eq "run -- CMD without --command: its output" "args are the command" k logs args-only
 
 # A completed Volcano Job deleted and applied again is another Job each time (another uid): its own
 # PodGroup and its own two pods run to completion, never a Completed counted from the pods the
