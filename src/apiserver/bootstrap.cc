@@ -1,7 +1,10 @@
-// What a fresh cluster has before anyone writes to it: the four namespaces kube-apiserver
-// creates, and the two queues Volcano's scheduler creates (default and root, weight 1, Open).
+// What a fresh cluster has before anyone writes to it: the four namespaces and the two system
+// PriorityClasses kube-apiserver creates (its scheduling storage's post-start hook,
+// SystemPriorityClasses), and the two queues Volcano's scheduler creates (default and root,
+// weight 1, Open).
 
 #include "absl/status/status.h"
+#include "apiserver/admission/admission.h"
 #include "apiserver/handlers.h"
 #include "boost/json/object.hpp"
 #include "fmt/format.h"
@@ -28,6 +31,22 @@ absl::Status Handlers::Bootstrap() {
     if (!created.ok() && created.error().reason != "AlreadyExists") {
       return absl::InternalError(
           fmt::format("creating namespace {}: {}", name, created.error().message));
+    }
+  }
+  const ResourceInfo* classes = FindResource("scheduling.k8s.io", "v1", "priorityclasses");
+  if (classes == nullptr) return absl::InternalError("the registry lacks priorityclasses");
+  for (const SystemPriorityClass& pc : kSystemPriorityClasses) {
+    if (store_.Get({classes->StoreResource(), "", pc.name}).ok()) continue;
+    json::object obj;
+    obj["apiVersion"] = "scheduling.k8s.io/v1";
+    obj["kind"] = "PriorityClass";
+    obj["metadata"] = json::object{{"name", pc.name}};
+    obj["value"] = pc.value;
+    obj["description"] = pc.description;
+    auto created = CreateObject(*classes, "", std::move(obj), false);
+    if (!created.ok() && created.error().reason != "AlreadyExists") {
+      return absl::InternalError(
+          fmt::format("creating priority class {}: {}", pc.name, created.error().message));
     }
   }
   for (const char* name : {"root", "default"}) {

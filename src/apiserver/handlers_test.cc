@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -126,6 +127,32 @@ class HandlersTest : public ::testing::Test {
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
 constexpr char kJobs[] = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs";
 constexpr char kQueues[] = "/apis/scheduling.volcano.sh/v1beta1/queues";
+
+// kube-apiserver stores its two system PriorityClasses at start-up; `kubectl get pc` lists them.
+TEST_F(HandlersTest, AFreshClusterHasTheSystemPriorityClasses) {
+  HttpResponse list = Call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses");
+  ASSERT_EQ(list.status, 200) << list.body;
+  std::map<std::string, json::object> classes;
+  const json::value body = Body(list);
+  for (const json::value& item : body.at("items").as_array()) {
+    classes[std::string(item.at("metadata").at("name").as_string())] = item.as_object();
+  }
+  ASSERT_EQ(classes.size(), 2u) << list.body;
+  EXPECT_EQ(classes["system-node-critical"].at("value").to_number<int64_t>(), 2000001000);
+  EXPECT_EQ(classes["system-cluster-critical"].at("value").to_number<int64_t>(), 2000000000);
+  EXPECT_EQ(classes["system-cluster-critical"].at("preemptionPolicy").as_string(),
+            "PreemptLowerPriority");
+  EXPECT_EQ(classes["system-node-critical"].at("description").as_string(),
+            "Used for system critical pods that must not be moved from their current node.");
+  // Once stored they are kept: a second start changes nothing.
+  const std::string rv =
+      std::string(classes["system-node-critical"].at("metadata").at("resourceVersion").as_string());
+  ASSERT_TRUE(handlers_->Bootstrap().ok());
+  HttpResponse again =
+      Call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical");
+  ASSERT_EQ(again.status, 200);
+  EXPECT_EQ(Body(again).at("metadata").at("resourceVersion").as_string(), rv);
+}
 
 TEST_F(HandlersTest, CreateStampsMetadata) {
   auto r = Call("POST", kPods, PodJson("p1"));

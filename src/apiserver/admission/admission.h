@@ -18,6 +18,22 @@
 
 namespace muster::apiserver {
 
+// The PriorityClasses kube-apiserver creates at start-up (pkg/apis/scheduling
+// SystemPriorityClasses): what Handlers::Bootstrap stores, and the only system-* names the
+// PriorityClass rules allow.
+struct SystemPriorityClass {
+  const char* name;
+  int64_t value;
+  const char* description;
+};
+inline constexpr SystemPriorityClass kSystemPriorityClasses[] = {
+    {"system-node-critical", 2000001000,
+     "Used for system critical pods that must not be moved from their current node."},
+    {"system-cluster-critical", 2000000000,
+     "Used for system critical pods that must run in the cluster, but can be moved to another "
+     "node if necessary."},
+};
+
 struct AdmissionRequest {
   const ResourceInfo* resource = nullptr;
   std::string subresource;                   // "" or "status"

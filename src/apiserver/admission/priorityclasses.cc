@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "apiserver/admission/admission.h"
 #include "apiserver/admission/context.h"
 #include "boost/json.hpp"
 #include "fmt/format.h"
@@ -18,8 +20,14 @@ namespace {
 
 constexpr char kPriorityClassesResource[] = "priorityclasses.scheduling.k8s.io";
 constexpr int64_t kHighestUserDefinablePriority = 1000000000;
-constexpr int64_t kSystemClusterCritical = 2000000000;
-constexpr int64_t kSystemNodeCritical = 2000001000;
+
+// The value of the system class `name`; nullopt for any other name.
+std::optional<int64_t> SystemClassValue(std::string_view name) {
+  for (const SystemPriorityClass& pc : kSystemPriorityClasses) {
+    if (name == pc.name) return pc.value;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -30,9 +38,10 @@ std::optional<PriorityClassInfo> FindPriorityClass(const store::Store* st,
     if (const json::value* v = pc->if_contains("value")) info.value = AsInt(*v).value_or(0);
     return info;
   }
-  // kube-apiserver creates these two at start-up; muster may not have stored them.
-  if (name == "system-cluster-critical") return PriorityClassInfo{name, kSystemClusterCritical, ""};
-  if (name == "system-node-critical") return PriorityClassInfo{name, kSystemNodeCritical, ""};
+  // kube-apiserver creates these two at start-up; a store from before muster did may lack them.
+  if (std::optional<int64_t> value = SystemClassValue(name)) {
+    return PriorityClassInfo{name, *value, ""};
+  }
   return std::nullopt;
 }
 
@@ -61,9 +70,7 @@ std::optional<ApiError> AdmitPriorityClass(Context& c) {
   // unverified: upstream `value` is a plain int32 (absent reads as 0); muster requires it.
   if (IsAbsent(value_json)) c.errs.Required("value");
   if (c.name.starts_with("system-")) {
-    std::optional<int64_t> known;
-    if (c.name == "system-cluster-critical") known = kSystemClusterCritical;
-    if (c.name == "system-node-critical") known = kSystemNodeCritical;
+    const std::optional<int64_t> known = SystemClassValue(c.name);
     std::string why;
     if (!known) {
       why = fmt::format("{} is not a known system priority class", c.name);
