@@ -133,6 +133,21 @@ expect_eq "patch svc: ports merged by port" "80 9100" \
 expect "patch pod" "pod/web patched" k patch pod web -p '{"spec":{"containers":[{"name":"c","image":"busybox:1.37"}]}}'
 expect_eq "patch pod: the container merged by name" "busybox:1.37 sleep" \
   k get pod web -o 'jsonpath={.spec.containers[0].image} {.spec.containers[0].command[0]}'
+# Services read as on a cluster: a type, a cluster IP of their own, node ports, kubectl's columns.
+k create service clusterip everyday-web --tcp=80:8080 >/dev/null 2>&1
+k create service nodeport everyday-np --tcp=443 >/dev/null 2>&1
+expect_re "get svc: type, cluster IP, external IP, ports" \
+  '^everyday-web +ClusterIP +10\.[0-9.]+ +<none> +80/TCP ' k get svc everyday-web
+expect_re "get svc: a NodePort Service's node port" \
+  '^everyday-np +NodePort +10\.[0-9.]+ +<none> +443:3[0-9]{4}/TCP ' k get svc everyday-np
+web_ip=$(k get svc everyday-web -o jsonpath='{.spec.clusterIP}')
+k get svc everyday-web -o json |
+  python3 -c 'import json, sys; o = json.load(sys.stdin); o["spec"].pop("clusterIP"); o["spec"].pop("clusterIPs"); print(json.dumps(o))' |
+  k replace -f - >/dev/null 2>&1
+expect_eq "replace of a Service without its cluster IP keeps the address" "$web_ip" \
+  k get svc everyday-web -o jsonpath='{.spec.clusterIP}'
+expect_re "get pc: kube-apiserver's system classes are there" \
+  '^system-node-critical +2000001000 +false' k get pc
 expect "patch priorityclass" "priorityclass.scheduling.k8s.io/everyday-high patched" \
   k patch priorityclass everyday-high -p '{"description":"for tests"}'
 expect_eq "patch priorityclass: stored" "for tests" k get pc everyday-high -o jsonpath='{.description}'

@@ -11,7 +11,7 @@
 //   - pods:           pkg/apis/core/v1/defaults.go, plugin/pkg/admission/priority,
 //                     defaulttolerationseconds (pods_mutate.cc); pkg/apis/core/validation
 //                     (ValidatePodSpec, ValidatePodUpdate) (pods_validate.cc)
-//   - other core:     namespaces.cc, events.cc
+//   - other core:     namespaces.cc, events.cc, services.cc (defaults, cluster IPs, node ports)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc)
@@ -42,6 +42,7 @@ using admission::AdmitPod;
 using admission::AdmitPodGroup;
 using admission::AdmitPriorityClass;
 using admission::AdmitQueue;
+using admission::AdmitService;
 using admission::AdmitVolcanoJob;
 using admission::CheckNamespaceLifecycle;
 using admission::Context;
@@ -67,6 +68,7 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     if (res.resource == "pods") refused = AdmitPod(c);
     if (res.resource == "namespaces") refused = AdmitNamespace(c);
     if (res.resource == "events") refused = AdmitEvent(c);
+    if (res.resource == "services") refused = AdmitService(c);
   } else if (res.group == "scheduling.k8s.io" && res.resource == "priorityclasses") {
     refused = AdmitPriorityClass(c);
   } else if (res.group == "batch.volcano.sh" && res.resource == "jobs") {

@@ -72,6 +72,7 @@ inline const ResourceInfo& Pods() { return Res("", "v1", "pods"); }
 inline const ResourceInfo& Nodes() { return Res("", "v1", "nodes"); }
 inline const ResourceInfo& Namespaces() { return Res("", "v1", "namespaces"); }
 inline const ResourceInfo& Events() { return Res("", "v1", "events"); }
+inline const ResourceInfo& Services() { return Res("", "v1", "services"); }
 inline const ResourceInfo& PriorityClasses() {
   return Res("scheduling.k8s.io", "v1", "priorityclasses");
 }

@@ -1,13 +1,14 @@
 #include "apiserver/admission/admission_test_util.h"
 
-// Admission of Namespaces, Events and PriorityClasses (namespaces.cc, events.cc,
-// priorityclasses.cc).
+// Admission of Namespaces, Events, Services and PriorityClasses (namespaces.cc, events.cc,
+// services.cc, priorityclasses.cc).
 
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "boost/json.hpp"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -94,6 +95,95 @@ TEST_F(AdmissionTest, OnlyOneGlobalDefaultPriorityClass) {
   EXPECT_EQ(err->message,
             "priorityclasses.scheduling.k8s.io \"second\" is forbidden: PriorityClass first is "
             "already marked as default. Only one default can exist");
+}
+
+json::object ServiceObj(std::string_view name, std::string_view spec) {
+  return Obj(fmt::format(R"({{"apiVersion":"v1","kind":"Service",
+      "metadata":{{"name":"{}","namespace":"default"}},"spec":{}}})",
+                         name, spec));
+}
+
+TEST_F(AdmissionTest, ServiceDefaultsAndAClusterIpOfItsOwn) {
+  json::object web = Created(Services(), ServiceObj("web", R"({"selector":{"app":"web"},
+      "ports":[{"port":80}]})"));
+  const json::object& spec = web["spec"].as_object();
+  EXPECT_EQ(spec.at("type"), "ClusterIP");
+  EXPECT_EQ(spec.at("sessionAffinity"), "None");
+  EXPECT_EQ(spec.at("internalTrafficPolicy"), "Cluster");
+  EXPECT_EQ(spec.at("ipFamilyPolicy"), "SingleStack");
+  EXPECT_EQ(spec.at("ipFamilies").at(0), "IPv4");
+  EXPECT_EQ(spec.at("ports").at(0).at("protocol"), "TCP");
+  EXPECT_EQ(spec.at("ports").at(0).at("targetPort"), 80);
+  const std::string ip(spec.at("clusterIP").as_string());
+  EXPECT_TRUE(ip.starts_with("10.9") || ip.starts_with("10.10") || ip.starts_with("10.11")) << ip;
+  EXPECT_EQ(spec.at("clusterIPs").at(0).as_string(), ip);
+  // The same Service gets the same address; another Service never gets one that is taken.
+  EXPECT_EQ(Created(Services(), ServiceObj("web", R"({"ports":[{"port":80}]})"))["spec"]
+                .at("clusterIP")
+                .as_string(),
+            ip);
+  store_.Put(Services(), web);
+  json::object other = Created(Services(), ServiceObj("api", R"({"ports":[{"port":80}]})"));
+  EXPECT_NE(other["spec"].at("clusterIP").as_string(), ip);
+  json::object clash =
+      ServiceObj("clash", fmt::format(R"({{"clusterIP":"{}","ports":[{{"port":1}}]}})", ip));
+  auto err = Create(Services(), clash);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message,
+            fmt::format("Service \"clash\" is invalid: spec.clusterIPs: Invalid value: \"{0}\": "
+                        "failed to allocate IP {0}: provided IP is already allocated",
+                        ip));
+
+  // Headless stays headless.
+  json::object headless = Created(Services(), ServiceObj("job", R"({"clusterIP":"None",
+      "selector":{"volcano.sh/job-name":"job"}})"));
+  EXPECT_EQ(headless["spec"].at("clusterIPs").at(0), "None");
+}
+
+TEST_F(AdmissionTest, ServiceUpdatesKeepWhatWasAllocated) {
+  json::object svc = Created(Services(), ServiceObj("np", R"({"type":"NodePort",
+      "ports":[{"port":80},{"port":53,"protocol":"UDP"}]})"));
+  const json::value ip = svc["spec"].at("clusterIP");
+  const json::value node_port = svc["spec"].at("ports").at(0).at("nodePort");
+  EXPECT_GE(node_port.to_number<int64_t>(), 30000);
+  EXPECT_LE(node_port.to_number<int64_t>(), 32767);
+  EXPECT_EQ(svc["spec"].at("externalTrafficPolicy"), "Cluster");
+  // `kubectl apply` of the same file: no clusterIP, no nodePort.
+  json::object applied = ServiceObj("np", R"({"type":"NodePort",
+      "ports":[{"port":80},{"port":53,"protocol":"UDP"}]})");
+  ASSERT_FALSE(Update(Services(), svc, applied));
+  EXPECT_EQ(applied["spec"].at("clusterIP"), ip);
+  EXPECT_EQ(applied["spec"].at("ports").at(0).at("nodePort"), node_port);
+  EXPECT_EQ(applied["spec"].at("ports").at(1).at("nodePort"),
+            svc["spec"].at("ports").at(1).at("nodePort"));
+
+  json::object moved = ServiceObj("np", R"({"type":"NodePort","clusterIP":"10.96.0.9",
+      "ports":[{"port":80}]})");
+  auto err = Update(Services(), svc, moved);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, "Service \"np\" is invalid: spec.clusterIPs[0]: Invalid value: "
+                          "\"10.96.0.9\": may not change once set");
+}
+
+TEST_F(AdmissionTest, ServiceRefusalsNameTheField) {
+  auto refused = [&](std::string_view spec) {
+    json::object svc = ServiceObj("bad", spec);
+    std::optional<ApiError> err = Create(Services(), svc);
+    return err ? err->message : std::string("admitted");
+  };
+  EXPECT_EQ(refused(R"({"type":"Cluster","ports":[{"port":80}]})"),
+            "Service \"bad\" is invalid: spec.type: Unsupported value: \"Cluster\": supported "
+            "values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"");
+  EXPECT_EQ(refused(R"({"ports":[{"port":0}]})"),
+            "Service \"bad\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 "
+            "and 65535, inclusive");
+  EXPECT_EQ(refused(R"({"ports":[{"port":80,"protocol":"HTTP"}]})"),
+            "Service \"bad\" is invalid: spec.ports[0].protocol: Unsupported value: \"HTTP\": "
+            "supported values: \"SCTP\", \"TCP\", \"UDP\"");
+  EXPECT_EQ(refused(R"({"selector":{"app":"x"}})"),
+            "Service \"bad\" is invalid: spec.ports: Required value");
+  EXPECT_EQ(refused(R"({"type":"ExternalName"})"),
+            "Service \"bad\" is invalid: spec.externalName: Required value");
 }
 
 }  // namespace

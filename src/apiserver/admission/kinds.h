@@ -57,6 +57,9 @@ std::optional<ApiError> AdmitNamespace(Context& c);
 // events.cc
 std::optional<ApiError> AdmitEvent(Context& c);
 
+// services.cc
+std::optional<ApiError> AdmitService(Context& c);
+
 // priorityclasses.cc
 std::optional<ApiError> AdmitPriorityClass(Context& c);
 

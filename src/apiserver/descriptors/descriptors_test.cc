@@ -1401,13 +1401,37 @@ TEST(LeaseTableTest, ColumnsAndCells) {
   EXPECT_EQ(At(table, {"rows"})->as_array()[0].as_object().at("cells"), (array{"n1", "n1", "60s"}));
 }
 
-TEST(DefaultTableTest, ServicesPrintNameAndAge) {
-  value svc = boost::json::parse(
-      R"({"metadata":{"name":"kubernetes","creationTimestamp":"2024-05-01T11:59:55Z"}})");
-  value table = ToTable(Res("", "services"), {svc}, "1", Now());
-  EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "Age"));
-  EXPECT_EQ(At(table, {"rows"})->as_array()[0].as_object().at("cells"),
-            (array{"kubernetes", "5s"}));
+// printService's columns: a ClusterIP, a headless, a NodePort, a pending LoadBalancer and an
+// ExternalName Service as `kubectl get svc -o wide` shows them.
+TEST(ServiceTableTest, ColumnsAndCellsAsKubectlShowsThem) {
+  const ResourceInfo& services = Res("", "services");
+  value table = ToTable(services, {}, "1", Now());
+  EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "Type", "Cluster-IP", "External-IP",
+                                              "Port(s)", "Age", "Selector"));
+  EXPECT_THAT(ColumnPriorities(table), ElementsAre(0, 0, 0, 0, 0, 0, 1));
+  auto svc = [](std::string_view name, std::string_view spec, std::string_view status = "{}") {
+    return boost::json::parse(fmt::format(
+        R"({{"metadata":{{"name":"{}","creationTimestamp":"2024-05-01T11:59:55Z"}},"spec":{},)"
+        R"("status":{}}})",
+        name, spec, status));
+  };
+  EXPECT_EQ(Cells(services, svc("web", R"({"type":"ClusterIP","clusterIPs":["10.96.3.4"],
+      "ports":[{"port":80,"protocol":"TCP"},{"port":53,"protocol":"UDP"}],
+      "selector":{"tier":"front","app":"web"}})")),
+            (array{"web", "ClusterIP", "10.96.3.4", "<none>", "80/TCP,53/UDP", "5s",
+                   "app=web,tier=front"}));
+  EXPECT_EQ(Cells(services, svc("job", R"({"type":"ClusterIP","clusterIPs":["None"]})")),
+            (array{"job", "ClusterIP", "None", "<none>", "<none>", "5s", "<none>"}));
+  EXPECT_EQ(Cells(services, svc("np", R"({"type":"NodePort","clusterIPs":["10.96.0.7"],
+      "externalIPs":["192.0.2.1"],"ports":[{"port":443,"nodePort":30443,"protocol":"TCP"}]})")),
+            (array{"np", "NodePort", "10.96.0.7", "192.0.2.1", "443:30443/TCP", "5s", "<none>"}));
+  EXPECT_EQ(Cells(services, svc("lb", R"({"type":"LoadBalancer","clusterIPs":["10.96.0.8"]})")),
+            (array{"lb", "LoadBalancer", "10.96.0.8", "<pending>", "<none>", "5s", "<none>"}));
+  EXPECT_EQ(Cells(services, svc("up", R"({"type":"LoadBalancer","clusterIPs":["10.96.0.9"]})",
+                                R"({"loadBalancer":{"ingress":[{"ip":"203.0.113.5"}]}})")),
+            (array{"up", "LoadBalancer", "10.96.0.9", "203.0.113.5", "<none>", "5s", "<none>"}));
+  EXPECT_EQ(Cells(services, svc("ext", R"({"type":"ExternalName","externalName":"db.example"})")),
+            (array{"ext", "ExternalName", "<none>", "db.example", "<none>", "5s", "<none>"}));
 }
 
 // --- Tables: Volcano kinds (their CRDs' printer columns) -----------------------------------------

@@ -19,6 +19,7 @@
 #include "boost/json/object.hpp"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
+#include "common/hash.h"
 #include "fmt/format.h"
 
 namespace muster::apiserver {
@@ -502,22 +503,13 @@ std::string DocumentPath(std::string_view group, std::string_view version) {
   return group.empty() ? fmt::format("api/{}", version) : fmt::format("apis/{}/{}", group, version);
 }
 
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char b : bytes) {
-    hash ^= b;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 std::vector<OpenApiDocument> BuildAllDocuments() {
   std::vector<OpenApiDocument> docs;
   for (const GroupVersion& gv : ServedGroupVersions()) {
     OpenApiDocument doc;
     doc.path = DocumentPath(gv.group, gv.version);
     doc.json = boost::json::serialize(BuildOpenApiDocument(gv.group, gv.version));
-    doc.hash = fmt::format("{:016X}", Fnv1a64(doc.json));
+    doc.hash = fmt::format("{:016X}", common::Fnv1a64(doc.json));
     docs.push_back(std::move(doc));
   }
   return docs;

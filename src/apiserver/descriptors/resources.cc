@@ -65,8 +65,9 @@ ResourceInfo Events() {
   return info;
 }
 
-// Stored as given (no cluster IPs are allocated, nothing routes to them): the job controller's
-// svc plugin creates a Job's headless Service, and `kubectl cluster-info` lists kube-system's.
+// Defaulted and given a cluster IP (and node ports) as kube-apiserver does (admission/services.cc;
+// nothing routes to them): the job controller's svc plugin creates a Job's headless Service, and
+// `kubectl cluster-info` lists kube-system's.
 ResourceInfo Services() {
   ResourceInfo info = Resource("", "v1", "services", "service", "Service", true);
   info.short_names = {"svc"};

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "api/json_access.h"
@@ -198,6 +200,27 @@ array PriorityClassColumns() {
       AgeColumn(),
       ColumnDef("PreemptionPolicy", "string",
                 "preemptionPolicy is the Policy for preempting pods with lower priority."),
+  };
+}
+
+// printers.go serviceColumnDefinitions (descriptions shortened from ServiceSpec's).
+array ServiceColumns() {
+  return array{
+      NameColumn(),
+      ColumnDef("Type", "string",
+                "type determines how the Service is exposed. Defaults to ClusterIP. Valid options "
+                "are ExternalName, ClusterIP, NodePort, and LoadBalancer."),
+      ColumnDef("Cluster-IP", "string",
+                "clusterIP is the IP address of the service and is usually assigned randomly."),
+      ColumnDef("External-IP", "string",
+                "externalIPs is a list of IP addresses for which nodes in the cluster will also "
+                "accept traffic for this service."),
+      ColumnDef("Port(s)", "string", "The list of ports that are exposed by this service."),
+      AgeColumn(),
+      ColumnDef("Selector", "string",
+                "Route service traffic to pods with label keys and values matching this "
+                "selector.",
+                1),
   };
 }
 
@@ -488,6 +511,45 @@ array PriorityClassCells(const value& pc, int64_t now_unix) {
                policy.empty() ? std::string_view("<unset>") : policy};
 }
 
+// printService: the first cluster IP, the external address by type (getServiceExternalIP), the
+// ports as "80/TCP" or "80:30080/TCP" (makePortString), the selector as labels.FormatLabels.
+array ServiceCells(const value& svc, int64_t now_unix) {
+  const value* spec = Get(&svc, "spec");
+  const std::string_view type = StrAt(Get(spec, "type"));
+  auto join = [](std::string& out, std::string_view part) {
+    if (part.empty()) return;
+    if (!out.empty()) out += ",";
+    out += part;
+  };
+  std::string cluster_ip, external, ports, selector;
+  for (const value& ip : ArrayAt(Get(spec, "clusterIPs"))) {
+    if (cluster_ip.empty()) cluster_ip = StrAt(&ip);
+  }
+  if (type == "LoadBalancer") {
+    for (const value& i : ArrayAt(Path(svc, {"status", "loadBalancer", "ingress"}))) {
+      join(external, StrAt(Get(&i, StrAt(Get(&i, "ip")).empty() ? "hostname" : "ip")));
+    }
+  }
+  for (const value& ip : ArrayAt(Get(spec, "externalIPs"))) join(external, StrAt(&ip));
+  if (type == "ExternalName") external = std::string(StrAt(Get(spec, "externalName")));
+  if (external.empty()) external = type == "LoadBalancer" ? "<pending>" : "<none>";
+  for (const value& p : ArrayAt(Get(spec, "ports"))) {
+    const int64_t node_port = IntAt(Get(&p, "nodePort"));
+    join(ports, fmt::format("{}{}/{}", IntAt(Get(&p, "port")),
+                            node_port > 0 ? fmt::format(":{}", node_port) : "",
+                            StrAt(Get(&p, "protocol"))));
+  }
+  if (const value* sel = Get(spec, "selector"); sel != nullptr && sel->is_object()) {
+    std::map<std::string_view, std::string_view> sorted;
+    for (const auto& kv : sel->get_object()) sorted[kv.key()] = StrAt(&kv.value());
+    for (const auto& [k, v] : sorted) join(selector, fmt::format("{}={}", k, v));
+  }
+  auto or_none = [](std::string s) { return s.empty() ? std::string("<none>") : s; };
+  return array{StrAt(Path(svc, {"metadata", "name"})), type, or_none(cluster_ip), external,
+               or_none(ports), Since(svc, {"metadata", "creationTimestamp"}, now_unix),
+               or_none(selector)};
+}
+
 array LeaseCells(const value& lease, int64_t now_unix) {
   return array{StrAt(Path(lease, {"metadata", "name"})),
                StrAt(Path(lease, {"spec", "holderIdentity"})),
@@ -624,6 +686,7 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "", "nodes")) return NodeColumns();
   if (Is(r, "", "namespaces")) return NamespaceColumns();
   if (Is(r, "", "events")) return EventColumns();
+  if (Is(r, "", "services")) return ServiceColumns();
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
   return DefaultColumns();
@@ -635,6 +698,7 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "", "nodes")) return NodeCells(obj, now_unix);
   if (Is(r, "", "namespaces")) return NamespaceCells(obj, now_unix);
   if (Is(r, "", "events")) return EventCells(obj, now_unix);
+  if (Is(r, "", "services")) return ServiceCells(obj, now_unix);
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
   return DefaultCells(obj, now_unix);
