@@ -49,7 +49,7 @@ if(NOT EXISTS ${BINARY_DIR}/CMakeCache.txt)
             -DCMAKE_BUILD_TYPE=
             "-DCMAKE_CXX_FLAGS=${flags}"
             -DMUSTER_WERROR=OFF -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_TESTS=ON
-            -DMUSTER_BUILD_FUZZ=ON -DCMAKE_UNITY_BUILD=ON ${kube_dirs}
+            -DMUSTER_BUILD_FUZZ=ON -DCMAKE_UNITY_BUILD:BOOL=ON ${kube_dirs}
     RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     file(REMOVE ${BINARY_DIR}/CMakeCache.txt)

@@ -40,7 +40,7 @@ case "${mode}" in
       echo "== configure (TSan): ${tree}"
       cmake -S "${source_dir}" -B "${tree}" -G "${generator}" -DCMAKE_CXX_COMPILER="${clangxx}" \
         -DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=${flags}" -DMUSTER_WERROR=OFF \
-        -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_FUZZ=OFF -DCMAKE_UNITY_BUILD=ON \
+        -DMUSTER_BUILD_BENCH=OFF -DMUSTER_BUILD_FUZZ=OFF -DCMAKE_UNITY_BUILD:BOOL=ON \
         >"${tree}/configure.log" 2>&1 ||
         { cat "${tree}/configure.log"; exit 1; }
     fi
