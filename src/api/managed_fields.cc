@@ -93,6 +93,16 @@ FieldSet Intersect(const FieldSet& a, const FieldSet& b) {
   return out;
 }
 
+// Whether Minus(a, b) differs from `a`: some path is a member of both.
+bool Overlaps(const FieldSet& a, const FieldSet& b) {
+  if (a.member && b.member) return true;
+  for (const auto& [key, child] : a.children) {
+    auto match = b.children.find(key);
+    if (match != b.children.end() && Overlaps(child, match->second)) return true;
+  }
+  return false;
+}
+
 void Insert(FieldSet& set, const Path& path) {
   FieldSet* node = &set;
   for (const std::string& key : path) node = &node->children[key];
@@ -178,17 +188,53 @@ void Erase(json::value& parent, std::string_view key) {
   list.erase(list.begin() + (found - list.data()));
 }
 
-// Keeps in `set` only the paths that exist in `value`.
-void RestrictToExisting(FieldSet& set, const json::value& value) {
+// Keeps in `set` only the paths that exist in `value`; whether it left any out.
+bool RestrictToExisting(FieldSet& set, const json::value& value) {
+  bool removed = false;
   for (auto it = set.children.begin(); it != set.children.end();) {
     const json::value* child = Step(value, it->first);
     if (child == nullptr) {
       it = set.children.erase(it);
+      removed = true;
       continue;
     }
-    RestrictToExisting(it->second, *child);
+    removed = RestrictToExisting(it->second, *child) || removed;
     it = it->second.empty() ? set.children.erase(it) : std::next(it);
   }
+  return removed;
+}
+
+// RestrictToExisting after a write, passing over the top-level members `kept` that the write left
+// as they were (a pod's spec on a /status write): what an entry names there exists, as every
+// stored entry was restricted to the state stored with it. Whether it left anything out.
+bool RestrictWritten(FieldSet& set, const json::object& next,
+                     const std::vector<std::string_view>& kept) {
+  bool removed = false;
+  for (auto it = set.children.begin(); it != set.children.end();) {
+    std::string_view key = it->first;
+    const json::value* now = key.starts_with("f:") ? next.if_contains(key.substr(2)) : nullptr;
+    if (now == nullptr) {
+      it = set.children.erase(it);
+      removed = true;
+      continue;
+    }
+    if (std::find(kept.begin(), kept.end(), key.substr(2)) == kept.end()) {
+      removed = RestrictToExisting(it->second, *now) || removed;
+    }
+    it = it->second.empty() ? set.children.erase(it) : std::next(it);
+  }
+  return removed;
+}
+
+// The top-level members a write from `live` to `next` left as they were, metadata aside: the
+// server's garbage collector changes metadata without a field manager, so it is always walked.
+std::vector<std::string_view> Unchanged(const json::object& live, const json::object& next) {
+  std::vector<std::string_view> out;
+  for (const auto& [key, value] : next) {
+    const json::value* before = live.if_contains(key);
+    if (key != "metadata" && before != nullptr && *before == value) out.push_back(key);
+  }
+  return out;
 }
 
 // Removes from `value` the members of `remove` that nothing in `keep` lies at or below.
@@ -269,14 +315,22 @@ void AddValue(FieldSet& node, const json::value& value, std::string_view kind,
 void AddChanges(FieldSet& node, const json::value* old, const json::value& now,
                 std::string_view kind, const std::string& schema);
 
+// AddChanges for the member `key` of a map. A member equal to its old value sets nothing new,
+// and is passed over without a node: most of an update's object is what was stored.
+void AddMemberChange(FieldSet& node, const json::object& old, std::string_view key,
+                     const json::value& member, std::string_view kind, const std::string& schema) {
+  if (member.is_null()) return;
+  const json::value* before = old.if_contains(key);
+  if (before != nullptr && *before == member) return;
+  FieldSet child;
+  AddChanges(child, before, member, kind, Join(schema, key));
+  if (!child.empty()) node.children.insert_or_assign("f:" + std::string(key), std::move(child));
+}
+
 // AddChanges for the members of a map.
 void AddMemberChanges(FieldSet& node, const json::object& old, const json::object& now,
                       std::string_view kind, const std::string& schema) {
-  for (const auto& [key, member] : now) {
-    if (member.is_null()) continue;
-    AddChanges(node.children["f:" + std::string(key)], old.if_contains(key), member, kind,
-               Join(schema, key));
-  }
+  for (const auto& [key, member] : now) AddMemberChange(node, old, key, member, kind, schema);
 }
 
 // Adds to `node` the fields set in `now` that are absent from or differ in `old`.
@@ -339,6 +393,13 @@ void Strip(FieldSet& set, const FieldManager& who) {
   if (meta->second.empty()) set.children.erase(meta);
 }
 
+// Whether Strip keeps the top-level member `key` of what `who` writes.
+bool Owned(std::string_view key, const FieldManager& who) {
+  if (who.subresource == "status") return key == "status";
+  if (key == "apiVersion" || key == "kind") return false;
+  return key != "status" || !who.status_is_subresource;
+}
+
 // --- managedFields entries -------------------------------------------------------------------
 
 struct Entry {
@@ -348,12 +409,19 @@ struct Entry {
   std::string time;
   std::string subresource;
   FieldSet fields;
+  // The stored entry this one was read from, while it is unchanged: written back as it is, since
+  // every stored entry is as EncodeEntries writes it. Null for one a client sent.
+  const json::value* stored = nullptr;
 
-  bool operator==(const Entry&) const = default;
+  bool operator==(const Entry& o) const {
+    return manager == o.manager && operation == o.operation && api_version == o.api_version &&
+           time == o.time && subresource == o.subresource && fields == o.fields;
+  }
 };
 
-// The entries of `managed` (a managedFields value); nullopt when any entry is malformed.
-std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {
+// The entries of `managed` (a managedFields value); nullopt when any entry is malformed. Each
+// keeps a pointer to its item when `stored`.
+std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed, bool stored = false) {
   std::vector<Entry> entries;
   if (managed == nullptr || managed->is_null()) return entries;
   if (!managed->is_array()) return std::nullopt;
@@ -373,6 +441,7 @@ std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {
     }
     e.fields = Decode(fields->get_object());
     Prune(e.fields);
+    if (stored) e.stored = &item;
     entries.push_back(std::move(e));
   }
   return entries;
@@ -380,7 +449,12 @@ std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed) {
 
 json::array EncodeEntries(const std::vector<Entry>& entries) {
   json::array out;
+  out.reserve(entries.size());
   for (const Entry& e : entries) {
+    if (e.stored != nullptr) {
+      out.push_back(*e.stored);
+      continue;
+    }
     json::object o;
     o["manager"] = e.manager;
     o["operation"] = e.operation;
@@ -464,10 +538,7 @@ bool SameMembersBeside(const json::object& a, const json::object& b, std::string
 }
 
 // Whether a write changed anything beside managedFields (an absent metadata counts as `{}`).
-bool SameBesideManaged(const json::value& a, const json::value& b) {
-  if (!a.is_object() || !b.is_object()) return a == b;
-  const json::object& x = a.get_object();
-  const json::object& y = b.get_object();
+bool SameObjectsBesideManaged(const json::object& x, const json::object& y) {
   if (!SameMembersBeside(x, y, "metadata")) return false;
   const json::value* mx = x.if_contains("metadata");
   const json::value* my = y.if_contains("metadata");
@@ -477,6 +548,11 @@ bool SameBesideManaged(const json::value& a, const json::value& b) {
   const json::object none;
   return SameMembersBeside(mx != nullptr ? mx->get_object() : none,
                            my != nullptr ? my->get_object() : none, "managedFields");
+}
+
+bool SameBesideManaged(const json::value& a, const json::value& b) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  return SameObjectsBesideManaged(a.get_object(), b.get_object());
 }
 
 // Stores `entries` as `object`'s managedFields, or none when there are none.
@@ -606,18 +682,39 @@ absl::StatusOr<OwnedApply> ApplyWithOwnership(const json::value& live, const jso
 
 void RecordUpdate(const json::object& live, json::object& next, std::string_view kind,
                   const FieldManager& who, std::string_view now) {
-  json::value next_value(std::move(next));
-  const json::value* stored = ManagedOf(live);
-  const json::value* sent = ManagedIn(next_value);
-  // An update that sends managedFields other than the stored ones replaces them.
-  const bool reset = sent != nullptr && sent->is_array() && !sent->get_array().empty() &&
-                     (stored == nullptr || *sent != *stored);
-  const std::optional<std::vector<Entry>> kept = DecodeEntries(stored);
-  std::vector<Entry> entries = (reset ? DecodeEntries(sent) : kept).value_or(std::vector<Entry>());
+  RecordUpdate(live, ManagedOf(live), next, kind, who, now);
+}
 
-  // A change of managedFields itself is no one's field: Strip leaves it out.
+bool SameBesideManagedFields(const json::object& a, const json::object& b) {
+  return SameObjectsBesideManaged(a, b);
+}
+
+bool RecordUpdate(const json::object& live, const json::value* stored, json::object& next,
+                  std::string_view kind, const FieldManager& who, std::string_view now) {
+  json::value next_value(std::move(next));
+  if (stored != nullptr && stored->is_null()) stored = nullptr;
+  const json::value* sent = ManagedIn(next_value);
+  const bool sent_some = sent != nullptr && sent->is_array() && !sent->get_array().empty();
+  // An update that sends managedFields other than the stored ones replaces them.
+  const bool reset = sent_some && (stored == nullptr || *sent != *stored);
+  std::optional<std::vector<Entry>> decoded =
+      reset ? DecodeEntries(sent) : DecodeEntries(stored, true);
+  // Whether the entries differ from the stored ones (unreadable ones are dropped).
+  bool differ = reset || !decoded;
+  std::vector<Entry> entries = std::move(decoded).value_or(std::vector<Entry>());
+
+  // The top-level members the write left as they were are neither compared again nor looked
+  // into (a pod's spec on a /status write). A change of managedFields itself is no one's field:
+  // Strip leaves it out, as it leaves out what it does not own at the top.
+  const std::vector<std::string_view> unchanged = Unchanged(live, next_value.get_object());
   FieldSet changed;
-  AddMemberChanges(changed, live, next_value.get_object(), kind, "");
+  for (const auto& [key, member] : next_value.get_object()) {
+    if (member.is_null() || !Owned(key, who)) continue;
+    if (std::find(unchanged.begin(), unchanged.end(), key) != unchanged.end()) continue;
+    FieldSet child;
+    AddChanges(child, live.if_contains(key), member, kind, std::string(key));
+    if (!child.empty()) changed.children.emplace("f:" + std::string(key), std::move(child));
+  }
   Strip(changed, who);
   Prune(changed);
 
@@ -625,8 +722,10 @@ void RecordUpdate(const json::object& live, json::object& next, std::string_view
   for (auto it = entries.begin(); it != entries.end(); ++it) {
     if (IsWho(*it, who)) {
       mine = it;
-    } else {
+    } else if (Overlaps(it->fields, changed)) {
       it->fields = Minus(it->fields, changed);
+      it->stored = nullptr;
+      differ = true;
     }
   }
   if (mine == entries.end() && !changed.empty()) {
@@ -641,22 +740,36 @@ void RecordUpdate(const json::object& live, json::object& next, std::string_view
   if (mine != entries.end() && !changed.empty()) {
     Union(mine->fields, changed);
     mine->time = std::string(now);
+    mine->stored = nullptr;
+    differ = true;
   }
-  for (Entry& e : entries) RestrictToExisting(e.fields, next_value);
+  // A client's own managedFields may name anything; stored ones need a look only where the
+  // write changed something.
+  const std::vector<std::string_view> kept =
+      reset ? std::vector<std::string_view>() : unchanged;
+  for (Entry& e : entries) {
+    if (RestrictWritten(e.fields, next_value.get_object(), kept)) {
+      e.stored = nullptr;
+      differ = true;
+    }
+  }
+  const size_t before_drop = entries.size();
   DropEmpty(entries);
+  differ = differ || entries.size() != before_drop;
 
-  if (!reset && kept && *kept == entries) {
-    // Nothing changed hands: managedFields exactly as stored.
+  if (!differ) {
+    // Nothing changed hands: managedFields exactly as stored (what the write sent is those).
     json::object* meta = MetaIn(next_value);
-    if (stored != nullptr) {
-      (*meta)["managedFields"] = *stored;
-    } else {
+    if (stored == nullptr) {
       meta->erase("managedFields");
+    } else if (!sent_some) {
+      (*meta)["managedFields"] = *stored;
     }
   } else {
     Store(next_value, entries);
   }
   next = std::move(next_value.get_object());
+  return differ;
 }
 
 std::string ConflictMessage(const std::vector<FieldConflict>& conflicts) {

@@ -96,6 +96,18 @@ absl::StatusOr<OwnedApply> ApplyWithOwnership(const boost::json::value& live,
 void RecordUpdate(const boost::json::object& live, boost::json::object& next, std::string_view kind,
                   const FieldManager& who, std::string_view now);
 
+// RecordUpdate from a `live` state kept without its field ownership, which is `stored` (null
+// when it has none): the write paths read the store's shared parsed state, which leaves
+// managedFields out, instead of copying it. Returns whether `next`'s managedFields differ from
+// `stored`.
+bool RecordUpdate(const boost::json::object& live, const boost::json::value* stored,
+                  boost::json::object& next, std::string_view kind, const FieldManager& who,
+                  std::string_view now);
+
+// Whether `a` and `b` are the same state once metadata.managedFields is left out of both (an
+// absent metadata counts as `{}`).
+bool SameBesideManagedFields(const boost::json::object& a, const boost::json::object& b);
+
 // A copy of `object` without metadata.managedFields: for a component that keeps its own copies of
 // objects it watches (the node agent's pods) and never reads field ownership, as kube-scheduler's
 // and kube-controller-manager's informers drop it. On a pod that is often the larger part.

@@ -229,6 +229,46 @@ TEST(ManagedFieldsTest, StatusBelongsToTheStatusSubresourceOnly) {
   EXPECT_EQ(json::serialize(entry.at("fieldsV1")), R"({"f:status":{"f:phase":{}}})");
 }
 
+// The write paths keep a stored state and its field ownership apart (the store's parsed state
+// leaves managedFields out): the entries a write does not touch are written back as stored, and
+// RecordUpdate says whether ownership changed.
+TEST(ManagedFieldsTest, AnUpdateFromAStateKeptApartFromItsOwnershipSaysWhetherItChanged) {
+  const value pod = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Pending"}})");
+  FieldManager creator = Updater("creator");
+  creator.status_is_subresource = true;
+  json::object created = pod.as_object();
+  RecordUpdate(json::object(), created, "Pod", creator, "T1");
+  const value stored = created.at("metadata").at("managedFields");
+  json::object live = created;
+  live["metadata"].as_object().erase("managedFields");
+
+  FieldManager kubelet = Updater("kubelet");
+  kubelet.subresource = "status";
+  kubelet.status_is_subresource = true;
+  json::object running = live;
+  running["status"].as_object()["phase"] = "Running";
+  EXPECT_TRUE(RecordUpdate(live, &stored, running, "Pod", kubelet, "T2"));
+  const json::array& entries = running.at("metadata").at("managedFields").as_array();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0], stored.at(0));
+  EXPECT_EQ(json::serialize(entries[1].at("fieldsV1")), R"({"f:status":{"f:phase":{}}})");
+  EXPECT_EQ(entries[1].at("time"), "T2");
+
+  // Nothing owned changes: the stored ownership comes back, and RecordUpdate says so.
+  json::object same = live;
+  same["metadata"].as_object()["resourceVersion"] = "9";
+  EXPECT_FALSE(RecordUpdate(live, &stored, same, "Pod", kubelet, "T3"));
+  EXPECT_EQ(same.at("metadata").at("managedFields"), stored);
+
+  // A field removed from the spec leaves the entry that owned it.
+  json::object bare = live;
+  bare["spec"].as_object()["containers"].as_array()[0].as_object().erase("image");
+  EXPECT_TRUE(RecordUpdate(live, &stored, bare, "Pod", Updater("editor"), "T4"));
+  EXPECT_EQ(FieldsOf(value(bare), "creator", "Update"),
+            R"({"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:name":{}}}}})");
+}
+
 TEST(ManagedFieldsTest, SeveralConflictsAreListedByManager) {
   EXPECT_EQ(ConflictMessage({{R"("b")", ".data.x"}, {R"("a")", ".data.y"}, {R"("a")", ".data.z"}}),
             "Apply failed with 3 conflicts: conflicts with \"a\":\n- .data.y\n- .data.z\n"

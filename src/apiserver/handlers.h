@@ -140,11 +140,13 @@ class Handlers {
   ApiResult<std::string> CommitCreate(const ResourceInfo& resource, PreparedCreate prepared);
   // Admission, field ownership (`own`, given the admitted state: it records managedFields, or
   // refuses an apply's conflicts), generation, the no-op check and the Commit of `next`
-  // replacing `live`. On a revision conflict returns nullopt so that the caller can retry on a
-  // fresh read.
+  // replacing `live`. `live_obj` is `live` without metadata.managedFields, which are
+  // `live_managed` (null when none). On a revision conflict returns nullopt so that the caller
+  // can retry on a fresh read.
   using OwnFields = std::function<std::optional<ApiError>(boost::json::object& next)>;
   std::optional<ApiResult<std::string>> CommitUpdate(const Target& t, const store::Object& live,
                                                      const boost::json::object& live_obj,
+                                                     const boost::json::value* live_managed,
                                                      boost::json::object next, bool dry_run,
                                                      bool user_precondition, const OwnFields& own);
 

@@ -676,6 +676,51 @@ TEST_F(HandlersTest, ServerSideApplyKeepsFieldOwnershipAndRefusesConflicts) {
   EXPECT_EQ(Body(with_managed).at("message"), "metadata.managedFields must be nil");
 }
 
+// Writes read the stored state without its field ownership and take managedFields from the
+// stored text: patches of every kind keep them, a JSON patch may still test or remove them, and
+// a patch that changes nothing is no new revision.
+TEST_F(HandlersTest, PatchesKeepFieldOwnershipAndAJsonPatchStillSeesIt) {
+  const std::string cm = "/api/v1/namespaces/default/configmaps/owned";
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces/default/configmaps",
+                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owned"},)"
+                 R"("data":{"a":"1"}})",
+                 "application/json", {{"fieldManager", "creator"}})
+                .status,
+            201);
+  auto merged = Call("PATCH", cm, R"({"data":{"b":"2"}})", "application/merge-patch+json",
+                     {{"fieldManager", "editor"}});
+  ASSERT_EQ(merged.status, 200) << merged.body;
+  const json::value merged_body = Body(merged);
+  const json::array& managed = merged_body.at("metadata").at("managedFields").as_array();
+  ASSERT_EQ(managed.size(), 2u) << merged.body;
+  EXPECT_EQ(managed[0].at("manager"), "creator");
+  EXPECT_EQ(json::serialize(managed[1].at("fieldsV1")), R"({"f:data":{"f:b":{}}})");
+
+  // The same patch again changes nothing: the same revision, ownership as it was.
+  auto again = Call("PATCH", cm, R"({"data":{"b":"2"}})", "application/merge-patch+json",
+                    {{"fieldManager", "editor"}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Body(again).at("metadata"), merged_body.at("metadata"));
+
+  auto tested = Call("PATCH", cm,
+                     R"([{"op":"test","path":"/metadata/managedFields/0/manager","value":"creator"},)"
+                     R"({"op":"add","path":"/data/c","value":"3"}])",
+                     "application/json-patch+json", {{"fieldManager", "editor"}});
+  ASSERT_EQ(tested.status, 200) << tested.body;
+  EXPECT_EQ(Body(tested).at("data").at("c"), "3");
+  auto wrong = Call("PATCH", cm,
+                    R"([{"op":"test","path":"/metadata/managedFields/0/manager","value":"x"}])",
+                    "application/json-patch+json");
+  EXPECT_EQ(wrong.status, 422) << wrong.body;
+  // Removing them is no change of anyone's ownership (kube keeps the stored ones).
+  auto removed = Call("PATCH", cm, R"([{"op":"remove","path":"/metadata/managedFields"}])",
+                      "application/json-patch+json", {{"fieldManager", "editor"}});
+  ASSERT_EQ(removed.status, 200) << removed.body;
+  EXPECT_EQ(Body(removed).at("metadata").at("managedFields"),
+            Body(tested).at("metadata").at("managedFields"));
+  EXPECT_EQ(Body(Call("GET", cm)).at("metadata").at("managedFields").as_array().size(), 2u);
+}
+
 // A dryRun other than All, or an unknown fieldValidation, is refused before anything is written:
 // taken for a real write or no validation, a typo would change the cluster.
 TEST_F(HandlersTest, UnknownDryRunAndFieldValidationValuesAre422AndWriteNothing) {

@@ -39,6 +39,8 @@ using write_support::IntAt;
 using write_support::IsDryRun;
 using write_support::IsTerminating;
 using write_support::LiveObject;
+using write_support::LiveState;
+using write_support::ReadLive;
 using write_support::ManagerOf;
 using write_support::MergeForWrite;
 using write_support::Meta;
@@ -217,6 +219,7 @@ HttpResponse Handlers::Create(const HttpRequest& req, const Target& t) {
 std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
                                                              const store::Object& live,
                                                              const json::object& live_obj,
+                                                             const json::value* live_managed,
                                                              json::object next, bool dry_run,
                                                              bool user_precondition,
                                                              const OwnFields& own) {
@@ -235,7 +238,14 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
     Meta(next)["generation"] = std::max<int64_t>(IntAt(MetaOf(live_obj), "generation"), 0) + 1;
   }
   Meta(next)["resourceVersion"] = std::to_string(live.revision);
-  if (next == live_obj) return ApiResult<std::string>(*live.json);  // no-op: no new revision
+  if (api::SameBesideManagedFields(next, live_obj)) {
+    const json::object* meta = MetaOf(next);
+    const json::value* managed = meta != nullptr ? meta->if_contains("managedFields") : nullptr;
+    const bool same_owners = managed == nullptr || managed->is_null()
+                                 ? live_managed == nullptr
+                                 : live_managed != nullptr && *managed == *live_managed;
+    if (same_owners) return ApiResult<std::string>(*live.json);  // no-op: no new revision
+  }
   if (dry_run) return ApiResult<std::string>(json::serialize(next));
 
   std::vector<store::Op> ops(1);
@@ -277,14 +287,17 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
     if (!rv.empty() && rv != std::to_string(live->revision)) {
       return ErrorResponse(ModifiedConflict(res.StoreResource(), t.name));
     }
-    auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
-    json::object next = MergeForWrite(res, t.subresource, *live_obj, *body, live->revision);
+    std::optional<LiveState> state = ReadLive(*live);
+    if (!state) return ErrorResponse(DamagedObjectError(res, *live));
+    const json::object& live_obj = state->object();
+    json::object next = MergeForWrite(res, t.subresource, live_obj, *body, live->revision);
     auto own = [&](json::object& admitted) -> std::optional<ApiError> {
-      api::RecordUpdate(*live_obj, admitted, res.kind, who, api::FormatUnixTime(Now()));
+      api::RecordUpdate(live_obj, state->stored_managed(), admitted, res.kind, who,
+                        api::FormatUnixTime(Now()));
       return std::nullopt;
     };
-    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, !rv.empty(), own);
+    auto result = CommitUpdate(t, *live, live_obj, state->stored_managed(), std::move(next),
+                               dry_run, !rv.empty(), own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));

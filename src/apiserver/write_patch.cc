@@ -35,7 +35,8 @@ using write_support::CheckWriteOptions;
 using write_support::FieldCheck;
 using write_support::FromStatus;
 using write_support::IsDryRun;
-using write_support::LiveObject;
+using write_support::LiveState;
+using write_support::ReadLive;
 using write_support::ManagerOf;
 using write_support::MergeForWrite;
 using write_support::MetaOf;
@@ -64,6 +65,24 @@ json::value WithoutDirectives(const json::value& v) {
     return out;
   }
   return v;
+}
+
+// Whether an operation of a JSON patch reads or writes metadata.managedFields: its path or from
+// is the document, metadata, or managedFields or below.
+bool JsonPatchNamesManagedFields(const json::value& patch) {
+  auto names = [](const json::value* pointer) {
+    if (pointer == nullptr || !pointer->is_string()) return false;
+    std::string_view p = pointer->get_string();
+    constexpr std::string_view kManaged = "/metadata/managedFields";
+    return p.empty() || p == "/metadata" ||
+           (p.starts_with(kManaged) && (p.size() == kManaged.size() || p[kManaged.size()] == '/'));
+  };
+  if (!patch.is_array()) return false;
+  const json::array& ops = patch.get_array();
+  return std::any_of(ops.begin(), ops.end(), [&](const json::value& op) {
+    const json::object* o = op.if_object();
+    return o != nullptr && (names(o->if_contains("path")) || names(o->if_contains("from")));
+  });
 }
 
 }  // namespace
@@ -155,22 +174,27 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       }
       return ErrorResponse(FromStatus(live.status(), res, t.name));
     }
-    auto live_obj = LiveObject(*live);
-    if (!live_obj) return ErrorResponse(DamagedObjectError(res, *live));
+    std::optional<LiveState> state = ReadLive(*live);
+    if (!state) return ErrorResponse(DamagedObjectError(res, *live));
+    const json::object* live_obj = &state->object();
 
+    // A patch applies to the state without its field ownership, as a merge or strategic patch
+    // of managedFields gives the same result either way; a JSON patch that names them, and an
+    // apply, which compares with them, see the whole state.
     absl::StatusOr<json::value> patched;
     switch (type) {
       case PatchType::kMerge:
         patched = api::ApplyMergePatch(*live_obj, patch);
         break;
       case PatchType::kJson:
-        patched = api::ApplyJsonPatch(*live_obj, patch);
+        patched = JsonPatchNamesManagedFields(patch) ? api::ApplyJsonPatch(state->Whole(), patch)
+                                                     : api::ApplyJsonPatch(*live_obj, patch);
         break;
       case PatchType::kStrategic:
         patched = api::ApplyStrategicMergePatch(*live_obj, patch, res.kind);
         break;
       case PatchType::kApply:
-        patched = api::MergeApplied(json::value(*live_obj), patch, res.kind, who);
+        patched = api::MergeApplied(json::value(state->Whole()), patch, res.kind, who);
         break;
     }
     if (!patched.ok()) return ErrorResponse(PatchFailed(res, t.name, patched.status()));
@@ -193,17 +217,20 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
     json::object next = MergeForWrite(res, t.subresource, *live_obj, obj, live->revision);
     auto own = [&](json::object& admitted) -> std::optional<ApiError> {
       if (type != PatchType::kApply) {
-        api::RecordUpdate(*live_obj, admitted, res.kind, who, api::FormatUnixTime(Now()));
+        api::RecordUpdate(*live_obj, state->stored_managed(), admitted, res.kind, who,
+                          api::FormatUnixTime(Now()));
         return std::nullopt;
       }
-      json::value state(std::move(admitted));
-      std::vector<api::FieldConflict> conflicts = api::RecordApply(
-          json::value(*live_obj), state, patch, res.kind, who, force, api::FormatUnixTime(Now()));
-      admitted = std::move(state.get_object());
+      json::value applied(std::move(admitted));
+      std::vector<api::FieldConflict> conflicts =
+          api::RecordApply(json::value(state->Whole()), applied, patch, res.kind, who, force,
+                           api::FormatUnixTime(Now()));
+      admitted = std::move(applied.get_object());
       if (!conflicts.empty() && !force) return ApplyConflict(conflicts);
       return std::nullopt;
     };
-    auto result = CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, precondition, own);
+    auto result = CommitUpdate(t, *live, *live_obj, state->stored_managed(), std::move(next),
+                               dry_run, precondition, own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));

@@ -286,6 +286,34 @@ std::optional<json::object> LiveObject(const store::Object& live) {
   return std::move(v.get_object());
 }
 
+std::optional<LiveState> ReadLive(const store::Object& live) {
+  LiveState state;
+  if (live.parsed != nullptr && live.parsed->is_object()) {
+    state.value = live.parsed;
+    if (std::optional<json::value> managed = api::ManagedFieldsInText(*live.json)) {
+      state.managed = std::move(*managed);
+    }
+    return state;
+  }
+  json::error_code ec;
+  json::value v = json::parse(*live.json, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  if (json::value* meta = v.get_object().if_contains("metadata"); meta && meta->is_object()) {
+    if (json::value* managed = meta->get_object().if_contains("managedFields")) {
+      state.managed = std::move(*managed);
+      meta->get_object().erase("managedFields");
+    }
+  }
+  state.value = std::make_shared<const json::value>(std::move(v));
+  return state;
+}
+
+json::object LiveState::Whole() const {
+  json::object whole = object();
+  if (!managed.is_null()) Meta(whole)["managedFields"] = managed;
+  return whole;
+}
+
 // The field manager of a write (api/managed_fields.h): the fieldManager parameter, else the
 // User-Agent's product token, as kube-apiserver defaults it.
 api::FieldManager ManagerOf(const HttpRequest& req, const ResourceInfo& res, const Target& t,

@@ -6,6 +6,7 @@
 // those files; nothing else includes it.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,21 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj);
 // A stored state as an object to change: a copy of the store's parsed state where it has one
 // (cheaper than parsing the text), else the text parsed.
 std::optional<json::object> LiveObject(const store::Object& live);
+
+// A stored state as the update paths read it: the store's parsed state itself where it has one,
+// shared and not copied (an update builds its next state beside it), else the text parsed. Its
+// field ownership, which the parsed state leaves out, is `managed` (null when it has none);
+// `object()` never holds it.
+struct LiveState {
+  std::shared_ptr<const json::value> value;  // a JSON object
+  json::value managed;
+
+  const json::object& object() const { return value->get_object(); }
+  const json::value* stored_managed() const { return managed.is_null() ? nullptr : &managed; }
+  // The whole stored state, managedFields included (what an apply compares with).
+  json::object Whole() const;
+};
+std::optional<LiveState> ReadLive(const store::Object& live);
 
 // The field manager of a write (api/managed_fields.h): the fieldManager parameter, else the
 // User-Agent's product token, as kube-apiserver defaults it.

@@ -300,9 +300,10 @@ absl::StatusOr<json::object> Client::UpdateStatus(const Resource& resource, json
   return ObjectFrom(transport_->Do(r));
 }
 
-absl::StatusOr<json::object> Client::Patch(const Resource& resource, std::string_view ns,
-                                           std::string_view name, PatchType type,
-                                           std::string_view patch, std::string_view subresource) {
+namespace {
+
+Request PatchRequest(const Resource& resource, std::string_view ns, std::string_view name,
+                     PatchType type, std::string_view patch, std::string_view subresource) {
   Request r = MakeRequest("PATCH", resource.Path(ns, name, subresource));
   switch (type) {
     case PatchType::kMerge:
@@ -316,7 +317,25 @@ absl::StatusOr<json::object> Client::Patch(const Resource& resource, std::string
       break;
   }
   r.body = std::string(patch);
-  return ObjectFrom(transport_->Do(r));
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<json::object> Client::Patch(const Resource& resource, std::string_view ns,
+                                           std::string_view name, PatchType type,
+                                           std::string_view patch, std::string_view subresource) {
+  return ObjectFrom(transport_->Do(PatchRequest(resource, ns, name, type, patch, subresource)));
+}
+
+absl::Status Client::PatchWithoutResult(const Resource& resource, std::string_view ns,
+                                        std::string_view name, PatchType type,
+                                        std::string_view patch, std::string_view subresource) {
+  absl::StatusOr<Response> response =
+      transport_->Do(PatchRequest(resource, ns, name, type, patch, subresource));
+  if (!response.ok()) return response.status();
+  if (!Is2xx(response->status)) return StatusFromResponse(*response);
+  return absl::OkStatus();
 }
 
 absl::Status Client::Delete(const Resource& resource, std::string_view ns, std::string_view name,

@@ -231,6 +231,11 @@ class Client {
                                             std::string_view name, PatchType type,
                                             std::string_view patch,
                                             std::string_view subresource = {});
+  // Patch, for a caller that needs only whether it took: the object the server answers with is
+  // not parsed (on a pod, with its field ownership, that is most of what the patch costs).
+  absl::Status PatchWithoutResult(const Resource& resource, std::string_view ns,
+                                  std::string_view name, PatchType type, std::string_view patch,
+                                  std::string_view subresource = {});
   absl::Status Delete(const Resource& resource, std::string_view ns, std::string_view name,
                       const DeleteOptions& options = {});
 

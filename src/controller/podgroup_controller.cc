@@ -170,11 +170,12 @@ struct PodGroupController::State {
     json::object patch{
         {"metadata",
          json::object{{"annotations", json::object{{api::kGroupNameAnnotation, group}}}}}};
-    auto patched =
-        client.Patch(client::Pods(), ns, name, client::PatchType::kMerge, json::serialize(patch));
-    if (!patched.ok() && !absl::IsNotFound(patched.status())) {
+    absl::Status patched = client.PatchWithoutResult(client::Pods(), ns, name,
+                                                     client::PatchType::kMerge,
+                                                     json::serialize(patch));
+    if (!patched.ok() && !absl::IsNotFound(patched)) {
       Log(fmt::format("cannot annotate pod {} with its PodGroup {}: {}", item.key, group,
-                      std::string(patched.status().message())));
+                      std::string(patched.message())));
       return false;
     }
     return true;

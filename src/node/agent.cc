@@ -115,12 +115,12 @@ class NodeAgent::Sink : public PodSink {
       ops.push_back(json::object{
           {"op", "add"}, {"path", Cat("/status/", std::string_view(key))}, {"value", value}});
     }
-    auto patched = client_.Patch(client::Pods(), pod.ns, pod.name, client::PatchType::kJson,
-                                 json::serialize(ops), "status");
-    if (!patched.ok() && absl::IsInvalidArgument(patched.status())) {
+    absl::Status patched = client_.PatchWithoutResult(
+        client::Pods(), pod.ns, pod.name, client::PatchType::kJson, json::serialize(ops), "status");
+    if (absl::IsInvalidArgument(patched)) {
       return absl::NotFoundError(Cat("pod ", pod.ns, "/", pod.name, " was replaced"));
     }
-    return patched.status();
+    return patched;
   }
 
   absl::Status ConfirmDeletion(const PodRef& pod) override {

@@ -125,12 +125,12 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
   writers.ParallelFor(gangs.size(), [&](size_t g) {
     if (deferred[g]) return;
     if (!records[g].second.empty()) {
-      auto recorded = client.Patch(client::PodGroups(), records[g].first, records[g].second,
-                                   client::PatchType::kMerge, PlacementPatch(gangs[g].bindings));
+      absl::Status recorded = client.PatchWithoutResult(
+          client::PodGroups(), records[g].first, records[g].second, client::PatchType::kMerge,
+          PlacementPatch(gangs[g].bindings));
       if (!recorded.ok()) {
-        outcomes[g] = absl::Status(recorded.status().code(),
-                                   "recording the placement on its PodGroup: " +
-                                       std::string(recorded.status().message()));
+        outcomes[g] = absl::Status(recorded.code(), "recording the placement on its PodGroup: " +
+                                                        std::string(recorded.message()));
         return;
       }
     }

@@ -154,6 +154,18 @@ std::string KeyText(const Key& key) {
                         : fmt::format("{} {}/{}", key.resource, key.ns, key.name);
 }
 
+// Whether `v` holds a number that is not finite. Every write asks, so this walk builds no path.
+bool HasNonFinite(const boost::json::value& v) {
+  if (const double* d = v.if_double()) return !std::isfinite(*d);
+  if (const boost::json::array* a = v.if_array()) {
+    return std::any_of(a->begin(), a->end(), [](const auto& e) { return HasNonFinite(e); });
+  }
+  if (const boost::json::object* o = v.if_object()) {
+    return std::any_of(o->begin(), o->end(), [](const auto& m) { return HasNonFinite(m.value()); });
+  }
+  return false;
+}
+
 // Whether `v` holds a number that is not finite; if so `path` (empty on entry) is its path,
 // "spec.x[2]".
 bool FindNonFinite(const boost::json::value& v, std::string& path) {
@@ -185,7 +197,7 @@ absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_
         fmt::format("{}: the object must be a JSON object", KeyText(key)));
   }
   // boost::json would write an infinity or NaN as a bare token no JSON parser reads.
-  if (std::string path; FindNonFinite(object, path)) {
+  if (std::string path; HasNonFinite(object) && FindNonFinite(object, path)) {
     return absl::InvalidArgumentError(fmt::format(
         "{}: {}: the number is not finite, and JSON cannot represent it", KeyText(key), path));
   }
@@ -674,7 +686,7 @@ std::optional<std::string> StoredObjectProblem(std::string_view json) {
   if (!object.is_object()) return "not a JSON object";
   const boost::json::value* metadata = object.get_object().if_contains("metadata");
   if (metadata != nullptr && !metadata->is_object()) return "metadata is not a JSON object";
-  if (std::string path; FindNonFinite(object, path)) {
+  if (std::string path; HasNonFinite(object) && FindNonFinite(object, path)) {
     return fmt::format("{}: the number is not finite", path);
   }
   return std::nullopt;
