@@ -53,8 +53,9 @@ FieldSet Decode(const json::object& fields) {
 
 json::object Encode(const FieldSet& set) {
   json::object out;
-  if (set.member && !set.children.empty()) out["."] = json::object();
-  for (const auto& [key, child] : set.children) out[key] = Encode(child);
+  out.reserve(set.children.size() + 1);
+  if (set.member && !set.children.empty()) out.emplace(".", json::object());
+  for (const auto& [key, child] : set.children) out.emplace(key, Encode(child));
   return out;
 }
 
@@ -258,7 +259,11 @@ void RemoveUnowned(json::value& value, const FieldSet& remove, const FieldSet* k
 // --- The fields an object sets ---------------------------------------------------------------
 
 std::string Join(std::string_view parent, std::string_view field) {
-  return parent.empty() ? std::string(field) : fmt::format("{}.{}", parent, field);
+  std::string out;
+  out.reserve(parent.size() + field.size() + 1);
+  if (!parent.empty()) out.append(parent).push_back('.');
+  out.append(field);
+  return out;
 }
 
 // The "k:" key of `element` in a list keyed by `merge_key`; nullopt when it lacks the key.
@@ -728,16 +733,21 @@ bool RecordUpdate(const json::object& live, const json::value* stored, json::obj
       differ = true;
     }
   }
+  // A new entry of `who` holds what the write changed alone, all of it in `next`.
+  const Entry* fresh = nullptr;
   if (mine == entries.end() && !changed.empty()) {
     Entry e;
     e.manager = who.manager;
     e.operation = "Update";
     e.api_version = who.api_version;
     e.subresource = who.subresource;
+    e.time = std::string(now);
+    e.fields = std::move(changed);
     entries.push_back(std::move(e));
     mine = std::prev(entries.end());
-  }
-  if (mine != entries.end() && !changed.empty()) {
+    fresh = &*mine;
+    differ = true;
+  } else if (mine != entries.end() && !changed.empty()) {
     Union(mine->fields, changed);
     mine->time = std::string(now);
     mine->stored = nullptr;
@@ -748,6 +758,7 @@ bool RecordUpdate(const json::object& live, const json::value* stored, json::obj
   const std::vector<std::string_view> kept =
       reset ? std::vector<std::string_view>() : unchanged;
   for (Entry& e : entries) {
+    if (&e == fresh) continue;
     if (RestrictWritten(e.fields, next_value.get_object(), kept)) {
       e.stored = nullptr;
       differ = true;

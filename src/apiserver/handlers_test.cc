@@ -703,8 +703,8 @@ TEST_F(HandlersTest, PatchesKeepFieldOwnershipAndAJsonPatchStillSeesIt) {
   EXPECT_EQ(Body(again).at("metadata"), merged_body.at("metadata"));
 
   auto tested = Call("PATCH", cm,
-                     R"([{"op":"test","path":"/metadata/managedFields/0/manager","value":"creator"},)"
-                     R"({"op":"add","path":"/data/c","value":"3"}])",
+                     R"([{"op":"test","path":"/metadata/managedFields/0/manager",)"
+                     R"("value":"creator"},{"op":"add","path":"/data/c","value":"3"}])",
                      "application/json-patch+json", {{"fieldManager", "editor"}});
   ASSERT_EQ(tested.status, 200) << tested.body;
   EXPECT_EQ(Body(tested).at("data").at("c"), "3");
