@@ -1,7 +1,7 @@
 // What a fresh cluster has before anyone writes to it: the four namespaces and the two system
 // PriorityClasses kube-apiserver creates (its scheduling storage's post-start hook,
 // SystemPriorityClasses), and the two queues Volcano's scheduler creates (default and root,
-// weight 1, Open).
+// weight 1, Open); and each namespace's "default" ServiceAccount.
 
 #include "absl/status/status.h"
 #include "apiserver/admission/admission.h"
@@ -12,6 +12,15 @@
 namespace muster::apiserver {
 
 namespace json = boost::json;
+
+void Handlers::EnsureDefaultServiceAccount(const std::string& ns) {
+  const ResourceInfo* accounts = FindResource("", "v1", "serviceaccounts");
+  if (accounts == nullptr || store_.Get({accounts->StoreResource(), ns, "default"}).ok()) return;
+  json::object obj{{"apiVersion", "v1"},
+                   {"kind", "ServiceAccount"},
+                   {"metadata", json::object{{"name", "default"}, {"namespace", ns}}}};
+  (void)CreateObject(*accounts, ns, std::move(obj), false);
+}
 
 absl::Status Handlers::Bootstrap() {
   const ResourceInfo* namespaces = FindResource("", "v1", "namespaces");
@@ -49,6 +58,8 @@ absl::Status Handlers::Bootstrap() {
           fmt::format("creating priority class {}: {}", pc.name, created.error().message));
     }
   }
+  const store::ListResult stored = store_.List(namespaces->StoreResource(), "");
+  for (const store::Object& ns : stored.items) EnsureDefaultServiceAccount(ns.key.name);
   for (const char* name : {"root", "default"}) {
     if (store_.Get({queues->StoreResource(), "", name}).ok()) continue;
     json::object obj;

@@ -104,10 +104,14 @@ class Handlers {
 
   // Creates what a fresh cluster has, where missing: the namespaces default, kube-system,
   // kube-public and kube-node-lease, and the Volcano queues default and root (weight 1, Open).
-  // Idempotent.
+  // Idempotent. Every namespace stored gets its "default" ServiceAccount where it lacks one.
   absl::Status Bootstrap();
 
  private:
+  // The namespace's "default" ServiceAccount, as kube's serviceaccounts controller creates it:
+  // made with the namespace (CreateObject) and at start-up (Bootstrap), so that it is there
+  // before the first pod. Best effort, as the controller's: a namespace being deleted gets none.
+  void EnsureDefaultServiceAccount(const std::string& ns);
   HttpResponse HandleResource(const HttpRequest& req, const Target& target);
 
   // Reads (handlers.cc).

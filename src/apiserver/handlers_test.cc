@@ -128,6 +128,85 @@ constexpr char kPods[] = "/api/v1/namespaces/default/pods";
 constexpr char kJobs[] = "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs";
 constexpr char kQueues[] = "/apis/scheduling.volcano.sh/v1beta1/queues";
 
+// Secrets as kube-apiserver keeps them: stringData merged into data as base64 and never stored,
+// type Opaque by default, data that is not base64 refused as kube's decoder refuses it, keys as
+// for ConfigMaps, and what `immutable` and a type freeze.
+TEST_F(HandlersTest, SecretsTakeStringDataAsBase64AndRefuseWhatKubeRefuses) {
+  const std::string secrets = "/api/v1/namespaces/default/secrets";
+  auto created = Call("POST", secrets,
+                      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"token"},)"
+                      R"("data":{"a":"b2xk"},"stringData":{"a":"new","user":"ml"}})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json::value secret = Body(Call("GET", secrets + "/token"));
+  EXPECT_EQ(secret.at("data"), json::parse(R"({"a":"bmV3","user":"bWw="})"));
+  EXPECT_EQ(secret.at("type"), "Opaque");
+  EXPECT_FALSE(secret.as_object().contains("stringData"));
+
+  auto bad = Call("POST", secrets,
+                  R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"bad"},)"
+                  R"("data":{"k":"no!base64"}})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Body(bad).at("message"),
+            "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at "
+            "input byte 2");
+  auto key = Call("POST", secrets,
+                  R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"k"},)"
+                  R"("stringData":{"a/b":"x"}})");
+  EXPECT_EQ(key.status, 422);
+  EXPECT_THAT(std::string(Body(key).at("message").as_string()),
+              HasSubstr("data[a/b]: Invalid value: \"a/b\": a valid config key must consist"));
+  auto tls = Call("POST", secrets,
+                  R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"tls"},)"
+                  R"("type":"kubernetes.io/tls","stringData":{"tls.crt":"x"}})");
+  EXPECT_EQ(tls.status, 422);
+  EXPECT_THAT(std::string(Body(tls).at("message").as_string()),
+              HasSubstr("data[tls.key]: Required value"));
+
+  auto retyped = Call("PATCH", secrets + "/token", R"({"type":"kubernetes.io/basic-auth"})",
+                      "application/merge-patch+json");
+  EXPECT_EQ(retyped.status, 422);
+  EXPECT_THAT(std::string(Body(retyped).at("message").as_string()),
+              HasSubstr("type: Invalid value: \"kubernetes.io/basic-auth\": field is immutable"));
+  ASSERT_EQ(Call("PATCH", secrets + "/token", R"({"immutable":true})",
+                 "application/merge-patch+json")
+                .status,
+            200);
+  auto frozen = Call("PATCH", secrets + "/token", R"({"stringData":{"a":"changed"}})",
+                     "application/merge-patch+json");
+  EXPECT_EQ(frozen.status, 422);
+  EXPECT_THAT(std::string(Body(frozen).at("message").as_string()),
+              HasSubstr("data: Forbidden: field is immutable when `immutable` is set"));
+  EXPECT_EQ(Body(Call("GET", secrets + "/token")).at("data"), secret.at("data"));
+}
+
+// Every namespace has a "default" ServiceAccount, made with it; a pod naming one that does not
+// exist is refused as kube's serviceaccount admission refuses it.
+TEST_F(HandlersTest, NamespacesHaveADefaultServiceAccountAndPodsMustNameOneThatExists) {
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/serviceaccounts/default").status, 200);
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})")
+                .status,
+            201);
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/team/serviceaccounts/default").status, 200);
+
+  auto pod = [](std::string_view account) {
+    return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p"}},)"
+                       R"("spec":{{"serviceAccountName":"{}",)"
+                       R"("containers":[{{"name":"c","image":"busybox"}}]}}}})",
+                       account);
+  };
+  auto refused = Call("POST", "/api/v1/namespaces/team/pods", pod("trainer"));
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(Body(refused).at("message"),
+            "pods \"p\" is forbidden: error looking up service account team/trainer: "
+            "serviceaccount \"trainer\" not found");
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces/team/serviceaccounts",
+                 R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"trainer"}})")
+                .status,
+            201);
+  EXPECT_EQ(Call("POST", "/api/v1/namespaces/team/pods", pod("trainer")).status, 201);
+}
+
 // kube-apiserver stores its two system PriorityClasses at start-up; `kubectl get pc` lists them.
 TEST_F(HandlersTest, AFreshClusterHasTheSystemPriorityClasses) {
   HttpResponse list = Call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses");
@@ -329,23 +408,26 @@ TEST_F(HandlersTest, PatchTypes) {
 // kube-apiserver cannot store an object past etcd's request limit (1.5 MiB by default); neither
 // can muster's store. A write that would grow one past it is a 413 that changes nothing, where it
 // used to be stored, and each patch that doubled a field made every later write slower.
+// (An Event: a ConfigMap's or Secret's data is refused past 1 MiB by validation first.)
 TEST_F(HandlersTest, AWriteThatGrowsAnObjectPastTheLimitIs413AndChangesNothing) {
-  const std::string cms = "/api/v1/namespaces/default/configmaps";
-  ASSERT_EQ(Call("POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}})")
+  const std::string cms = "/api/v1/namespaces/default/events";
+  ASSERT_EQ(Call("POST", cms,
+                 R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"c"},)"
+                 R"("involvedObject":{"kind":"Pod","name":"p","namespace":"default"}})")
                 .status,
             201);
   const std::string mib(1 << 20, 'x');
-  auto first = Call("PATCH", cms + "/c", R"({"data":{"a":")" + mib + R"("}})",
+  auto first = Call("PATCH", cms + "/c", R"({"message":")" + mib + R"("})",
                     "application/merge-patch+json");
   ASSERT_EQ(first.status, 200) << first.body.substr(0, 300);
-  auto second = Call("PATCH", cms + "/c", R"({"data":{"b":")" + mib + R"("}})",
+  auto second = Call("PATCH", cms + "/c", R"({"source":{"component":")" + mib + R"("}})",
                      "application/merge-patch+json");
   ASSERT_EQ(second.status, 413) << second.body.substr(0, 300);
   EXPECT_EQ(Body(second).at("reason").as_string(), "RequestEntityTooLarge");
   EXPECT_THAT(std::string(Body(second).at("message").as_string()),
               HasSubstr("more than the limit of 1572864"));
   json::value live = Body(Call("GET", cms + "/c"));
-  EXPECT_FALSE(live.at("data").as_object().contains("b"));
+  EXPECT_FALSE(live.as_object().contains("source"));
   EXPECT_EQ(live.at("metadata").at("resourceVersion"),
             Body(first).at("metadata").at("resourceVersion"));
 }

@@ -145,7 +145,12 @@ ApiResult<std::string> Handlers::CreateObject(const ResourceInfo& res, const std
   ApiResult<PreparedCreate> prepared = PrepareCreate(res, ns, std::move(obj));
   if (!prepared.ok()) return prepared.error();
   if (dry_run) return json::serialize(prepared->op.object);
-  return CommitCreate(res, std::move(*prepared));
+  const std::string name = prepared->op.key.name;
+  ApiResult<std::string> stored = CommitCreate(res, std::move(*prepared));
+  if (stored.ok() && res.group.empty() && res.resource == "namespaces") {
+    EnsureDefaultServiceAccount(name);
+  }
+  return stored;
 }
 
 std::vector<std::optional<ApiError>> Handlers::CreateAll(

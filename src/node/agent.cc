@@ -29,6 +29,12 @@ const client::Resource& ConfigMaps() {
   return *r;
 }
 
+const client::Resource& Secrets() {
+  static const client::Resource* const r =
+      new client::Resource{"", "v1", "secrets", "Secret", true};
+  return *r;
+}
+
 std::string FirstLine(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -151,9 +157,9 @@ class NodeAgent::Sink : public PodSink {
   void StopEvents() { recorder_.Stop(); }
   const absl::Status& EventsStarted() const { return events_started_; }
 
-  absl::StatusOr<json::object> GetConfigMap(const std::string& ns,
-                                            const std::string& name) override {
-    return client_.Get(ConfigMaps(), ns, name);
+  absl::StatusOr<json::object> GetObject(std::string_view resource, const std::string& ns,
+                                         const std::string& name) override {
+    return client_.Get(resource == "secrets" ? Secrets() : ConfigMaps(), ns, name);
   }
 
  private:

@@ -100,50 +100,67 @@ absl::Status WriteFile(const fs::path& path, std::string_view content) {
   return absl::OkStatus();
 }
 
-// ConfigMap `name` of the pod's namespace; an optional one that is missing reads as empty.
-absl::StatusOr<json::object> GetConfigMap(const LaunchContext& context, const std::string& name,
-                                          bool optional) {
-  absl::StatusOr<json::object> cm = context.get_config_map
-                                        ? context.get_config_map(context.ns, name)
-                                        : absl::NotFoundError("no ConfigMaps");
-  if (cm.ok()) return cm;
-  if (absl::IsNotFound(cm.status())) {
+// What a pod reads keys from: a ConfigMap, or a Secret (whose data is base64).
+struct KeyedKind {
+  std::string_view resource;  // "configmaps" or "secrets"
+  std::string_view lower;     // as the kubelet's messages name it: "configmap", "secret"
+  std::string_view kind;      // "ConfigMap", "Secret"
+};
+constexpr KeyedKind kConfigMap{"configmaps", "configmap", "ConfigMap"};
+constexpr KeyedKind kSecret{"secrets", "secret", "Secret"};
+
+// The ConfigMap or Secret `name` of the pod's namespace; an optional one that is missing reads as
+// empty.
+absl::StatusOr<json::object> GetKeyed(const LaunchContext& context, const KeyedKind& kind,
+                                      const std::string& name, bool optional) {
+  absl::StatusOr<json::object> got = context.get_object
+                                         ? context.get_object(kind.resource, context.ns, name)
+                                         : absl::NotFoundError("none served");
+  if (got.ok()) return got;
+  if (absl::IsNotFound(got.status())) {
     if (optional) return json::object();
-    return absl::NotFoundError(Cat("configmap \"", name, "\" not found"));
+    return absl::NotFoundError(Cat(kind.lower, " \"", name, "\" not found"));
   }
   return absl::UnavailableError(
-      Cat("getting configmap \"", name, "\": ", std::string(cm.status().message())));
+      Cat("getting ", kind.lower, " \"", name, "\": ", std::string(got.status().message())));
 }
 
-// A ConfigMap's keys and their contents: data as written, binaryData decoded.
-std::map<std::string, std::string> ConfigMapFiles(const json::object& cm) {
+// The keys and their contents: a ConfigMap's data as written and binaryData decoded, a Secret's
+// data decoded.
+std::map<std::string, std::string> KeyedFiles(const json::object& object, const KeyedKind& kind) {
   std::map<std::string, std::string> files;
-  if (const json::object* data = ObjectAt(cm, "data")) {
+  auto add = [&](std::string_view field, bool base64) {
+    const json::object* data = ObjectAt(object, field);
+    if (data == nullptr) return;
     for (const auto& [k, v] : *data) {
-      if (v.is_string()) files[std::string(k)] = std::string(v.get_string());
-    }
-  }
-  if (const json::object* binary = ObjectAt(cm, "binaryData")) {
-    for (const auto& [k, v] : *binary) {
-      std::string decoded;
-      if (v.is_string() && absl::Base64Unescape(std::string(v.get_string()), &decoded)) {
-        files[std::string(k)] = decoded;
+      if (!v.is_string()) continue;
+      std::string content(v.get_string());
+      if (base64) {
+        std::string decoded;
+        if (!absl::Base64Unescape(content, &decoded)) continue;
+        content = std::move(decoded);
       }
+      files[std::string(k)] = std::move(content);
     }
-  }
+  };
+  const bool secret = kind.resource == kSecret.resource;
+  add("data", secret);
+  if (!secret) add("binaryData", true);
   return files;
 }
 
-// Writes a configMap volume's files (its items, or every key) into `dir`, afresh.
-absl::Status WriteConfigMapVolume(const LaunchContext& context, const json::object& volume,
-                                  const fs::path& dir) {
+// Writes a configMap or secret volume's files (its items, or every key) into `dir`, afresh.
+absl::Status WriteKeyedVolume(const LaunchContext& context, const json::object& volume,
+                              const KeyedKind& kind, const fs::path& dir) {
   const bool optional = IsOptional(volume);
-  absl::StatusOr<json::object> cm = GetConfigMap(context, StringAt(volume, "name"), optional);
-  if (!cm.ok()) return absl::UnavailableError(cm.status().message());
+  const std::string name =
+      StringAt(volume, kind.resource == kSecret.resource ? "secretName" : "name");
+  absl::StatusOr<json::object> object = GetKeyed(context, kind, name, optional);
+  if (!object.ok()) return absl::UnavailableError(object.status().message());
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
-  const std::map<std::string, std::string> files = ConfigMapFiles(*cm);
+  const std::map<std::string, std::string> files = KeyedFiles(*object, kind);
   std::vector<std::pair<std::string, std::string>> wanted;  // path -> key
   if (const json::array* items = ArrayAt(volume, "items"); items != nullptr && !items->empty()) {
     for (const json::value& iv : *items) {
@@ -157,7 +174,10 @@ absl::Status WriteConfigMapVolume(const LaunchContext& context, const json::obje
     auto it = files.find(key);
     if (it == files.end()) {
       if (optional) continue;
-      return absl::UnavailableError(Cat("configmap references non-existent config key: ", key));
+      return absl::UnavailableError(
+          kind.resource == kSecret.resource
+              ? Cat("references non-existent secret key: ", key)
+              : Cat("configmap references non-existent config key: ", key));
     }
     if (ClimbsOut(path) || path.empty() || path.front() == '/') {
       return absl::UnavailableError(Cat("item path \"", path, "\" is not a relative path"));
@@ -187,7 +207,12 @@ absl::StatusOr<fs::path> MaterializeVolume(const LaunchContext& context, const s
   std::error_code ec;
   if (const json::object* cm = ObjectAt(*volume, "configMap")) {
     const fs::path dir = pod_dir / "volumes" / name;
-    if (absl::Status s = WriteConfigMapVolume(context, *cm, dir); !s.ok()) return s;
+    if (absl::Status s = WriteKeyedVolume(context, *cm, kConfigMap, dir); !s.ok()) return s;
+    return dir;
+  }
+  if (const json::object* secret = ObjectAt(*volume, "secret")) {
+    const fs::path dir = pod_dir / "volumes" / name;
+    if (absl::Status s = WriteKeyedVolume(context, *secret, kSecret, dir); !s.ok()) return s;
     return dir;
   }
   if (volume->contains("emptyDir")) {
@@ -199,7 +224,7 @@ absl::StatusOr<fs::path> MaterializeVolume(const LaunchContext& context, const s
     return fs::path(StringAt(*host, "path"));
   }
   return absl::UnavailableError(
-      "the process runtime provides configMap, emptyDir and hostPath volumes only");
+      "the process runtime provides configMap, secret, emptyDir and hostPath volumes only");
 }
 
 // One volumeMount: its volume linked at <root><mountPath>, with the kubelet's message on failure.
@@ -239,13 +264,7 @@ absl::Status MountVolumes(const LaunchContext& context, const json::object& cont
   return absl::OkStatus();
 }
 
-absl::Status SecretNotFound(const json::object& ref) {
-  return absl::UnavailableError(
-      Cat("secret \"", StringAt(ref, "name"), "\" not found (muster serves no Secrets)"));
-}
-
-// envFrom: each ConfigMap's data under its prefix; Secrets, which muster does not serve, only
-// when optional.
+// envFrom: each ConfigMap's or Secret's keys under its prefix.
 absl::Status AddEnvFrom(const LaunchContext& context, const json::object& container,
                         LaunchEnvironment& env) {
   const json::array* from = ArrayAt(container, "envFrom");
@@ -254,18 +273,20 @@ absl::Status AddEnvFrom(const LaunchContext& context, const json::object& contai
     if (!fv.is_object()) continue;
     const json::object& source = fv.get_object();
     const std::string prefix = StringAt(source, "prefix");
-    if (const json::object* ref = ObjectAt(source, "configMapRef")) {
-      absl::StatusOr<json::object> cm =
-          GetConfigMap(context, StringAt(*ref, "name"), IsOptional(*ref));
-      if (!cm.ok()) return absl::UnavailableError(cm.status().message());
-      if (const json::object* data = ObjectAt(*cm, "data")) {
-        for (const auto& [k, v] : *data) {
-          if (v.is_string()) env.Define(Cat(prefix, std::string(k)), std::string(v.get_string()));
-        }
-      }
-    } else if (const json::object* secret = ObjectAt(source, "secretRef")) {
-      if (!IsOptional(*secret)) return SecretNotFound(*secret);
+    const json::object* ref = ObjectAt(source, "configMapRef");
+    const KeyedKind* kind = &kConfigMap;
+    if (ref == nullptr) {
+      ref = ObjectAt(source, "secretRef");
+      kind = &kSecret;
     }
+    if (ref == nullptr) continue;
+    absl::StatusOr<json::object> object =
+        GetKeyed(context, *kind, StringAt(*ref, "name"), IsOptional(*ref));
+    if (!object.ok()) return absl::UnavailableError(object.status().message());
+    // A ConfigMap's binaryData is not for the environment (the kubelet reads data alone).
+    json::object data_only;
+    if (const json::value* data = object->if_contains("data")) data_only["data"] = *data;
+    for (const auto& [k, v] : KeyedFiles(data_only, *kind)) env.Define(Cat(prefix, k), v);
   }
   return absl::OkStatus();
 }
@@ -354,23 +375,28 @@ absl::StatusOr<std::optional<std::string>> EnvValue(const LaunchContext& context
   if (const json::object* res = ObjectAt(*from, "resourceFieldRef")) {
     return ResourceFieldRefValue(context, container, name, *res);
   }
-  if (const json::object* key_ref = ObjectAt(*from, "configMapKeyRef")) {
+  const json::object* key_ref = ObjectAt(*from, "configMapKeyRef");
+  const KeyedKind* kind = &kConfigMap;
+  if (key_ref == nullptr) {
+    key_ref = ObjectAt(*from, "secretKeyRef");
+    kind = &kSecret;
+  }
+  if (key_ref != nullptr) {
     const bool optional = IsOptional(*key_ref);
-    const std::string cm_name = StringAt(*key_ref, "name");
-    absl::StatusOr<json::object> cm = GetConfigMap(context, cm_name, optional);
-    if (!cm.ok()) return absl::UnavailableError(cm.status().message());
-    const json::object* data = ObjectAt(*cm, "data");
+    const std::string object_name = StringAt(*key_ref, "name");
+    absl::StatusOr<json::object> object = GetKeyed(context, *kind, object_name, optional);
+    if (!object.ok()) return absl::UnavailableError(object.status().message());
+    json::object data_only;
+    if (const json::value* data = object->if_contains("data")) data_only["data"] = *data;
+    const std::map<std::string, std::string> values = KeyedFiles(data_only, *kind);
     const std::string key = StringAt(*key_ref, "key");
-    if (data == nullptr || !data->contains(key) || !data->at(key).is_string()) {
+    auto it = values.find(key);
+    if (it == values.end()) {
       if (optional) return std::nullopt;
       return absl::UnavailableError(
-          Cat("couldn't find key ", key, " in ConfigMap ", context.ns, "/", cm_name));
+          Cat("couldn't find key ", key, " in ", kind->kind, " ", context.ns, "/", object_name));
     }
-    return std::string(data->at(key).get_string());
-  }
-  if (const json::object* secret = ObjectAt(*from, "secretKeyRef")) {
-    if (IsOptional(*secret)) return std::nullopt;
-    return SecretNotFound(*secret);
+    return it->second;
   }
   return std::nullopt;
 }

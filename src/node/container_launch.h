@@ -31,9 +31,10 @@
 
 namespace muster::node {
 
-// A ConfigMap by namespace and name; NotFound when there is none.
-using ConfigMapGetter = std::function<absl::StatusOr<boost::json::object>(const std::string& ns,
-                                                                          const std::string& name)>;
+// A ConfigMap or Secret (`resource` "configmaps" or "secrets") by namespace and name; NotFound
+// when there is none.
+using ObjectGetter = std::function<absl::StatusOr<boost::json::object>(
+    std::string_view resource, const std::string& ns, const std::string& name)>;
 
 // What a launch is built from besides the container: the pod and where it runs. Every reference
 // must outlive the BuildContainerLaunch call.
@@ -47,8 +48,8 @@ struct LaunchContext {
   const std::string& data_dir;  // PodWorkerOptions::data_dir
   // Every container's spec, init containers first, for resourceFieldRef.containerName.
   std::vector<const boost::json::object*> containers;
-  // Empty: the cluster serves no ConfigMaps.
-  const ConfigMapGetter& get_config_map;
+  // Empty: the cluster serves no ConfigMaps nor Secrets.
+  const ObjectGetter& get_object;
 };
 
 // The container to launch, and what its worker knows about its runs.

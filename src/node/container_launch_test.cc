@@ -96,7 +96,7 @@ class ContainerLaunchTest : public ::testing::Test {
                                 .node = node_,
                                 .data_dir = data_dir_,
                                 .containers = containers,
-                                .get_config_map = config_maps_};
+                                .get_object = objects_};
     return BuildContainerLaunch(context, {.spec = Container(i),
                                           .init = init,
                                           .devices = devices_,
@@ -111,10 +111,12 @@ class ContainerLaunchTest : public ::testing::Test {
   std::vector<const NodeDevice*> devices_;
   std::optional<double> resume_seconds_;
   std::map<std::string, json::object> config_map_objects_;
-  ConfigMapGetter config_maps_ = [this](const std::string& ns,
-                                        const std::string& name) -> absl::StatusOr<json::object> {
-    auto it = config_map_objects_.find(ns + "/" + name);
-    if (it == config_map_objects_.end()) return absl::NotFoundError(name);
+  std::map<std::string, json::object> secret_objects_;
+  ObjectGetter objects_ = [this](std::string_view resource, const std::string& ns,
+                                 const std::string& name) -> absl::StatusOr<json::object> {
+    const auto& objects = resource == "secrets" ? secret_objects_ : config_map_objects_;
+    auto it = objects.find(ns + "/" + name);
+    if (it == objects.end()) return absl::NotFoundError(name);
     return it->second;
   };
 };
@@ -197,8 +199,33 @@ TEST_F(ContainerLaunchTest, EnvironmentProblemsWaitAsCreateContainerConfigError)
   SetPod(R"({"containers":[{"name":"main","command":["true"],
       "envFrom":[{"secretRef":{"name":"s"}}]}]})");
   LaunchResult built = Build(0);
-  EXPECT_THAT(built.launch.status().message(), HasSubstr("muster serves no Secrets"));
+  EXPECT_EQ(built.launch.status().message(), "secret \"s\" not found");
   EXPECT_EQ(built.waiting_reason, "CreateContainerConfigError");
+}
+
+// Secrets as the kubelet gives them: a key of data decoded (secretKeyRef), every key under a
+// prefix (envFrom), and a volume of files, one per key or per item.
+TEST_F(ContainerLaunchTest, SecretsReachTheEnvironmentAndVolumesDecoded) {
+  secret_objects_["default/creds"] =
+      json::parse(R"({"data":{"token":"czNjcjN0","user":"bWw="}})").as_object();
+  SetPod(R"({"volumes":[{"name":"keys","secret":{"secretName":"creds",
+                          "items":[{"key":"token","path":"auth/token"}]}}],
+             "containers":[{"name":"main","command":["true"],
+                "volumeMounts":[{"name":"keys","mountPath":"/etc/keys"}],
+                "envFrom":[{"secretRef":{"name":"creds"},"prefix":"DB_"}],
+                "env":[{"name":"TOKEN","valueFrom":{"secretKeyRef":
+                           {"name":"creds","key":"token"}}}]}]})");
+  LaunchResult built = Build(0);
+  ASSERT_TRUE(built.launch.ok()) << built.launch.status();
+  EXPECT_THAT(built.launch->env, Contains("TOKEN=s3cr3t"));
+  EXPECT_THAT(built.launch->env, Contains("DB_user=ml"));
+  EXPECT_THAT(built.launch->env, Contains("DB_token=s3cr3t"));
+  const std::filesystem::path root = data_dir_ + "/pods/default/p/main/rootfs";
+  EXPECT_EQ(ReadAll(root / "etc/keys/auth/token"), "s3cr3t");
+
+  SetPod(R"({"containers":[{"name":"main","command":["true"],
+      "env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"creds","key":"absent"}}}]}]})");
+  EXPECT_EQ(Build(0).launch.status().message(), "couldn't find key absent in Secret default/creds");
 }
 
 TEST_F(ContainerLaunchTest, ConfigMapVolumesAreWrittenAndLinkedAtTheirMountPath) {

@@ -152,8 +152,9 @@ class PodManager::Shard {
                                                                            : manager_.simulated_;
     PodWorkerHooks hooks;
     PodSink& sink = manager_.sink_;
-    hooks.get_config_map = [&sink](const std::string& cns, const std::string& cname) {
-      return sink.GetConfigMap(cns, cname);
+    hooks.get_object = [&sink](std::string_view resource, const std::string& cns,
+                               const std::string& cname) {
+      return sink.GetObject(resource, cns, cname);
     };
     hooks.on_exit = [this, key, uid](ContainerId id, const ContainerExit& exit) {
       Item item;

@@ -48,9 +48,10 @@ class PodSink {
   // Deletes the pod now (gracePeriodSeconds=0, precondition uid): its containers have stopped.
   virtual absl::Status ConfirmDeletion(const PodRef& pod) = 0;
   virtual void RecordEvent(const PodRef& pod, const std::string& node, const PodEvent& event) = 0;
-  // NotFound when there is no such ConfigMap.
-  virtual absl::StatusOr<boost::json::object> GetConfigMap(const std::string& ns,
-                                                           const std::string& name) = 0;
+  // The ConfigMap or Secret (`resource` "configmaps" or "secrets"); NotFound when there is none.
+  virtual absl::StatusOr<boost::json::object> GetObject(std::string_view resource,
+                                                        const std::string& ns,
+                                                        const std::string& name) = 0;
 };
 
 struct PodManagerOptions {

@@ -133,9 +133,10 @@ class FakeSink : public PodSink {
     events_[pod.name].push_back(event.type + " " + event.reason + ": " + event.message);
     cv_.notify_all();
   }
-  absl::StatusOr<json::object> GetConfigMap(const std::string& ns,
-                                            const std::string& name) override {
+  absl::StatusOr<json::object> GetObject(std::string_view resource, const std::string& ns,
+                                         const std::string& name) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (resource != "configmaps") return absl::NotFoundError("secrets \"" + name + "\" not found");
     auto it = config_maps_.find(ns + "/" + name);
     if (it == config_maps_.end()) return absl::NotFoundError("configmaps \"" + name + "\" not found");
     return it->second;

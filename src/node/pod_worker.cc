@@ -259,7 +259,7 @@ LaunchResult PodWorker::BuildLaunch(const Container& c) const {
                         .node = node_.config(),
                         .data_dir = options_.data_dir,
                         .containers = {},
-                        .get_config_map = hooks_.get_config_map};
+                        .get_object = hooks_.get_object};
   for (const auto* list : {&init_, &app_}) {
     for (const auto& other : *list) context.containers.push_back(&other->spec);
   }

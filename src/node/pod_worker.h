@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -78,9 +79,12 @@ struct PodEvent {
 };
 
 struct PodWorkerHooks {
-  // A ConfigMap (volumes, env valueFrom, envFrom); NotFound when there is none.
-  std::function<absl::StatusOr<boost::json::object>(const std::string& ns, const std::string& name)>
-      get_config_map;
+  // A ConfigMap or Secret (volumes, env valueFrom, envFrom) by resource ("configmaps" or
+  // "secrets"), namespace and name; NotFound when there is none (container_launch.h's
+  // ObjectGetter).
+  std::function<absl::StatusOr<boost::json::object>(std::string_view resource,
+                                                    const std::string& ns, const std::string& name)>
+      get_object;
   // Handed to Runtime::Start: must route the exit back to this worker's OnExit on its thread.
   Runtime::ExitCallback on_exit;
 };

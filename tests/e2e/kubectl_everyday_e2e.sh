@@ -273,6 +273,38 @@ done
 expect_eq "vcjob deleted and applied again, 5 runs: each its own PodGroup and pods, Completed" \
   "5 runs" echo "$runs runs${why:+ ($why)}"
 
+# Secrets and ServiceAccounts: kubectl's generators, its columns, and a process pod reading a
+# Secret's keys from its environment and from a volume; a pod naming no such account is refused.
+expect "create secret generic" "secret/db created" \
+  k create secret generic db --from-literal=user=ml --from-literal=token=s3cr3t
+expect_re "get secret: type and number of keys" '^db +Opaque +2 ' k get secret db
+expect_eq "get secret: data is base64" "czNjcjN0" k get secret db -o jsonpath='{.data.token}'
+expect_re "get sa: every namespace has default" '^default +0 ' k get sa default
+cat >"$work/secret-pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: reads-secret}
+spec:
+  nodeSelector: {pool: proc}
+  restartPolicy: Never
+  serviceAccountName: default
+  volumes: [{name: keys, secret: {secretName: db}}]
+  containers:
+    - name: main
+      image: busybox
+      command: ["/bin/sh", "-c", "echo \"$TOKEN $(cat $MUSTER_ROOT/etc/keys/user)\""]
+      env: [{name: TOKEN, valueFrom: {secretKeyRef: {name: db, key: token}}}]
+      volumeMounts: [{name: keys, mountPath: /etc/keys}]
+EOF
+expect "apply a pod reading the Secret" "pod/reads-secret created" k apply -f "$work/secret-pod.yaml"
+wait_for 60 phase_is pod/reads-secret Succeeded
+expect_eq "the pod read the Secret from env and volume" "s3cr3t ml" k logs reads-secret
+sed 's/serviceAccountName: default/serviceAccountName: nobody/; s/reads-secret/nobody/' \
+  "$work/secret-pod.yaml" >"$work/nobody-pod.yaml"
+expect_re "a pod naming an absent ServiceAccount is refused" \
+  'error looking up service account default/nobody: serviceaccount "nobody" not found' \
+  sh -c "$KUBECTL --cache-dir '$work/cache' apply -f '$work/nobody-pod.yaml' 2>&1"
+
 stop_process "$up_pid" 15
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

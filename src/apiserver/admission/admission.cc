@@ -11,7 +11,8 @@
 //   - pods:           pkg/apis/core/v1/defaults.go, plugin/pkg/admission/priority,
 //                     defaulttolerationseconds (pods_mutate.cc); pkg/apis/core/validation
 //                     (ValidatePodSpec, ValidatePodUpdate) (pods_validate.cc)
-//   - other core:     namespaces.cc, events.cc, services.cc (defaults, cluster IPs, node ports)
+//   - other core:     namespaces.cc, events.cc, services.cc (defaults, cluster IPs, node ports),
+//                     config_data.cc (ConfigMaps and Secrets)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc)
@@ -35,6 +36,7 @@
 
 namespace muster::apiserver {
 
+using admission::AdmitConfigMap;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
@@ -42,6 +44,7 @@ using admission::AdmitPod;
 using admission::AdmitPodGroup;
 using admission::AdmitPriorityClass;
 using admission::AdmitQueue;
+using admission::AdmitSecret;
 using admission::AdmitService;
 using admission::AdmitVolcanoJob;
 using admission::CheckNamespaceLifecycle;
@@ -69,6 +72,8 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     if (res.resource == "namespaces") refused = AdmitNamespace(c);
     if (res.resource == "events") refused = AdmitEvent(c);
     if (res.resource == "services") refused = AdmitService(c);
+    if (res.resource == "configmaps") refused = AdmitConfigMap(c);
+    if (res.resource == "secrets") refused = AdmitSecret(c);
   } else if (res.group == "scheduling.k8s.io" && res.resource == "priorityclasses") {
     refused = AdmitPriorityClass(c);
   } else if (res.group == "batch.volcano.sh" && res.resource == "jobs") {

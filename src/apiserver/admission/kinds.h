@@ -60,6 +60,10 @@ std::optional<ApiError> AdmitEvent(Context& c);
 // services.cc
 std::optional<ApiError> AdmitService(Context& c);
 
+// config_data.cc
+std::optional<ApiError> AdmitConfigMap(Context& c);
+std::optional<ApiError> AdmitSecret(Context& c);
+
 // priorityclasses.cc
 std::optional<ApiError> AdmitPriorityClass(Context& c);
 

@@ -155,6 +155,20 @@ void AddDefaultTolerations(json::object& spec) {
 }
 
 // plugin/pkg/admission/priority on pod create.
+// plugin/pkg/admission/serviceaccount: the ServiceAccount a pod names must exist (serviceAccount,
+// the deprecated spelling, counts when serviceAccountName is empty). A pod naming none is left
+// as it is: muster mounts no token, which is what the plugin's defaulting is for.
+std::optional<ApiError> AdmitPodServiceAccount(Context& c, json::object& spec) {
+  std::string account = StringAt(spec, "serviceAccountName");
+  if (account.empty()) account = StringAt(spec, "serviceAccount");
+  if (account.empty() || c.req.store == nullptr) return std::nullopt;
+  if (GetObject(c.req.store, "serviceaccounts", c.ns, account)) return std::nullopt;
+  return ForbiddenError(c.res, c.name,
+                        fmt::format("error looking up service account {}/{}: serviceaccount "
+                                    "\"{}\" not found",
+                                    c.ns, account, account));
+}
+
 std::optional<ApiError> AdmitPodPriority(Context& c, json::object& spec) {
   std::string class_name = StringAt(spec, "priorityClassName");
   std::optional<PriorityClassInfo> pc;
@@ -223,6 +237,7 @@ std::optional<ApiError> AdmitPod(Context& c) {
   if (std::optional<ApiError> err = TypeProblemsError(c)) return err;
 
   if (c.create()) {
+    if (std::optional<ApiError> err = AdmitPodServiceAccount(c, *spec)) return err;
     if (std::optional<ApiError> err = AdmitPodPriority(c, *spec)) return err;
     AddDefaultTolerations(*spec);
     // PrepareForCreate: the status is the server's.

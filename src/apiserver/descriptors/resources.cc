@@ -82,6 +82,22 @@ ResourceInfo ConfigMaps() {
   return info;
 }
 
+// Tokens, credentials and keys for pods: env (secretKeyRef, envFrom), volumes; Volcano's ssh
+// plugin keeps a Job's keys in one. data is base64 as in kube (stringData is merged into it on
+// write, admission/config_data.cc).
+ResourceInfo Secrets() {
+  return Resource("", "v1", "secrets", "secret", "Secret", true);
+}
+
+// The identities pods run as. Every namespace has "default" (the lifecycle pass creates it, as
+// kube's serviceaccounts controller does); a pod naming one that does not exist is refused.
+ResourceInfo ServiceAccounts() {
+  ResourceInfo info =
+      Resource("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true);
+  info.short_names = {"sa"};
+  return info;
+}
+
 // Other built-in groups ---------------------------------------------------------------------------
 
 ResourceInfo PriorityClasses() {
@@ -163,6 +179,8 @@ std::vector<ResourceInfo> BuildRegistry() {
           Events(),
           Services(),
           ConfigMaps(),
+          Secrets(),
+          ServiceAccounts(),
           PriorityClasses(),
           Leases(),
           ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",

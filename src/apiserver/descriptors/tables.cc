@@ -224,6 +224,18 @@ array ServiceColumns() {
   };
 }
 
+// printers.go secretColumnDefinitions and serviceAccountColumnDefinitions.
+array SecretColumns() {
+  return array{NameColumn(), ColumnDef("Type", "string", "The type of the secret"),
+               ColumnDef("Data", "string", "The number of entries in the secret"), AgeColumn()};
+}
+
+array ServiceAccountColumns() {
+  return array{NameColumn(),
+               ColumnDef("Secrets", "string", "The number of secrets in the service account"),
+               AgeColumn()};
+}
+
 array LeaseColumns() {
   return array{NameColumn(),
                ColumnDef("Holder", "string",
@@ -550,6 +562,22 @@ array ServiceCells(const value& svc, int64_t now_unix) {
                or_none(selector)};
 }
 
+// printSecret (the number of keys in data) and printServiceAccount (of secrets).
+array SecretCells(const value& secret, int64_t now_unix) {
+  const value* data = Get(&secret, "data");
+  const int64_t keys = data != nullptr && data->is_object()
+                           ? static_cast<int64_t>(data->get_object().size())
+                           : 0;
+  return array{StrAt(Path(secret, {"metadata", "name"})), StrAt(Get(&secret, "type")), keys,
+               Since(secret, {"metadata", "creationTimestamp"}, now_unix)};
+}
+
+array ServiceAccountCells(const value& sa, int64_t now_unix) {
+  return array{StrAt(Path(sa, {"metadata", "name"})),
+               static_cast<int64_t>(ArrayAt(Get(&sa, "secrets")).size()),
+               Since(sa, {"metadata", "creationTimestamp"}, now_unix)};
+}
+
 array LeaseCells(const value& lease, int64_t now_unix) {
   return array{StrAt(Path(lease, {"metadata", "name"})),
                StrAt(Path(lease, {"spec", "holderIdentity"})),
@@ -687,6 +715,8 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "", "namespaces")) return NamespaceColumns();
   if (Is(r, "", "events")) return EventColumns();
   if (Is(r, "", "services")) return ServiceColumns();
+  if (Is(r, "", "secrets")) return SecretColumns();
+  if (Is(r, "", "serviceaccounts")) return ServiceAccountColumns();
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
   return DefaultColumns();
@@ -699,6 +729,8 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "", "namespaces")) return NamespaceCells(obj, now_unix);
   if (Is(r, "", "events")) return EventCells(obj, now_unix);
   if (Is(r, "", "services")) return ServiceCells(obj, now_unix);
+  if (Is(r, "", "secrets")) return SecretCells(obj, now_unix);
+  if (Is(r, "", "serviceaccounts")) return ServiceAccountCells(obj, now_unix);
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
   return DefaultCells(obj, now_unix);
