@@ -179,6 +179,36 @@ TEST_F(HandlersTest, SecretsTakeStringDataAsBase64AndRefuseWhatKubeRefuses) {
   EXPECT_EQ(Body(Call("GET", secrets + "/token")).at("data"), secret.at("data"));
 }
 
+// ConfigMaps keep kube's rules too: keys as IsConfigMapKey, binaryData in base64, a key in both
+// maps refused, and nothing changes under `immutable: true`.
+TEST_F(HandlersTest, ConfigMapsRefuseBadKeysAndStayFrozenWhenImmutable) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  auto cm = [](std::string_view rest) {
+    return fmt::format(R"({{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm"}},{}}})",
+                       rest);
+  };
+  auto key = Call("POST", cms, cm(R"("data":{"..":"x"})"));
+  EXPECT_EQ(key.status, 422);
+  EXPECT_THAT(std::string(Body(key).at("message").as_string()),
+              HasSubstr("data[..]: Invalid value: \"..\": must not be '..'"));
+  auto binary = Call("POST", cms, cm(R"("binaryData":{"b":"%%%"})"));
+  EXPECT_EQ(binary.status, 400);
+  EXPECT_THAT(std::string(Body(binary).at("message").as_string()),
+              HasSubstr("illegal base64 data at input byte 0"));
+  auto both = Call("POST", cms, cm(R"("data":{"k":"x"},"binaryData":{"k":"eA=="})"));
+  EXPECT_EQ(both.status, 422);
+  EXPECT_THAT(std::string(Body(both).at("message").as_string()),
+              HasSubstr("duplicate of key present in binaryData"));
+  ASSERT_EQ(Call("POST", cms, cm(R"("data":{"k":"x"},"immutable":true)")).status, 201);
+  auto frozen = Call("PATCH", cms + "/cm", R"({"data":{"k":"y"}})", "application/merge-patch+json");
+  EXPECT_EQ(frozen.status, 422);
+  EXPECT_THAT(std::string(Body(frozen).at("message").as_string()),
+              HasSubstr("data: Forbidden: field is immutable when `immutable` is set"));
+  auto thawed = Call("PATCH", cms + "/cm", R"({"immutable":false})", "application/merge-patch+json");
+  EXPECT_EQ(thawed.status, 422);
+  EXPECT_EQ(Body(Call("GET", cms + "/cm")).at("data").at("k"), "x");
+}
+
 // Every namespace has a "default" ServiceAccount, made with it; a pod naming one that does not
 // exist is refused as kube's serviceaccount admission refuses it.
 TEST_F(HandlersTest, NamespacesHaveADefaultServiceAccountAndPodsMustNameOneThatExists) {

@@ -152,6 +152,18 @@ void CheckTypedKeys(Context& c, std::string_view type, const json::object* data)
   }
 }
 
+// The decoder's refusal of the first value of `map` (strings) that is not base64.
+std::optional<ApiError> CheckBase64(const Context& c, const json::object* map) {
+  if (map == nullptr) return std::nullopt;
+  for (const auto& [key, value] : *map) {
+    size_t bytes = 0;
+    if (std::optional<size_t> at = Base64Problem(value.get_string(), bytes)) {
+      return DecodeError(c.res, fmt::format("illegal base64 data at input byte {}", *at));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> AdmitConfigMap(Context& c) {
@@ -159,12 +171,9 @@ std::optional<ApiError> AdmitConfigMap(Context& c) {
   json::object* data = StringMap(c, "data", "map[string]string");
   json::object* binary = StringMap(c, "binaryData", "map[string][]uint8");
   if (!c.problems.empty()) return std::nullopt;
+  if (std::optional<ApiError> refused = CheckBase64(c, binary)) return refused;
   if (binary != nullptr) {
     for (const auto& [key, value] : *binary) {
-      size_t bytes = 0;
-      if (std::optional<size_t> at = Base64Problem(value.get_string(), bytes)) {
-        return DecodeError(c.res, fmt::format("illegal base64 data at input byte {}", *at));
-      }
       if (data != nullptr && data->contains(key)) {
         c.errs.InvalidString(fmt::format("data[{}]", std::string_view(key)), key,
                              "duplicate of key present in binaryData");
@@ -185,14 +194,7 @@ std::optional<ApiError> AdmitSecret(Context& c) {
   json::object* strings = StringMap(c, "stringData", "map[string]string");
   std::optional<std::string> type = c.reader.Str(c.obj, "type", "type");
   if (!c.problems.empty()) return std::nullopt;
-  if (data != nullptr) {
-    for (const auto& [key, value] : *data) {
-      size_t bytes = 0;
-      if (std::optional<size_t> at = Base64Problem(value.get_string(), bytes)) {
-        return DecodeError(c.res, fmt::format("illegal base64 data at input byte {}", *at));
-      }
-    }
-  }
+  if (std::optional<ApiError> refused = CheckBase64(c, data)) return refused;
   // Conversion: stringData is write-only, merged into data over what data has.
   if (strings != nullptr) {
     json::object merged = data != nullptr ? *data : json::object();
