@@ -204,7 +204,8 @@ TEST_F(HandlersTest, ConfigMapsRefuseBadKeysAndStayFrozenWhenImmutable) {
   EXPECT_EQ(frozen.status, 422);
   EXPECT_THAT(std::string(Body(frozen).at("message").as_string()),
               HasSubstr("data: Forbidden: field is immutable when `immutable` is set"));
-  auto thawed = Call("PATCH", cms + "/cm", R"({"immutable":false})", "application/merge-patch+json");
+  auto thawed =
+      Call("PATCH", cms + "/cm", R"({"immutable":false})", "application/merge-patch+json");
   EXPECT_EQ(thawed.status, 422);
   EXPECT_EQ(Body(Call("GET", cms + "/cm")).at("data").at("k"), "x");
 }
