@@ -24,6 +24,7 @@
 #include "api/json_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "client/client.h"
 #include "fmt/format.h"
 
@@ -106,13 +107,8 @@ struct Candidate {
 class LeaderElectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-election-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("election");
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     local_ = std::make_shared<apiserver::LocalTransport>(*server_);
@@ -123,9 +119,7 @@ class LeaderElectionTest : public ::testing::Test {
     candidates_.clear();  // each elector stops (and releases) before the server goes
     api_.reset();
     local_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   LeaderElectionConfig Config(const std::string& identity, Durations d = {}) {

@@ -22,6 +22,7 @@
 #include "api/time.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "client/http_transport.h"
@@ -117,13 +118,8 @@ json::object JobObject(std::string_view name, int replicas, std::string_view ext
 class JobControllerTest : public ::testing::TestWithParam<Via> {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-controller-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("controller");
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     // The test's own client is always in-process; the controller's follows the parameter.
@@ -146,9 +142,7 @@ class JobControllerTest : public ::testing::TestWithParam<Via> {
     for (std::thread& t : fakes_) t.join();
     if (controller_) controller_->Stop();
     controller_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   void StartController(JobControllerOptions options = {}) {

@@ -15,6 +15,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/serialize.hpp"
 #include "core/testing/builders.h"
 #include "gtest/gtest.h"
@@ -120,13 +121,8 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeou
 class PodGroupControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-pgcontroller-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("pgcontroller");
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     api_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
@@ -135,9 +131,7 @@ class PodGroupControllerTest : public ::testing::Test {
   void TearDown() override {
     if (controller_) controller_->Stop();
     controller_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   std::string CreatePod(const std::string& name, const std::string& scheduler,

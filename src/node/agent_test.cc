@@ -13,6 +13,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "gmock/gmock.h"
@@ -42,14 +43,9 @@ nodePools:
 class NodeAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/muster-agent-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("agent");
+    ASSERT_FALSE(dir_.empty());
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     client_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
@@ -71,9 +67,7 @@ class NodeAgentTest : public ::testing::Test {
     if (agent_) agent_->Stop();
     agent_.reset();
     client_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   json::object CreatePod(const std::string& yaml_json) {

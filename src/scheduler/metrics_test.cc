@@ -24,6 +24,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "client/client.h"
 #include "fmt/format.h"
 #include "prometheus/metric_family.h"
@@ -178,13 +179,9 @@ class RefusingTransport : public client::Transport {
 class SchedulerMetricsTest : public testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-scheduler-metrics-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    apiserver::ApiServerOptions o;
-    o.data_dir = dir_ + "/data";
-    o.listen = "127.0.0.1:0";
-    auto server = apiserver::ApiServer::Start(o);
+    dir_ = apiserver::testing::MakeTempDir("scheduler-metrics");
+    ASSERT_FALSE(dir_.empty());
+    auto server = apiserver::testing::StartTestServer(dir_ + "/data");
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     admin_ =
@@ -196,9 +193,7 @@ class SchedulerMetricsTest : public testing::Test {
     scheduler_.reset();
     client_.reset();
     admin_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   void StartScheduler(int refuse_binds = 0) {

@@ -24,6 +24,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "client/client.h"
@@ -160,13 +161,9 @@ enum class Via { kInProcess, kHttp };
 class SchedulerTest : public testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-scheduler-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    apiserver::ApiServerOptions o;
-    o.data_dir = dir_ + "/data";
-    o.listen = "127.0.0.1:0";
-    auto server = apiserver::ApiServer::Start(o);
+    dir_ = apiserver::testing::MakeTempDir("scheduler");
+    ASSERT_FALSE(dir_.empty());
+    auto server = apiserver::testing::StartTestServer(dir_ + "/data");
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     admin_ =
@@ -180,9 +177,7 @@ class SchedulerTest : public testing::Test {
     podgroup_controller_.reset();
     client_.reset();
     admin_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   // Fast cycles and short backoffs keep the tests quick.

@@ -4,12 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 
 #include "api/json_access.h"
 #include "api/time.h"
+#include "apiserver/descriptors/table_support.h"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -21,136 +21,21 @@ using boost::json::array;
 using boost::json::object;
 using boost::json::value;
 
-// --- Reading objects
-// ------------------------------------------------------------------------------
-
-const value* Get(const value* v, std::string_view key) {
-  if (v == nullptr) return nullptr;
-  const object* obj = v->if_object();
-  if (obj == nullptr) return nullptr;
-  auto it = obj->find(key);
-  return it == obj->end() ? nullptr : &it->value();
-}
-
-const value* Path(const value& root, std::initializer_list<std::string_view> keys) {
-  const value* v = &root;
-  for (std::string_view key : keys) v = Get(v, key);
-  return v;
-}
-
-// Readers of a value pointer from Path() (a miss reads as zero), not api/json_access.h's
-// object-and-key readers, so a column reads as one chain.
-std::string_view StrAt(const value* v) {
-  if (v == nullptr || !v->is_string()) return {};
-  return v->get_string();
-}
-
-int64_t IntAt(const value* v) { return v == nullptr ? 0 : api::TruncatedInt64(*v).value_or(0); }
-
-bool BoolAt(const value* v) { return v != nullptr && v->is_bool() && v->get_bool(); }
-
-const array& ArrayAt(const value* v) {
-  static const auto* const empty = new array();
-  if (v == nullptr || !v->is_array()) return *empty;
-  return v->get_array();
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-bool HasTrueCondition(const value& pod, std::string_view type) {
-  for (const value& condition : ArrayAt(Path(pod, {"status", "conditions"}))) {
-    if (StrAt(Get(&condition, "type")) == type) {
-      return StrAt(Get(&condition, "status")) == "True";
-    }
-  }
-  return false;
-}
-
-// --- Columns -------------------------------------------------------------------------------------
-
-constexpr std::string_view kNameDoc =
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-constexpr std::string_view kAgeDoc =
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created. It is not guaranteed to be set in happens-before order across separate operations. "
-    "Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\n"
-    "Populated by the system. Read-only. Null for lists. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-    "api-conventions.md#metadata";
-
-object ColumnDef(std::string_view name, std::string_view type, std::string_view description,
-                 int priority = 0, std::string_view format = "") {
-  return object{{"name", name},
-                {"type", type},
-                {"format", format},
-                {"description", description},
-                {"priority", priority}};
-}
-object NameColumn(int priority = 0) {
-  return ColumnDef("Name", "string", kNameDoc, priority, "name");
-}
-object AgeColumn() { return ColumnDef("Age", "string", kAgeDoc); }
-
-array PodColumns() {
-  return array{
-      NameColumn(),
-      ColumnDef("Ready", "string",
-                "The aggregate readiness state of this pod for accepting "
-                "traffic."),
-      ColumnDef("Status", "string", "The aggregate status of the containers in this pod."),
-      ColumnDef("Restarts", "string",
-                "The number of times the containers in this pod have been restarted and when "
-                "the last container in this pod has restarted."),
-      AgeColumn(),
-      ColumnDef("IP", "string",
-                "podIP address allocated to the pod. Routable at least within the cluster. "
-                "Empty if not yet allocated.",
-                1),
-      ColumnDef("Node", "string",
-                "NodeName indicates in which node this pod is scheduled. If empty, this pod is a "
-                "candidate for scheduling by the scheduler defined in schedulerName.",
-                1),
-      ColumnDef("Nominated Node", "string",
-                "nominatedNodeName is set only when this pod preempts other pods on the node, "
-                "but it cannot be scheduled right away as preemption victims receive their "
-                "graceful termination periods.",
-                1),
-      ColumnDef("Readiness Gates", "string",
-                "If specified, all readiness gates will be evaluated for pod readiness.", 1),
-  };
-}
-
-array NodeColumns() {
-  return array{
-      NameColumn(),
-      ColumnDef("Status", "string", "The status of the node"),
-      ColumnDef("Roles", "string", "The roles of the node"),
-      AgeColumn(),
-      ColumnDef("Version", "string", "Kubelet Version reported by the node."),
-      ColumnDef("Internal-IP", "string", "List of addresses reachable to the node.", 1),
-      ColumnDef("External-IP", "string", "List of addresses reachable to the node.", 1),
-      ColumnDef("OS-Image", "string",
-                "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 "
-                "(wheezy)).",
-                1),
-      ColumnDef("Kernel-Version", "string",
-                "Kernel Version reported by the node from 'uname -r' (e.g. "
-                "3.16.0-0.bpo.4-amd64).",
-                1),
-      ColumnDef("Container-Runtime", "string",
-                "ContainerRuntime Version reported by the node through runtime remote API (e.g. "
-                "containerd://1.4.2).",
-                1),
-  };
-}
+using table::AgeColumn;
+using table::ArrayAt;
+using table::BoolAt;
+using table::ColumnDef;
+using table::Get;
+using table::IntAt;
+using table::Lower;
+using table::NameColumn;
+using table::NodeCells;
+using table::NodeColumns;
+using table::Path;
+using table::PodCells;
+using table::PodColumns;
+using table::Since;
+using table::StrAt;
 
 array NamespaceColumns() {
   return array{NameColumn(), ColumnDef("Status", "string", "The status of the namespace"),
@@ -256,216 +141,6 @@ array CustomColumns(const ResourceInfo& resource) {
 array DefaultColumns() { return array{NameColumn(), AgeColumn()}; }
 
 // --- Cells ---------------------------------------------------------------------------------------
-
-std::string Since(const value& object, std::initializer_list<std::string_view> keys,
-                  int64_t now_unix) {
-  return AgeCell(Path(object, keys), now_unix);
-}
-
-bool IsRestartableInitContainer(const value& pod, std::string_view name) {
-  for (const value& container : ArrayAt(Path(pod, {"spec", "initContainers"}))) {
-    if (StrAt(Get(&container, "name")) == name) {
-      return StrAt(Get(&container, "restartPolicy")) == "Always";
-    }
-  }
-  return false;
-}
-
-// printPod: READY counts ready, running containers (plus started sidecars); STATUS is the most
-// specific reason known, in kubectl's order of precedence.
-array PodCells(const value& pod, int64_t now_unix) {
-  const value* spec = Get(&pod, "spec");
-  const value* status = Get(&pod, "status");
-  const std::string_view phase = StrAt(Get(status, "phase"));
-  std::string reason(phase);
-  if (std::string_view r = StrAt(Get(status, "reason")); !r.empty()) reason = r;
-  for (const value& condition : ArrayAt(Get(status, "conditions"))) {
-    if (StrAt(Get(&condition, "type")) == "PodScheduled" &&
-        StrAt(Get(&condition, "reason")) == "SchedulingGated") {
-      reason = "SchedulingGated";
-    }
-  }
-
-  const array& init_containers = ArrayAt(Get(spec, "initContainers"));
-  int64_t total = static_cast<int64_t>(ArrayAt(Get(spec, "containers")).size());
-  for (const value& c : init_containers) {
-    if (StrAt(Get(&c, "restartPolicy")) == "Always") ++total;
-  }
-  int64_t ready = 0;
-  int64_t restarts = 0;
-  int64_t sidecar_restarts = 0;
-  std::optional<int64_t> last_restart;
-  std::optional<int64_t> last_sidecar_restart;
-  const auto note_restart = [](const value& container_status, std::optional<int64_t>& latest) {
-    if (const value* finished = Path(container_status, {"lastState", "terminated", "finishedAt"})) {
-      if (std::optional<int64_t> t = api::ParseUnixTime(StrAt(finished));
-          t && (!latest || *t > *latest)) {
-        latest = t;
-      }
-    }
-  };
-
-  bool initializing = false;
-  const array& init_statuses = ArrayAt(Get(status, "initContainerStatuses"));
-  for (size_t i = 0; i < init_statuses.size(); ++i) {
-    const value& cs = init_statuses[i];
-    restarts += IntAt(Get(&cs, "restartCount"));
-    note_restart(cs, last_restart);
-    const bool sidecar = IsRestartableInitContainer(pod, StrAt(Get(&cs, "name")));
-    if (sidecar) {
-      sidecar_restarts += IntAt(Get(&cs, "restartCount"));
-      note_restart(cs, last_sidecar_restart);
-    }
-    const value* terminated = Path(cs, {"state", "terminated"});
-    const value* waiting = Path(cs, {"state", "waiting"});
-    if (terminated != nullptr && IntAt(Get(terminated, "exitCode")) == 0) continue;
-    if (sidecar && BoolAt(Get(&cs, "started"))) {
-      if (BoolAt(Get(&cs, "ready"))) ++ready;
-      continue;
-    }
-    if (terminated != nullptr) {
-      std::string_view r = StrAt(Get(terminated, "reason"));
-      if (!r.empty()) {
-        reason = fmt::format("Init:{}", r);
-      } else if (int64_t signal = IntAt(Get(terminated, "signal")); signal != 0) {
-        reason = fmt::format("Init:Signal:{}", signal);
-      } else {
-        reason = fmt::format("Init:ExitCode:{}", IntAt(Get(terminated, "exitCode")));
-      }
-    } else if (std::string_view r = StrAt(Get(waiting, "reason"));
-               !r.empty() && r != "PodInitializing") {
-      reason = fmt::format("Init:{}", r);
-    } else {
-      reason = fmt::format("Init:{}/{}", i, init_containers.size());
-    }
-    initializing = true;
-    break;
-  }
-
-  if (!initializing || HasTrueCondition(pod, "Initialized")) {
-    restarts = sidecar_restarts;
-    last_restart = last_sidecar_restart;
-    bool has_running = false;
-    const array& statuses = ArrayAt(Get(status, "containerStatuses"));
-    for (auto it = statuses.rbegin(); it != statuses.rend(); ++it) {
-      const value& cs = *it;
-      restarts += IntAt(Get(&cs, "restartCount"));
-      note_restart(cs, last_restart);
-      const value* waiting = Path(cs, {"state", "waiting"});
-      const value* terminated = Path(cs, {"state", "terminated"});
-      if (std::string_view r = StrAt(Get(waiting, "reason")); !r.empty()) {
-        reason = r;
-      } else if (std::string_view tr = StrAt(Get(terminated, "reason")); !tr.empty()) {
-        reason = tr;
-      } else if (terminated != nullptr) {
-        int64_t signal = IntAt(Get(terminated, "signal"));
-        reason = signal != 0 ? fmt::format("Signal:{}", signal)
-                             : fmt::format("ExitCode:{}", IntAt(Get(terminated, "exitCode")));
-      } else if (BoolAt(Get(&cs, "ready")) && Path(cs, {"state", "running"}) != nullptr) {
-        has_running = true;
-        ++ready;
-      }
-    }
-    if (reason == "Completed" && has_running) {
-      reason = HasTrueCondition(pod, "Ready") ? "Running" : "NotReady";
-    }
-  }
-
-  const value* deletion = Path(pod, {"metadata", "deletionTimestamp"});
-  const bool deleting = deletion != nullptr && !deletion->is_null();
-  if (deleting && StrAt(Get(status, "reason")) == "NodeLost") {
-    reason = "Unknown";
-  } else if (deleting && phase != "Succeeded" && phase != "Failed") {
-    reason = "Terminating";
-  }
-
-  std::string restarts_cell = std::to_string(restarts);
-  if (restarts != 0 && last_restart) {
-    restarts_cell = fmt::format("{} ({} ago)", restarts, HumanDuration(now_unix - *last_restart));
-  }
-
-  std::string ip;
-  const array& pod_ips = ArrayAt(Get(status, "podIPs"));
-  if (!pod_ips.empty()) ip = StrAt(Get(&pod_ips.front(), "ip"));
-  if (ip.empty()) ip = StrAt(Get(status, "podIP"));
-  std::string node(StrAt(Get(spec, "nodeName")));
-  std::string nominated(StrAt(Get(status, "nominatedNodeName")));
-  std::string gates = "<none>";
-  if (const array& readiness_gates = ArrayAt(Get(spec, "readinessGates"));
-      !readiness_gates.empty()) {
-    int true_gates = 0;
-    for (const value& gate : readiness_gates) {
-      if (HasTrueCondition(pod, StrAt(Get(&gate, "conditionType")))) ++true_gates;
-    }
-    gates = fmt::format("{}/{}", true_gates, readiness_gates.size());
-  }
-  const auto or_none = [](std::string s) { return s.empty() ? std::string("<none>") : s; };
-
-  return array{StrAt(Path(pod, {"metadata", "name"})),
-               fmt::format("{}/{}", ready, total),
-               reason,
-               restarts_cell,
-               Since(pod, {"metadata", "creationTimestamp"}, now_unix),
-               or_none(ip),
-               or_none(node),
-               or_none(nominated),
-               gates};
-}
-
-// findNodeRoles: node-role.kubernetes.io/<role> keys and the kubernetes.io/role value, sorted.
-std::string NodeRoles(const value& node) {
-  constexpr std::string_view kRolePrefix = "node-role.kubernetes.io/";
-  std::set<std::string> roles;
-  const value* labels_value = Path(node, {"metadata", "labels"});
-  if (const object* labels = labels_value == nullptr ? nullptr : labels_value->if_object()) {
-    for (const auto& kv : *labels) {
-      std::string_view key = kv.key();
-      if (key.starts_with(kRolePrefix)) {
-        if (key.size() > kRolePrefix.size()) roles.emplace(key.substr(kRolePrefix.size()));
-      } else if (key == "kubernetes.io/role" && !StrAt(&kv.value()).empty()) {
-        roles.emplace(StrAt(&kv.value()));
-      }
-    }
-  }
-  std::string joined;
-  for (const std::string& role : roles) {
-    if (!joined.empty()) joined += ",";
-    joined += role;
-  }
-  return joined.empty() ? "<none>" : joined;
-}
-
-std::string NodeAddress(const value& node, std::string_view type) {
-  for (const value& address : ArrayAt(Path(node, {"status", "addresses"}))) {
-    if (StrAt(Get(&address, "type")) == type) return std::string(StrAt(Get(&address, "address")));
-  }
-  return "<none>";
-}
-
-array NodeCells(const value& node, int64_t now_unix) {
-  std::string status;
-  for (const value& condition : ArrayAt(Path(node, {"status", "conditions"}))) {
-    if (StrAt(Get(&condition, "type")) == "Ready") {
-      status = StrAt(Get(&condition, "status")) == "True" ? "Ready" : "NotReady";
-    }
-  }
-  if (status.empty()) status = "Unknown";
-  if (BoolAt(Path(node, {"spec", "unschedulable"}))) status += ",SchedulingDisabled";
-  const value* info = Path(node, {"status", "nodeInfo"});
-  const auto or_unknown = [](std::string_view s) {
-    return s.empty() ? std::string("<unknown>") : std::string(s);
-  };
-  return array{StrAt(Path(node, {"metadata", "name"})),
-               status,
-               NodeRoles(node),
-               Since(node, {"metadata", "creationTimestamp"}, now_unix),
-               StrAt(Get(info, "kubeletVersion")),
-               NodeAddress(node, "InternalIP"),
-               NodeAddress(node, "ExternalIP"),
-               or_unknown(StrAt(Get(info, "osImage"))),
-               or_unknown(StrAt(Get(info, "kernelVersion"))),
-               or_unknown(StrAt(Get(info, "containerRuntimeVersion")))};
-}
 
 array NamespaceCells(const value& ns, int64_t now_unix) {
   return array{StrAt(Path(ns, {"metadata", "name"})), StrAt(Path(ns, {"status", "phase"})),
