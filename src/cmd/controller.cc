@@ -57,8 +57,9 @@ int RunController(const ControllerFlags& flags) {
   }
   client::Client api(remote->transport);
   std::unique_ptr<Leadership> leadership;
-  const std::vector<client::Resource> watched = {client::VolcanoJobs(), client::Pods(),
-                                                 client::PodGroups(), client::PriorityClasses()};
+  const std::vector<client::Resource> watched = {
+      client::VolcanoJobs(), client::Pods(), client::PodGroups(), client::PriorityClasses(),
+      client::Commands()};
   if (std::optional<int> exit = WaitUntilLeading(**ops, "muster controller", api, watched,
                                                  flags.election, *remote, signals, leadership)) {
     return *exit;
@@ -102,9 +103,9 @@ Subcommand AddControllerCommand(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "controller",
       "Run the Volcano Job controller against an API server: Jobs get their PodGroup, "
-      "then their pods once the PodGroup is admitted, phases, policies, retries and plugins; "
-      "and the PodGroup controller: a pending pod of the scheduler that names no PodGroup gets a "
-      "one-member one. SIGINT or SIGTERM stop it.");
+      "then their pods once the PodGroup is admitted, phases, policies, retries, plugins and "
+      "Commands (vcctl job suspend, resume); and the PodGroup controller: a pending pod of the "
+      "scheduler that names no PodGroup gets a one-member one. SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig of the API server (default: $KUBECONFIG, else the cluster this pod "
                   "runs in)");
