@@ -1,6 +1,6 @@
 // Volcano Commands against a real embedded API server, in-process: the job controller suspends
-// and resumes Jobs (AbortJob, ResumeJob), deleting the Command it takes and recording it as
-// Volcano does.
+// and resumes Jobs (AbortJob, ResumeJob), the queue controller closes and opens Queues
+// (CloseQueue, OpenQueue), each deleting the Command it takes and recording it as Volcano does.
 // A test "scheduler" admits PodGroups and a test "kubelet" runs pods, as in job_controller_test.
 
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "apiserver/local_transport.h"
 #include "boost/json/parse.hpp"
 #include "controller/job_controller.h"
+#include "controller/queue_controller.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,6 +75,7 @@ class CommandsControllerTest : public ::testing::Test {
   void TearDown() override {
     stop_fakes_ = true;
     for (std::thread& t : fakes_) t.join();
+    queue_controller_.reset();
     job_controller_.reset();
     if (server_) server_->Stop();
     server_.reset();
@@ -85,6 +87,11 @@ class CommandsControllerTest : public ::testing::Test {
     options.workers = 2;
     job_controller_ = std::make_unique<JobController>(*api_, options);
     ASSERT_TRUE(job_controller_->Start(10s).ok());
+  }
+
+  void StartQueueController() {
+    queue_controller_ = std::make_unique<QueueController>(*api_);
+    ASSERT_TRUE(queue_controller_->Start(10s).ok());
   }
 
   // The test scheduler admits every pending PodGroup; the test kubelet runs every pending pod.
@@ -174,6 +181,11 @@ class CommandsControllerTest : public ::testing::Test {
     return list.ok() ? list->items.size() : 999;
   }
 
+  std::string QueueState(std::string_view name) {
+    auto queue = api_->Get(client::Queues(), "", name);
+    return queue.ok() ? CommandTestStr(*queue, {"status", "state"}) : "<gone>";
+  }
+
   // "reason: message" of the events about the object of that kind and name.
   std::vector<std::string> EventsAbout(std::string_view kind, std::string_view name) {
     std::vector<std::string> out;
@@ -192,6 +204,7 @@ class CommandsControllerTest : public ::testing::Test {
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> api_;
   std::unique_ptr<JobController> job_controller_;
+  std::unique_ptr<QueueController> queue_controller_;
   std::atomic<bool> stop_fakes_{false};
   std::vector<std::thread> fakes_;
 };
@@ -231,6 +244,58 @@ TEST_F(CommandsControllerTest, CommandsWaitingAtStartAreTaken) {
   StartJobController();
   EXPECT_TRUE(CommandTestEventually([&] { return JobPhase("early") == "Terminated"; }))
       << JobPhase("early");
+  EXPECT_EQ(CommandsLeft(), 0u);
+}
+
+TEST_F(CommandsControllerTest, QueueClosesOnceItsPodGroupsAreGoneAndOpensAgain) {
+  StartJobController();
+  StartQueueController();
+  json::object queue = Create(client::Queues(), "", R"({"apiVersion":
+      "scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"team"},
+      "spec":{"weight":1}})");
+  Create(client::PodGroups(), "default", R"({"apiVersion":"scheduling.volcano.sh/v1beta1",
+      "kind":"PodGroup","metadata":{"name":"pg"},"spec":{"minMember":1,"queue":"team"}})");
+
+  Issue("CloseQueue", client::Queues(), queue);
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closing"; }))
+      << QueueState("team");
+  EXPECT_EQ(CommandsLeft(), 0u);
+  EXPECT_THAT(EventsAbout("Queue", "team"), Contains("CloseQueue: Close queue succeed"));
+
+  ASSERT_TRUE(api_->Delete(client::PodGroups(), "default", "pg").ok());
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closed"; }))
+      << QueueState("team");
+
+  Issue("OpenQueue", client::Queues(), queue);
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Open"; }))
+      << QueueState("team");
+  // Without PodGroups a queue closes at once.
+  Issue("CloseQueue", client::Queues(), queue);
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closed"; }))
+      << QueueState("team");
+}
+
+// Each controller takes only the Commands for its kind: the job controller leaves a queue's.
+TEST_F(CommandsControllerTest, TheJobControllerLeavesQueueCommandsToTheQueueController) {
+  StartJobController();
+  json::object queue = Create(client::Queues(), "", R"({"apiVersion":
+      "scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"team"},
+      "spec":{"weight":1}})");
+  Issue("CloseQueue", client::Queues(), queue);
+  // The watch delivers Commands in order: once the Job's, issued next, is taken, the queue's
+  // has been seen.
+  Issue("AbortJob", client::VolcanoJobs(), CreateJob("train", 1));
+  EXPECT_TRUE(CommandTestEventually([&] { return JobPhase("train") == "Aborted"; }));
+  ASSERT_TRUE(job_controller_->WaitIdle(10s));
+  auto left = api_->List(client::Commands(), "default");
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->items.size(), 1u);
+  EXPECT_EQ(CommandTestStr(left->items[0], {"metadata", "name"}), "team-closequeue");
+  EXPECT_EQ(QueueState("team"), "Open");
+
+  StartQueueController();
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closed"; }))
+      << QueueState("team");
   EXPECT_EQ(CommandsLeft(), 0u);
 }
 
