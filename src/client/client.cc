@@ -193,6 +193,12 @@ const Resource& Queues() {
   return *r;
 }
 
+const Resource& Commands() {
+  static const Resource* const r =
+      new Resource(MakeResource("bus.volcano.sh", "v1alpha1", "commands", "Command", true));
+  return *r;
+}
+
 absl::Status StatusFromResponse(const Response& response) {
   std::string message;
   std::string reason;

@@ -64,6 +64,7 @@ const Resource& PriorityClasses();   // scheduling.k8s.io/v1
 const Resource& VolcanoJobs();       // batch.volcano.sh/v1alpha1 jobs
 const Resource& PodGroups();         // scheduling.volcano.sh/v1beta1 podgroups
 const Resource& Queues();            // scheduling.volcano.sh/v1beta1 queues (cluster-scoped)
+const Resource& Commands();          // bus.volcano.sh/v1alpha1 commands
 
 // --- Transport ---------------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   options.podgroup_controller.scheduler_names = options.scheduler.scheduler_names;
   c->podgroup_controller_ = std::make_unique<controller::PodGroupController>(
       *c->client_, std::move(options.podgroup_controller));
+  c->queue_controller_ = std::make_unique<controller::QueueController>(
+      *c->client_, std::move(options.queue_controller));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 
@@ -43,6 +45,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   if (absl::Status s = c->podgroup_controller_->Start(); !s.ok()) {
     return failed("podgroup controller", s);
   }
+  if (absl::Status s = c->queue_controller_->Start(); !s.ok()) return failed("queue controller", s);
   if (absl::Status s = c->scheduler_->Start(); !s.ok()) return failed("scheduler", s);
   return c;
 }
@@ -53,6 +56,7 @@ void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
+  if (queue_controller_) queue_controller_->Stop();
   if (podgroup_controller_) podgroup_controller_->Stop();
   if (controller_) controller_->Stop();
   if (agent_) agent_->Stop();

@@ -4,8 +4,8 @@
 // end-to-end benchmark (bench/up_benchmark.cc) run exactly the same cluster: the embedded API
 // server and its store, one in-process client (apiserver::LocalTransport) shared by the node
 // agents, the Volcano job controller, the PodGroup controller (one-member PodGroups for plain pods
-// of the scheduler) and the scheduler (which also serves default-scheduler pods, being the only
-// scheduler).
+// of the scheduler), the queue controller (OpenQueue and CloseQueue Commands) and the scheduler
+// (which also serves default-scheduler pods, being the only scheduler).
 //
 //   cmd::LocalClusterOptions options;
 //   options.data_dir = dir;
@@ -15,7 +15,7 @@
 //   (*cluster)->Stop();                                             // or destroy it
 //
 // Start order: API server, node agents (nodes registered), job controller (synced), PodGroup
-// controller (synced), scheduler.
+// controller (synced), queue controller (synced), scheduler.
 // Stop order: the reverse. Thread-safety: Start and Stop from one thread; the accessors' objects
 // are as thread-safe as they document.
 
@@ -29,6 +29,7 @@
 #include "client/client.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
+#include "controller/queue_controller.h"
 #include "node/agent.h"
 #include "node/cluster_file.h"
 #include "scheduler/scheduler.h"
@@ -52,6 +53,7 @@ struct LocalClusterOptions {
   node::NodeAgentOptions agent;
   controller::JobControllerOptions controller;
   controller::PodGroupControllerOptions podgroup_controller;
+  controller::QueueControllerOptions queue_controller;
   scheduler::SchedulerOptions scheduler;
 };
 
@@ -59,7 +61,7 @@ class LocalCluster {
  public:
   // Starts every part; on an error whatever had started is stopped again and the error says
   // which part failed ("node agents: ...", "job controller: ...", "podgroup controller: ...",
-  // "scheduler: ...").
+  // "queue controller: ...", "scheduler: ...").
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options);
   ~LocalCluster();  // Stop()
 
@@ -75,6 +77,7 @@ class LocalCluster {
   node::NodeAgent& agent() { return *agent_; }
   controller::JobController& controller() { return *controller_; }
   controller::PodGroupController& podgroup_controller() { return *podgroup_controller_; }
+  controller::QueueController& queue_controller() { return *queue_controller_; }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
   const std::vector<node::NodeConfig>& nodes() const { return agent_->nodes(); }
 
@@ -86,6 +89,7 @@ class LocalCluster {
   std::unique_ptr<node::NodeAgent> agent_;
   std::unique_ptr<controller::JobController> controller_;
   std::unique_ptr<controller::PodGroupController> podgroup_controller_;
+  std::unique_ptr<controller::QueueController> queue_controller_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   bool stopped_ = false;
 };

@@ -1,5 +1,6 @@
-// `muster controller`: the Volcano Job controller and the PodGroup controller (one-member
-// PodGroups for plain pods of the scheduler, controller/podgroup_controller.h), against any API
+// `muster controller`: the Volcano Job controller, the PodGroup controller (one-member
+// PodGroups for plain pods of the scheduler, controller/podgroup_controller.h) and the queue
+// controller (OpenQueue and CloseQueue Commands, controller/queue_controller.h), against any API
 // server a kubeconfig names (muster's own, or a real cluster with Volcano's CRDs) or, in a pod,
 // the cluster's own. As vc-controller-manager it elects a leader among its replicas
 // (cmd/leadership.h) and limits its request rate (--kube-api-qps, --kube-api-burst:
@@ -22,6 +23,7 @@
 #include "cmd/process.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
+#include "controller/queue_controller.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -57,8 +59,9 @@ int RunController(const ControllerFlags& flags) {
   }
   client::Client api(remote->transport);
   std::unique_ptr<Leadership> leadership;
-  const std::vector<client::Resource> watched = {client::VolcanoJobs(), client::Pods(),
-                                                 client::PodGroups(), client::PriorityClasses()};
+  const std::vector<client::Resource> watched = {
+      client::VolcanoJobs(),     client::Pods(),   client::PodGroups(),
+      client::PriorityClasses(), client::Queues(), client::Commands()};
   if (std::optional<int> exit = WaitUntilLeading(**ops, "muster controller", api, watched,
                                                  flags.election, *remote, signals, leadership)) {
     return *exit;
@@ -84,11 +87,22 @@ int RunController(const ControllerFlags& flags) {
     job_controller.Stop();
     return 1;
   }
+  controller::QueueController queue_controller(api);
+  if (absl::Status started =
+          queue_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
+      !started.ok()) {
+    fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
+               remote->server);
+    podgroup_controller.Stop();
+    job_controller.Stop();
+    return 1;
+  }
   (*ops)->SetSynced(true);
   fmt::print("job controller running against {}\n", remote->server);
   std::fflush(stdout);
 
   fmt::print(stderr, "muster controller: {}, stopping\n", SignalName(WaitForSignal(signals)));
+  queue_controller.Stop();
   podgroup_controller.Stop();
   job_controller.Stop();
   if (leadership) leadership->Stop();  // releases the lease once nothing reconciles any more
@@ -102,9 +116,10 @@ Subcommand AddControllerCommand(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "controller",
       "Run the Volcano Job controller against an API server: Jobs get their PodGroup, "
-      "then their pods once the PodGroup is admitted, phases, policies, retries and plugins; "
-      "and the PodGroup controller: a pending pod of the scheduler that names no PodGroup gets a "
-      "one-member one. SIGINT or SIGTERM stop it.");
+      "then their pods once the PodGroup is admitted, phases, policies, retries, plugins and "
+      "Commands (vcctl job suspend, resume); the PodGroup controller: a pending pod of the "
+      "scheduler that names no PodGroup gets a one-member one; and the queue controller: "
+      "OpenQueue and CloseQueue Commands. SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig of the API server (default: $KUBECONFIG, else the cluster this pod "
                   "runs in)");

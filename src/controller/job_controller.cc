@@ -15,6 +15,7 @@
 #include "api/json_access.h"
 #include "client/informer.h"
 #include "common/parallel.h"
+#include "controller/command_watch.h"
 #include "controller/job_plugins.h"
 #include "controller/job_pod_cache.h"
 #include "controller/job_pods.h"
@@ -124,7 +125,9 @@ struct JobController::State {
         priority_classes(c, client::PriorityClasses()),
         metrics(options.metrics ? std::make_unique<ControllerMetrics>(*options.metrics) : nullptr),
         queues({options.workers, options.backoff_base, options.backoff_max},
-               [this](const WorkItem& item, int retries) { return Handle(item, retries); }) {
+               [this](const WorkItem& item, int retries) { return Handle(item, retries); }),
+        commands(c, {TargetsJob, [this](const Command& cmd) { OnCommand(cmd); },
+                     options.backoff_base, options.backoff_max}) {
     if (metrics) queues.SetDepthObserver([m = metrics.get()](int d) { m->QueueDepth(d); });
   }
 
@@ -138,6 +141,7 @@ struct JobController::State {
   client::Informer priority_classes;
   std::unique_ptr<ControllerMetrics> metrics;  // null without options.metrics
   WorkQueues queues;
+  CommandWatch commands;  // vcctl job suspend, resume, ... (command_watch.h)
   bool started = false;
 
   JobPodCache pod_cache;  // its own lock
@@ -233,6 +237,17 @@ struct JobController::State {
     job_writes.erase(key);
     recorded_once.erase(MetaString(job, "uid"));
     pod_cache.ForgetJob(key, MetaString(job, "uid"));
+  }
+
+  // A Job's Command, deleted already (processNextCommand): recorded on the Job, then its action.
+  void OnCommand(const Command& command) {
+    const std::string key = Key(command.ns, command.target->name);
+    std::optional<json::object> object = CurrentJob(key);
+    absl::StatusOr<Job> job = object ? DecodeJob(*object) : absl::NotFoundError(key);
+    if (job.ok()) {
+      RecordJobEvent(*job, "Normal", kCommandIssuedEvent, CommandIssuedMessage(command.action));
+    }
+    Enqueue(key, JobCommandRequest(command));
   }
 
   void UpsertPod(const JobPodRef& ref, const json::object& pod) {
@@ -758,11 +773,18 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
     return absl::DeadlineExceededError(fmt::format(
         "job controller: the jobs watch did not sync within {} ms", sync_timeout.count()));
   }
-  return absl::OkStatus();
+  absl::Status commands = s.commands.Start();
+  if (commands.ok() && !s.commands.WaitForSync(left())) {
+    commands = absl::DeadlineExceededError(fmt::format(
+        "job controller: the commands watch did not sync within {} ms", sync_timeout.count()));
+  }
+  if (!commands.ok()) Stop();
+  return commands;
 }
 
 void JobController::Stop() {
   State& s = *state_;
+  s.commands.Stop();
   s.jobs.Stop();
   s.pods.Stop();
   s.pod_groups.Stop();
@@ -771,7 +793,7 @@ void JobController::Stop() {
 }
 
 bool JobController::WaitIdle(std::chrono::milliseconds timeout) {
-  return state_->queues.WaitIdle(timeout);
+  return state_->commands.WaitIdle(timeout) && state_->queues.WaitIdle(timeout);
 }
 
 }  // namespace muster::controller

@@ -5,9 +5,11 @@
 // in-process in `muster up` or over HTTP with `muster controller`, or a real kube-apiserver with
 // Volcano's CRDs.
 //
-// It watches Volcano Jobs, the pods they control (label volcano.sh/job-name), PodGroups and
-// PriorityClasses, turns what happens into requests (a pod failed with an exit code, was evicted
-// or deleted, a task completed, a PodGroup changed phase, a Job was added or changed), and runs
+// It watches Volcano Jobs, the pods they control (label volcano.sh/job-name), PodGroups,
+// PriorityClasses and Commands for Jobs (`vcctl job suspend|resume`, command_watch.h), turns what
+// happens into requests (a pod failed with an exit code, was evicted or deleted, a task
+// completed, a PodGroup changed phase, a Job was added or changed, a Command was issued: recorded
+// on the Job as CommandIssued, its action overriding the lifecycle policies), and runs
 // each request through the Job state machine (job_state.h): lifecycle policies pick the action,
 // the plan it gives is carried out against the API (plugin objects, the PodGroup, pods, the Job's
 // status), and Events are recorded on the Job as Volcano records them (ExecuteAction,
@@ -62,7 +64,8 @@ class JobController {
 
   // Starts the watches, waits until their first lists are in (DeadlineExceeded after
   // `sync_timeout`, the controller then stopped), and starts the workers. Every Job present is
-  // synced once.
+  // synced once. Commands are watched last, once the Jobs are known, so that none is taken for a
+  // Job not seen yet.
   absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
   // Stops the watches and workers; a request being handled finishes first. Idempotent.
   void Stop();

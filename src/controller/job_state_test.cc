@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -456,6 +457,98 @@ TEST(DrainTest, FinishedJobsKillLeftoverPodsButKeepFinishedOnes) {
   EXPECT_EQ(plan.status.phase, "Completed");
   EXPECT_EQ(plan.status.version, 5);
   EXPECT_THAT(plan.create_pods, IsEmpty());
+}
+
+// --- Commands (vcctl job suspend, resume, ...) ---------------------------------------------------
+
+// A Command's request (command.h JobCommandRequest): its action, whatever the policies say.
+Action CommandAction(const Job& job, std::string action) {
+  return ApplyPolicies(job, {kCommandIssuedEvent, "", "", 0, 0, std::move(action)});
+}
+
+// vcctl job suspend, then resume: the pods go, the PodGroup with them, the Job is Aborted; resumed,
+// it restarts (a retry), is Pending with its PodGroup made again, and gets its pods once the
+// PodGroup is admitted. Each phase leaves a condition.
+TEST(JobCommandTest, SuspendedJobLosesItsPodsAndRunsAgainWhenResumed) {
+  Job job = JobBuilder().Task("t", 2).Phase("Running").Version(1).Policy("*", kRestartJobAction)
+                .Build();
+  Plan aborting = PlanAction(
+      Snapshot(job, {MakePodInfo("t", 0, "Running", 1), MakePodInfo("t", 1, "Succeeded", 1)},
+               "Running"),
+      CommandAction(job, kAbortJobAction));
+  EXPECT_THAT(aborting.delete_pods, ElementsAre("j-t-0"));  // a finished pod is kept
+  EXPECT_TRUE(aborting.delete_job_objects);                 // the PodGroup goes too
+  EXPECT_EQ(aborting.status.phase, "Aborting");
+  EXPECT_EQ(aborting.status.version, 2);
+  EXPECT_EQ(aborting.status.retry_count, 0);
+
+  job.status = aborting.status;
+  Plan aborted = PlanAction(Snapshot(job, {MakePodInfo("t", 1, "Succeeded", 1)}, ""), kSync);
+  EXPECT_EQ(aborted.status.phase, "Aborted");
+  EXPECT_THAT(aborted.create_pods, IsEmpty());
+  EXPECT_FALSE(aborted.sync_job_objects);  // no PodGroup while suspended
+
+  job.status = aborted.status;
+  // Policies do not bring an Aborted Job back; only ResumeJob does.
+  Plan still = PlanAction(Snapshot(job, {}, ""), CommandAction(job, kRestartJobAction));
+  EXPECT_EQ(still.status.phase, "Aborted");
+  Plan resumed = PlanAction(Snapshot(job, {MakePodInfo("t", 1, "Succeeded", 1)}, ""),
+                            CommandAction(job, kResumeJobAction));
+  EXPECT_EQ(resumed.status.phase, "Restarting");
+  EXPECT_EQ(resumed.status.retry_count, 1);
+  EXPECT_THAT(resumed.delete_pods, IsEmpty());
+
+  job.status = resumed.status;
+  Plan pending = PlanAction(Snapshot(job, {MakePodInfo("t", 1, "Succeeded", 1)}, ""), kSync);
+  EXPECT_EQ(pending.status.phase, "Pending");
+  EXPECT_TRUE(pending.sync_job_objects);
+
+  job.status = pending.status;
+  Plan admitted = PlanAction(Snapshot(job, {MakePodInfo("t", 1, "Succeeded", 1)}, "Inqueue"),
+                             kSync);
+  EXPECT_THAT(CreatedNames(admitted), ElementsAre("j-t-0"));
+  std::vector<std::string> phases;
+  for (const JobCondition& c : pending.status.conditions) phases.push_back(c.status);
+  EXPECT_THAT(phases, ElementsAre("Aborting", "Aborted", "Restarting", "Pending"));
+}
+
+// Volcano counts each resume as a retry: past maxRetry the resumed Job fails.
+TEST(JobCommandTest, ResumingMoreOftenThanMaxRetryFailsTheJob) {
+  Job job = JobBuilder().Task("t", 1).Phase("Aborted").MaxRetry(2).Retries(1).Build();
+  Plan resumed = PlanAction(Snapshot(job, {}, ""), CommandAction(job, kResumeJobAction));
+  EXPECT_EQ(resumed.status.retry_count, 2);
+  job.status = resumed.status;
+  EXPECT_EQ(PlanAction(Snapshot(job, {}, ""), kSync).status.phase, "Failed");
+}
+
+TEST(JobCommandTest, ResumeOfAJobThatIsNotSuspendedOnlySyncs) {
+  Job job = JobBuilder().Task("t", 1).Phase("Running").Build();
+  Plan plan = PlanAction(Snapshot(job, {MakePodInfo("t", 0, "Running")}, "Running"),
+                         CommandAction(job, kResumeJobAction));
+  EXPECT_EQ(plan.status.phase, "Running");
+  EXPECT_THAT(plan.delete_pods, IsEmpty());
+  EXPECT_FALSE(plan.delete_job_objects);
+}
+
+// CompleteJob and TerminateJob from a Pending Job: nothing to drain, final at the next sync; a
+// finished Job takes no command (it only keeps its pods cleared).
+TEST(JobCommandTest, CompleteAndTerminateEndTheJobAndFinishedJobsIgnoreCommands) {
+  for (const auto& [action, draining, final_phase] :
+       {std::tuple{kCompleteJobAction, "Completing", "Completed"},
+        std::tuple{kTerminateJobAction, "Terminating", "Terminated"}}) {
+    Job job = JobBuilder().Task("t", 1).Phase("Pending").Build();
+    Plan plan = PlanAction(Snapshot(job, {}, "Pending"), CommandAction(job, action));
+    EXPECT_EQ(plan.status.phase, draining);
+    job.status = plan.status;
+    Plan done = PlanAction(Snapshot(job, {}, ""), kSync);
+    EXPECT_EQ(done.status.phase, final_phase);
+    job.status = done.status;
+    for (const char* again : {kResumeJobAction, kRestartJobAction, kAbortJobAction}) {
+      EXPECT_EQ(PlanAction(Snapshot(job, {}, ""), CommandAction(job, again)).status.phase,
+                final_phase)
+          << again;
+    }
+  }
 }
 
 // --- TTL and names ------------------------------------------------------------------------------

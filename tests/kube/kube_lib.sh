@@ -50,7 +50,7 @@ install_muster() {
     k apply -k "$kube_root/deploy"
   eventually "install: the CRDs are established" 60 \
     k wait --for=condition=Established crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh \
-    crd/queues.scheduling.volcano.sh --timeout=2s
+    crd/queues.scheduling.volcano.sh crd/commands.bus.volcano.sh --timeout=2s
 }
 
 # sa_kubeconfig NAME: a kubeconfig (printed: its path) for ServiceAccount muster-system/NAME with a

@@ -15,7 +15,8 @@
 //                     config_data.cc (ConfigMaps and Secrets)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
-//                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc)
+//                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc); Commands,
+//                     which Volcano does not check, by muster's own rules (commands.cc)
 // A webhook refusal reaches kubectl as kube-apiserver renders it: code 400, no reason, message
 // `admission webhook "<name>" denied the request: <text>` (webhookerrors.ToStatusErr).
 // Where a message could not be checked against the upstream source it is marked "unverified".
@@ -36,6 +37,7 @@
 
 namespace muster::apiserver {
 
+using admission::AdmitCommand;
 using admission::AdmitConfigMap;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
@@ -82,6 +84,8 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     refused = AdmitPodGroup(c);
   } else if (res.group == "scheduling.volcano.sh" && res.resource == "queues") {
     refused = AdmitQueue(c);
+  } else if (res.group == "bus.volcano.sh" && res.resource == "commands") {
+    refused = AdmitCommand(c);
   }
   if (refused) return refused;
   if (std::optional<ApiError> err = TypeProblemsError(c)) return err;

@@ -30,7 +30,15 @@ std::string GoStringSlice(const std::vector<std::string>& items);
 
 // --- Field errors --------------------------------------------------------------------------------
 
-enum class ErrorType { kRequired, kInvalid, kNotSupported, kForbidden, kDuplicate, kTooLong };
+enum class ErrorType {
+  kRequired,
+  kInvalid,
+  kNotSupported,
+  kForbidden,
+  kDuplicate,
+  kTooLong,
+  kNotFound
+};
 
 struct FieldError {
   ErrorType type = ErrorType::kInvalid;
@@ -56,6 +64,8 @@ struct FieldError {
         return {"Duplicate value", "FieldValueDuplicate"};
       case ErrorType::kTooLong:
         return {"Too long", "FieldValueTooLong"};
+      case ErrorType::kNotFound:
+        return {"Not found", "FieldValueNotFound"};
     }
     return {"Invalid value", "FieldValueInvalid"};
   }
@@ -103,6 +113,10 @@ class Errors {
   }
   void Forbidden(std::string field, std::string detail) {
     list_.push_back({ErrorType::kForbidden, std::move(field), std::nullopt, std::move(detail)});
+  }
+  // field.NotFound: the value names something that does not exist.
+  void NotFound(std::string field, std::string_view value) {
+    list_.push_back({ErrorType::kNotFound, std::move(field), api::GoQuote(value), ""});
   }
   void Duplicate(std::string field, std::string_view value) {
     list_.push_back({ErrorType::kDuplicate, std::move(field), api::GoQuote(value), ""});

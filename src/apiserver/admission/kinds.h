@@ -105,4 +105,7 @@ std::optional<std::string> QueueState(const store::Store* st, const std::string&
 // queues.cc: `queues.scheduling.volcano.sh "<name>" not found`
 std::string QueueNotFound(const std::string& name);
 
+// commands.cc: the target's kind, the action it takes and, on create, that the target exists.
+std::optional<ApiError> AdmitCommand(Context& c);
+
 }  // namespace muster::apiserver::admission

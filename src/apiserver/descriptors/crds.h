@@ -9,8 +9,9 @@
 // They are compatible with Volcano's own CRDs (config/crd/volcano/bases in volcano-sh/volcano):
 // the same group, version, plural, singular, kind, short names, scope, printer columns and
 // subresources (jobs and queues have `status`, podgroups none: vc-scheduler and muster write a
-// PodGroup's status with the object itself), so that either set can be installed over the other
-// and both muster and Volcano work with whichever is there.
+// PodGroup's status with the object itself; commands have none and no printer columns), so that
+// either set can be installed over the other and both muster and Volcano work with whichever is
+// there.
 //
 // The schemas are made structural as the API server requires: references inlined, quantities as
 // `x-kubernetes-int-or-string`, times as date-time strings, `metadata` as a bare object, and each

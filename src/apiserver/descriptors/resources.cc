@@ -172,6 +172,16 @@ ResourceInfo VolcanoPodGroups() {
   return info;
 }
 
+// What `vcctl job suspend|resume` and `vcctl queue operate` create: an action for a Job (the job
+// controller) or a Queue (the queue controller), which deletes the Command once it has taken it.
+// Volcano's CRD declares no printer columns, short names or subresources.
+ResourceInfo VolcanoCommands() {
+  ResourceInfo info =
+      Resource("bus.volcano.sh", "v1alpha1", "commands", "command", "Command", true);
+  info.builtin = false;
+  return info;
+}
+
 std::vector<ResourceInfo> BuildRegistry() {
   return {Namespaces(),
           Nodes(),
@@ -191,7 +201,8 @@ std::vector<ResourceInfo> BuildRegistry() {
                          "selfsubjectrulesreview", "SelfSubjectRulesReview"),
           VolcanoJobs(),
           VolcanoQueues(),
-          VolcanoPodGroups()};
+          VolcanoPodGroups(),
+          VolcanoCommands()};
 }
 
 }  // namespace
