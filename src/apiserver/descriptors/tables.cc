@@ -10,6 +10,7 @@
 
 #include "api/json_access.h"
 #include "api/time.h"
+#include "apiserver/descriptors/tables_kinds.h"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -20,6 +21,15 @@ namespace {
 using boost::json::array;
 using boost::json::object;
 using boost::json::value;
+using tables::AgeColumn;
+using tables::ColumnDef;
+using tables::LeaseCells;
+using tables::LeaseColumns;
+using tables::NameColumn;
+using tables::PodDisruptionBudgetCells;
+using tables::PodDisruptionBudgetColumns;
+using tables::PriorityClassCells;
+using tables::PriorityClassColumns;
 
 // --- Reading objects
 // ------------------------------------------------------------------------------
@@ -86,18 +96,6 @@ constexpr std::string_view kAgeDoc =
     "https://git.k8s.io/community/contributors/devel/sig-architecture/"
     "api-conventions.md#metadata";
 
-object ColumnDef(std::string_view name, std::string_view type, std::string_view description,
-                 int priority = 0, std::string_view format = "") {
-  return object{{"name", name},
-                {"type", type},
-                {"format", format},
-                {"description", description},
-                {"priority", priority}};
-}
-object NameColumn(int priority = 0) {
-  return ColumnDef("Name", "string", kNameDoc, priority, "name");
-}
-object AgeColumn() { return ColumnDef("Age", "string", kAgeDoc); }
 
 array PodColumns() {
   return array{
@@ -187,22 +185,6 @@ array EventColumns() {
   };
 }
 
-array PriorityClassColumns() {
-  return array{
-      NameColumn(),
-      ColumnDef("Value", "integer",
-                "value represents the integer value of this priority class. This is the actual "
-                "priority that pods receive when they have the name of this class in their pod "
-                "spec."),
-      ColumnDef("Global-Default", "boolean",
-                "globalDefault specifies whether this PriorityClass should be considered as the "
-                "default priority for pods that do not have any priority class."),
-      AgeColumn(),
-      ColumnDef("PreemptionPolicy", "string",
-                "preemptionPolicy is the Policy for preempting pods with lower priority."),
-  };
-}
-
 // printers.go serviceColumnDefinitions (descriptions shortened from ServiceSpec's).
 array ServiceColumns() {
   return array{
@@ -233,14 +215,6 @@ array SecretColumns() {
 array ServiceAccountColumns() {
   return array{NameColumn(),
                ColumnDef("Secrets", "string", "The number of secrets in the service account"),
-               AgeColumn()};
-}
-
-array LeaseColumns() {
-  return array{NameColumn(),
-               ColumnDef("Holder", "string",
-                         "holderIdentity contains the identity of the holder of a current "
-                         "lease."),
                AgeColumn()};
 }
 
@@ -515,14 +489,6 @@ array EventCells(const value& event, int64_t now_unix) {
                StrAt(Path(event, {"metadata", "name"}))};
 }
 
-array PriorityClassCells(const value& pc, int64_t now_unix) {
-  std::string_view policy = StrAt(Get(&pc, "preemptionPolicy"));
-  return array{StrAt(Path(pc, {"metadata", "name"})), IntAt(Get(&pc, "value")),
-               BoolAt(Get(&pc, "globalDefault")),
-               Since(pc, {"metadata", "creationTimestamp"}, now_unix),
-               policy.empty() ? std::string_view("<unset>") : policy};
-}
-
 // printService: the first cluster IP, the external address by type (getServiceExternalIP), the
 // ports as "80/TCP" or "80:30080/TCP" (makePortString), the selector as labels.FormatLabels.
 array ServiceCells(const value& svc, int64_t now_unix) {
@@ -578,12 +544,6 @@ array ServiceAccountCells(const value& sa, int64_t now_unix) {
                Since(sa, {"metadata", "creationTimestamp"}, now_unix)};
 }
 
-array LeaseCells(const value& lease, int64_t now_unix) {
-  return array{StrAt(Path(lease, {"metadata", "name"})),
-               StrAt(Path(lease, {"spec", "holderIdentity"})),
-               Since(lease, {"metadata", "creationTimestamp"}, now_unix)};
-}
-
 // tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
 value CustomCell(const PrinterColumn& column, const value* v, int64_t now_unix) {
   if (v == nullptr || v->is_null()) return nullptr;
@@ -634,6 +594,23 @@ value RowObject(const value& obj, IncludeObject include) {
 }
 
 }  // namespace
+
+namespace tables {
+
+object ColumnDef(std::string_view name, std::string_view type, std::string_view description,
+                 int priority, std::string_view format) {
+  return object{{"name", name},
+                {"type", type},
+                {"format", format},
+                {"description", description},
+                {"priority", priority}};
+}
+object NameColumn(int priority) {
+  return ColumnDef("Name", "string", kNameDoc, priority, "name");
+}
+object AgeColumn() { return ColumnDef("Age", "string", kAgeDoc); }
+
+}  // namespace tables
 
 std::string HumanDuration(int64_t seconds) {
   if (seconds < -1) return "<invalid>";
@@ -719,6 +696,7 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "", "serviceaccounts")) return ServiceAccountColumns();
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
+  if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetColumns();
   return DefaultColumns();
 }
 
@@ -733,6 +711,7 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "", "serviceaccounts")) return ServiceAccountCells(obj, now_unix);
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
+  if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetCells(obj, now_unix);
   return DefaultCells(obj, now_unix);
 }
 
