@@ -50,7 +50,7 @@ constexpr size_t kMaxDisruptedPods = 2000;
 constexpr char kEvictionRefused[] =
     "Cannot evict pod as it would violate the pod's disruption budget.";
 
-struct Budget {
+struct EvictionBudget {
   store::Object stored;
   json::object object;
   std::string name;
@@ -84,7 +84,7 @@ ApiError EvictionDecodeError(std::string_view version, std::string_view why) {
 
 // getPodDisruptionBudgets: the budgets of the namespace whose selector matches the pod's labels.
 // A budget with no selector, an empty one or one that does not parse matches nothing here.
-std::vector<Budget> BudgetsSelecting(const store::Store& store, const std::string& ns,
+std::vector<EvictionBudget> BudgetsSelecting(const store::Store& store, const std::string& ns,
                                      const json::object& pod) {
   api::StringMap labels;
   if (const json::object* l = api::ObjectAt(MetaOf(pod), "labels")) {
@@ -92,7 +92,7 @@ std::vector<Budget> BudgetsSelecting(const store::Store& store, const std::strin
       if (v.is_string()) labels[std::string(k)] = std::string(v.get_string());
     }
   }
-  std::vector<Budget> out;
+  std::vector<EvictionBudget> out;
   for (store::Object& stored : store.List(kBudgetsResource, ns).items) {
     if (stored.damaged) continue;
     std::optional<json::object> budget = LiveObject(stored);
@@ -190,14 +190,14 @@ HttpResponse Handlers::Evict(const HttpRequest& req, const Target& t) {
 
     std::vector<store::Op> ops;
     if (!ignore_budgets) {
-      std::vector<Budget> budgets = BudgetsSelecting(store_, t.ns, *pod);
+      std::vector<EvictionBudget> budgets = BudgetsSelecting(store_, t.ns, *pod);
       if (budgets.size() > 1) {
         return ErrorResponse(Internal(
             "This pod has more than one PodDisruptionBudget, which the eviction subresource does "
             "not support."));
       }
       if (budgets.size() == 1) {
-        Budget& budget = budgets[0];
+        EvictionBudget& budget = budgets[0];
         last_budget = budget.name;
         json::object& status = api::EnsureObject(budget.object, "status");
         const int64_t current = IntAt(&status, "currentHealthy");
