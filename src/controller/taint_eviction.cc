@@ -35,12 +35,20 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr char kTaintEvictionComponent[] = "taint-eviction-controller";
 constexpr char kTaintManagerEviction[] = "TaintManagerEviction";
 
+// The node's NoExecute taints, read from its JSON (every pod's look and every node update come
+// here, so the node is not decoded whole).
 std::vector<api::Taint> NoExecuteTaintsOf(const json::object& node) {
-  absl::StatusOr<api::Node> decoded = api::DecodeNode(json::value(node));
   std::vector<api::Taint> out;
-  if (!decoded.ok()) return out;
-  for (const api::Taint& t : decoded->spec.taints) {
-    if (t.effect == api::kTaintEffectNoExecute) out.push_back(t);
+  const json::object* spec = api::ObjectAt(node, "spec");
+  const json::array* taints = spec == nullptr ? nullptr : api::ArrayAt(*spec, "taints");
+  if (taints == nullptr) return out;
+  for (const json::value& t : *taints) {
+    const json::object* taint = t.if_object();
+    if (taint == nullptr || api::StringViewAt(taint, "effect") != api::kTaintEffectNoExecute) {
+      continue;
+    }
+    out.push_back({api::StringAt(*taint, "key"), api::StringAt(*taint, "value"),
+                   api::kTaintEffectNoExecute});
   }
   return out;
 }
@@ -183,6 +191,17 @@ struct TaintEvictionController::State {
     const std::string ns = key.substr(0, slash);
     const std::string name = key.substr(slash + 1);
     std::optional<json::object> object = pods.Get(ns, name);
+    const std::string node_name =
+        object ? api::StringAt(api::ObjectAt(*object, "spec"), "nodeName") : "";
+    std::optional<json::object> node;
+    if (!node_name.empty()) node = nodes.Get("", node_name);
+    const std::vector<api::Taint> taints =
+        node ? NoExecuteTaintsOf(*node) : std::vector<api::Taint>{};
+    {
+      // Most pods run where no NoExecute taint is, and were never looked at for one.
+      std::lock_guard<std::mutex> lock(mu);
+      if (taints.empty() && !tracked.contains(key)) return true;
+    }
     absl::StatusOr<api::Pod> pod =
         object ? api::DecodePod(json::value(*object)) : absl::NotFoundError("gone");
     if (!pod.ok() || pod->spec.node_name.empty()) {
@@ -190,9 +209,7 @@ struct TaintEvictionController::State {
       tracked.erase(key);
       return true;
     }
-    std::optional<json::object> node = nodes.Get("", pod->spec.node_name);
-    const TaintVerdict verdict = JudgeNoExecuteTaints(
-        node ? NoExecuteTaintsOf(*node) : std::vector<api::Taint>{}, pod->spec.tolerations);
+    const TaintVerdict verdict = JudgeNoExecuteTaints(taints, pod->spec.tolerations);
     const SteadyClock::time_point now = Now();
     {
       std::unique_lock<std::mutex> lock(mu);
