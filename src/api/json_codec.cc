@@ -648,6 +648,10 @@ absl::StatusOr<std::string> TypeField(const object& fields, std::string_view key
 }  // namespace
 
 absl::StatusOr<Pod> DecodePod(const value& json) { return DecodeKind<Pod>(json); }
+
+absl::StatusOr<LabelSelector> DecodeLabelSelector(const value& json) {
+  return DecodeStruct<LabelSelector>(json, "");
+}
 absl::StatusOr<Node> DecodeNode(const value& json) { return DecodeKind<Node>(json); }
 absl::StatusOr<PodGroup> DecodePodGroup(const value& json) { return DecodeKind<PodGroup>(json); }
 absl::StatusOr<Queue> DecodeQueue(const value& json) { return DecodeKind<Queue>(json); }

@@ -34,6 +34,8 @@ absl::StatusOr<Node> DecodeNode(const boost::json::value& json);
 absl::StatusOr<PodGroup> DecodePodGroup(const boost::json::value& json);
 absl::StatusOr<Queue> DecodeQueue(const boost::json::value& json);
 absl::StatusOr<PriorityClass> DecodePriorityClass(const boost::json::value& json);
+// A metav1.LabelSelector (matchLabels, matchExpressions), as a PodDisruptionBudget's spec.selector.
+absl::StatusOr<LabelSelector> DecodeLabelSelector(const boost::json::value& json);
 
 // Every kind the codecs know, with its apiVersion:
 //   v1 Pod, v1 Node, scheduling.k8s.io/v1 PriorityClass,

@@ -36,7 +36,8 @@ using patch_internal::MergeListField;
 // what strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have
 // no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
 constexpr auto kStrategicKinds = std::to_array<std::string_view>(
-    {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease"});
+    {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease",
+     "PodDisruptionBudget"});
 
 // From the `patchStrategy:"merge"` / `patchMergeKey` struct tags of k8s.io/api core/v1 and
 // k8s.io/apimachinery meta/v1 (v1.32; the served kinds only). Notable absences, as upstream: Node
@@ -85,6 +86,8 @@ constexpr auto kMergeListFields = std::to_array<MergeListField>({
     // ServiceSpec and ServiceStatus (metav1.Condition).
     {"Service", "spec.ports", "port"},
     {"Service", "status.conditions", "type"},
+    // policy/v1 PodDisruptionBudgetStatus (spec.selector's patchStrategy is "replace").
+    {"PodDisruptionBudget", "status.conditions", "type"},
 });
 
 // --- JSON helpers --------------------------------------------------------------------------------

@@ -572,7 +572,8 @@ TEST(StrategicMergePatchTest, NamespaceAndEventUseObjectMetaLists) {
 
 TEST(StrategicMergePatchTest, EveryServedBuiltInKindTakesStrategicMergePatches) {
   for (std::string_view kind :
-       {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease"}) {
+       {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease",
+        "PodDisruptionBudget"}) {
     EXPECT_TRUE(SupportsStrategicMergePatch(kind)) << kind;
   }
   // Volcano's kinds are custom resources (415 upstream), and kinds muster does not serve have no

@@ -469,6 +469,10 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
     if (m == "POST") return Bind(req, t);
     return ErrorResponse(MethodNotAllowed(m));
   }
+  if (t.subresource == "eviction") {
+    if (m == "POST") return Evict(req, t);
+    return ErrorResponse(MethodNotAllowed(m));
+  }
   if (t.subresource == "log") {
     if (m == "GET") return Logs(req, t);
     return ErrorResponse(MethodNotAllowed(m));

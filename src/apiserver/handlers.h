@@ -2,12 +2,13 @@
 
 // The REST handlers of the embedded Kubernetes API server: routing of /api, /apis, /version and
 // /openapi, and for every registry resource (resources.h) list, get, create, update, patch (four
-// types), delete, watch, the status subresources, pods/binding and pods/log, with kube-apiserver's
-// semantics as kubectl 1.32 relies on them: k8s.io/apiserver pkg/endpoints/handlers (get.go,
-// create.go, update.go, patch.go, delete.go, watch.go), and for pods/binding and pods/log
-// kubernetes pkg/registry/core/pod/storage/storage.go (BindingREST) and
-// pkg/registry/core/pod/rest/log.go; the rules are described in the Kubernetes API concepts
-// (kubernetes.io/docs/reference/using-api/api-concepts/). docs/architecture.md lists the checks.
+// types), delete, watch, the status subresources, pods/binding, pods/eviction and pods/log, with
+// kube-apiserver's semantics as kubectl 1.32 relies on them: k8s.io/apiserver
+// pkg/endpoints/handlers (get.go, create.go, update.go, patch.go, delete.go, watch.go), and for
+// pods/binding, pods/eviction and pods/log kubernetes pkg/registry/core/pod/storage/storage.go
+// (BindingREST), eviction.go and pkg/registry/core/pod/rest/log.go; the rules are described in
+// the Kubernetes API concepts (kubernetes.io/docs/reference/using-api/api-concepts/).
+// docs/architecture.md lists the checks.
 //
 // Works on plain HttpRequest/HttpResponse values (http.h); server.cc carries them over HTTP.
 // Every write is built completely and then stored with one Store::Commit, so a refused request
@@ -16,9 +17,9 @@
 // Thread-safety: Handle() may be called from many threads at once.
 //
 // Split across files by concern: handlers.cc (routing, discovery, get, list), write.cc (create,
-// update, patch, delete, binding), reviews.cc (`kubectl auth can-i` and `whoami`), watch.cc,
-// logs.cc, fields.cc (field selectors), strict.cc (fieldValidation), bootstrap.cc (default
-// namespaces and queues).
+// update, patch, delete, binding; write_evict.cc the eviction), reviews.cc (`kubectl auth can-i`
+// and `whoami`), watch.cc, logs.cc, fields.cc (field selectors), strict.cc (fieldValidation),
+// bootstrap.cc (default namespaces and queues).
 
 #include <chrono>
 #include <cstdint>
@@ -64,7 +65,7 @@ struct Target {
   const ResourceInfo* resource = nullptr;
   std::string ns;           // from the URL; "" for cluster-scoped or all-namespaces requests
   std::string name;         // "" for the collection
-  std::string subresource;  // "", "status", "binding", "log", "finalize"
+  std::string subresource;  // "", "status", "binding", "eviction", "log", "finalize"
 };
 
 // Label and field selectors of a list or watch, compiled.
@@ -124,6 +125,9 @@ class Handlers {
   HttpResponse Patch(const HttpRequest& req, const Target& t);
   HttpResponse Delete(const HttpRequest& req, const Target& t);
   HttpResponse Bind(const HttpRequest& req, const Target& t);
+  // POST pods/NAME/eviction (write_evict.cc): the pod deleted unless its PodDisruptionBudget
+  // forbids it, the budget's disruptionsAllowed taken in the same store commit.
+  HttpResponse Evict(const HttpRequest& req, const Target& t);
   // POST of a review (ResourceInfo::review; reviews.cc): the object back with its status.
   HttpResponse Review(const HttpRequest& req, const Target& t);
   // The pod as `binding` leaves it (nodeName, annotations, PodScheduled=True), checked against

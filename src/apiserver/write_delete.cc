@@ -26,13 +26,96 @@ namespace muster::apiserver {
 
 namespace json = boost::json;
 
+using write_support::CheckPropagationPolicy;
 using write_support::CheckWriteOptions;
 using write_support::ExactInt64;
 using write_support::FromStatus;
 using write_support::IsDryRun;
 using write_support::LiveObject;
 using write_support::MetaOf;
+using write_support::ReadDeleteOptions;
+using write_support::ReadDeleteOptionsResult;
 using write_support::kMaxAttempts;
+
+namespace {
+
+// encoding/json's name of a JSON value's type in an UnmarshalTypeError.
+std::string_view GoKindOf(const json::value& v) {
+  if (v.is_string()) return "string";
+  if (v.is_bool()) return "bool";
+  if (v.is_array()) return "array";
+  if (v.is_object()) return "object";
+  return "number";
+}
+
+ApiError UnmarshalError(const json::value& got, std::string_view field, std::string_view type) {
+  return BadRequest(fmt::format("json: cannot unmarshal {} into Go struct field {} of type {}",
+                                GoKindOf(got), field, type));
+}
+
+}  // namespace
+
+ApiResult<write_support::ReadDeleteOptionsResult> write_support::ReadDeleteOptions(
+    const json::object& o, std::string_view go_field_prefix) {
+  ReadDeleteOptionsResult out;
+  DeleteOptions& options = out.options;
+  auto field = [&](std::string_view name) { return fmt::format("{}{}", go_field_prefix, name); };
+  if (const json::value* g = o.if_contains("gracePeriodSeconds"); g && !g->is_null()) {
+    std::optional<int64_t> grace = g->is_number() ? ExactInt64(*g) : std::nullopt;
+    if (!grace && g->is_number()) {
+      return BadRequest(fmt::format(
+          "json: cannot unmarshal number {} into Go struct field {} of type int64",
+          g->is_double() ? fmt::format("{}", g->get_double()) : json::serialize(*g),
+          field("gracePeriodSeconds")));
+    }
+    if (!grace) return UnmarshalError(*g, field("gracePeriodSeconds"), "int64");
+    options.grace_period_seconds = *grace;
+  }
+  if (const json::value* p = o.if_contains("propagationPolicy"); p && !p->is_null()) {
+    if (!p->is_string()) {
+      return UnmarshalError(*p, field("propagationPolicy"), "v1.DeletionPropagation");
+    }
+    options.propagation_policy = std::string(p->get_string());
+  }
+  if (const json::value* orphan = o.if_contains("orphanDependents");
+      orphan && orphan->is_bool() && orphan->get_bool() && options.propagation_policy.empty()) {
+    options.propagation_policy = "Orphan";
+  }
+  if (const json::value* p = o.if_contains("preconditions"); p && !p->is_null()) {
+    if (!p->is_object()) return UnmarshalError(*p, field("preconditions"), "v1.Preconditions");
+    for (std::string_view key : {"uid", "resourceVersion"}) {
+      const json::value* v = p->get_object().if_contains(key);
+      if (v != nullptr && !v->is_null() && !v->is_string()) {
+        return UnmarshalError(*v, field(fmt::format("preconditions.{}", key)),
+                              key == "uid" ? "types.UID" : "string");
+      }
+    }
+    out.uid_precondition = StringAt(&p->get_object(), "uid");
+    std::string rv = StringAt(&p->get_object(), "resourceVersion");
+    if (!rv.empty()) {
+      std::optional<int64_t> revision = ParseInt(rv);
+      if (!revision) return BadRequest(fmt::format("invalid resourceVersion \"{}\"", rv));
+      options.precondition_revision = *revision;
+    }
+  }
+  if (const json::value* d = o.if_contains("dryRun"); d && !d->is_null()) {
+    if (!d->is_array()) return UnmarshalError(*d, field("dryRun"), "[]string");
+    for (const auto& e : d->get_array()) {
+      if (e.is_string() && e.get_string() == "All") options.dry_run = true;
+    }
+  }
+  return out;
+}
+
+std::optional<ApiError> write_support::CheckPropagationPolicy(const std::string& p) {
+  if (p.empty() || p == "Foreground" || p == "Background" || p == "Orphan") return std::nullopt;
+  return Invalid("DeleteOptions", "meta.k8s.io", "",
+                 {{"FieldValueNotSupported",
+                   fmt::format("Unsupported value: {}: supported values: \"Foreground\", "
+                               "\"Background\", \"Orphan\", \"nil\"",
+                               json::serialize(json::string(p))),
+                   "propagationPolicy"}});
+}
 
 HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
@@ -63,34 +146,12 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
     if (!v->is_object()) {
       return ErrorResponse(BadRequest("the DeleteOptions body is not a JSON object"));
     }
-    const json::object& o = v->get_object();
-    if (const json::value* g = o.if_contains("gracePeriodSeconds"); g && g->is_number()) {
-      std::optional<int64_t> grace = ExactInt64(*g);
-      if (!grace) {
-        return ErrorResponse(BadRequest(fmt::format(
-            "json: cannot unmarshal number {} into Go struct field "
-            "DeleteOptions.gracePeriodSeconds of type int64",
-            g->is_double() ? fmt::format("{}", g->get_double()) : json::serialize(*g))));
-      }
-      options.grace_period_seconds = *grace;
-    }
-    options.propagation_policy = StringAt(&o, "propagationPolicy");
-    if (const json::value* orphan = o.if_contains("orphanDependents");
-        orphan && orphan->is_bool() && orphan->get_bool() && options.propagation_policy.empty()) {
-      options.propagation_policy = "Orphan";
-    }
-    if (const json::value* p = o.if_contains("preconditions"); p && p->is_object()) {
-      uid_precondition = StringAt(&p->get_object(), "uid");
-      std::string rv = StringAt(&p->get_object(), "resourceVersion");
-      if (!rv.empty() && !int_param(rv, options.precondition_revision)) {
-        return ErrorResponse(BadRequest(fmt::format("invalid resourceVersion \"{}\"", rv)));
-      }
-    }
-    if (const json::value* d = o.if_contains("dryRun"); d && d->is_array()) {
-      for (const auto& e : d->get_array()) {
-        if (e.is_string() && e.get_string() == "All") options.dry_run = true;
-      }
-    }
+    auto read = ReadDeleteOptions(v->get_object(), "DeleteOptions.");
+    if (!read.ok()) return ErrorResponse(read.error());
+    const bool dry_run = options.dry_run;
+    options = read->options;
+    options.dry_run = options.dry_run || dry_run;
+    uid_precondition = read->uid_precondition;
   }
   if (std::string_view g = req.Param("gracePeriodSeconds"); !g.empty()) {
     if (!int_param(g, options.grace_period_seconds)) {
@@ -100,16 +161,7 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
   if (std::string_view p = req.Param("propagationPolicy"); !p.empty()) {
     options.propagation_policy = std::string(p);
   }
-  if (const std::string& p = options.propagation_policy;
-      !p.empty() && p != "Foreground" && p != "Background" && p != "Orphan") {
-    return ErrorResponse(Invalid(
-        "DeleteOptions", "meta.k8s.io", "",
-        {{"FieldValueNotSupported",
-          fmt::format("Unsupported value: {}: supported values: \"Foreground\", \"Background\", "
-                      "\"Orphan\", \"nil\"",
-                      json::serialize(json::string(p))),
-          "propagationPolicy"}}));
-  }
+  if (auto e = CheckPropagationPolicy(options.propagation_policy)) return ErrorResponse(*e);
   if (options.propagation_policy.empty()) options.propagation_policy = "Background";
 
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {

@@ -255,6 +255,12 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
     json::object status;
     status["phase"] = "Active";
     obj["status"] = std::move(status);
+  } else if (res.group == "policy" && res.resource == "poddisruptionbudgets") {
+    // An empty PodDisruptionBudgetStatus, whose four counters have no omitempty.
+    obj["status"] = json::object{{"disruptionsAllowed", 0},
+                                 {"currentHealthy", 0},
+                                 {"desiredHealthy", 0},
+                                 {"expectedPods", 0}};
   } else if (!res.builtin && StatusOnlyThroughSubresource(res)) {
     obj.erase("status");
     if (res.kind == "Queue") {

@@ -16,6 +16,7 @@
 #include "api/json_access.h"
 #include "api/managed_fields.h"
 #include "apiserver/handlers.h"
+#include "apiserver/lifecycle.h"
 #include "boost/json/object.hpp"
 #include "boost/json/value.hpp"
 #include "store/store.h"
@@ -84,7 +85,8 @@ bool ShouldDeleteDuringUpdate(const json::object& next);
 bool IsTerminating(const json::object& ns);
 
 // What create does to .status (kube's PrepareForCreate): pods start Pending, namespaces Active,
-// custom resources with a status subresource start without one (queues: Open).
+// PodDisruptionBudgets with zero counters, custom resources with a status subresource start
+// without one (queues: Open).
 void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj);
 
 // A stored state as an object to change: a copy of the store's parsed state where it has one
@@ -116,6 +118,21 @@ api::FieldManager ManagerOf(const HttpRequest& req, const ResourceInfo& res, con
 // fieldValidation as no validation.
 std::optional<ApiError> CheckWriteOptions(const HttpRequest& req, std::string_view options,
                                           bool apply);
+
+// DeleteOptions from a JSON object: a DELETE's body, an Eviction's deleteOptions. A field of the
+// wrong type is 400 with encoding/json's words, the Go field named `go_field_prefix` + its JSON
+// name ("DeleteOptions.gracePeriodSeconds"); a resourceVersion precondition that is no integer is
+// 400 `invalid resourceVersion "x"`. propagationPolicy is read, not checked.
+struct ReadDeleteOptionsResult {
+  DeleteOptions options;
+  std::string uid_precondition;
+};
+ApiResult<ReadDeleteOptionsResult> ReadDeleteOptions(const json::object& o,
+                                                     std::string_view go_field_prefix);
+
+// DeleteOptions.propagationPolicy: "" or Foreground, Background, Orphan; else kube's 422
+// `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: ...`.
+std::optional<ApiError> CheckPropagationPolicy(const std::string& policy);
 
 // 409 for an apply that would change fields other managers own, as kube's NewApplyConflict:
 // details carry one FieldManagerConflict cause per field.

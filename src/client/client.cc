@@ -172,6 +172,11 @@ const Resource& Leases() {
       new Resource(MakeResource("coordination.k8s.io", "v1", "leases", "Lease", true));
   return *r;
 }
+const Resource& PodDisruptionBudgets() {
+  static const Resource* const r = new Resource(
+      MakeResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true));
+  return *r;
+}
 const Resource& PriorityClasses() {
   static const Resource* const r = new Resource(
       MakeResource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false));
@@ -353,6 +358,30 @@ absl::Status Client::Delete(const Resource& resource, std::string_view ns, std::
   if (!options.precondition_uid.empty()) {
     body["preconditions"] = json::object{{"uid", options.precondition_uid}};
   }
+  r.body = json::serialize(body);
+  auto response = transport_->Do(r);
+  if (!response.ok()) return response.status();
+  if (!Is2xx(response->status)) return StatusFromResponse(*response);
+  return absl::OkStatus();
+}
+
+absl::Status Client::Evict(std::string_view ns, std::string_view pod,
+                           const DeleteOptions& options) {
+  Request r = MakeRequest("POST", Pods().Path(ns, pod, "eviction"));
+  json::object delete_options;
+  if (options.grace_period_seconds) {
+    delete_options["gracePeriodSeconds"] = *options.grace_period_seconds;
+  }
+  if (!options.propagation_policy.empty()) {
+    delete_options["propagationPolicy"] = options.propagation_policy;
+  }
+  if (!options.precondition_uid.empty()) {
+    delete_options["preconditions"] = json::object{{"uid", options.precondition_uid}};
+  }
+  json::object body{{"apiVersion", "policy/v1"},
+                    {"kind", "Eviction"},
+                    {"metadata", json::object{{"name", pod}, {"namespace", ns}}}};
+  if (!delete_options.empty()) body["deleteOptions"] = std::move(delete_options);
   r.body = json::serialize(body);
   auto response = transport_->Do(r);
   if (!response.ok()) return response.status();

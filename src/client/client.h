@@ -14,7 +14,8 @@
 // Errors are absl::Status values mapped from the server's Status object:
 //   404 -> NotFound, 409 reason AlreadyExists -> AlreadyExists, 409 Conflict -> Aborted,
 //   400/422 -> InvalidArgument, 410 -> OutOfRange (expired resourceVersion), 401/403 ->
-//   PermissionDenied, 5xx and transport failures -> Unavailable; the message is the Status's.
+//   PermissionDenied, 429 -> ResourceExhausted, 5xx and transport failures -> Unavailable; the
+//   message is the Status's.
 //
 // Thread-safety: a Client may be used from many threads at once.
 
@@ -61,6 +62,7 @@ const Resource& Namespaces();
 const Resource& Services();
 const Resource& Leases();            // coordination.k8s.io/v1
 const Resource& PriorityClasses();   // scheduling.k8s.io/v1
+const Resource& PodDisruptionBudgets();  // policy/v1
 const Resource& VolcanoJobs();       // batch.volcano.sh/v1alpha1 jobs
 const Resource& PodGroups();         // scheduling.volcano.sh/v1beta1 podgroups
 const Resource& Queues();            // scheduling.volcano.sh/v1beta1 queues (cluster-scoped)
@@ -239,6 +241,10 @@ class Client {
                                   std::string_view subresource = {});
   absl::Status Delete(const Resource& resource, std::string_view ns, std::string_view name,
                       const DeleteOptions& options = {});
+
+  // POST pods/NAME/eviction (a policy/v1 Eviction): the pod deleted with `options` unless its
+  // PodDisruptionBudget forbids it, which is ResourceExhausted (429) with the server's message.
+  absl::Status Evict(std::string_view ns, std::string_view pod, const DeleteOptions& options = {});
 
   // POST pods/NAME/binding.
   absl::Status Bind(const Binding& binding);

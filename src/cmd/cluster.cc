@@ -33,6 +33,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
       *c->client_, std::move(options.podgroup_controller));
   c->queue_controller_ = std::make_unique<controller::QueueController>(
       *c->client_, std::move(options.queue_controller));
+  c->disruption_controller_ = std::make_unique<controller::DisruptionController>(
+      *c->client_, std::move(options.disruption_controller));
+  c->taint_eviction_controller_ = std::make_unique<controller::TaintEvictionController>(
+      *c->client_, std::move(options.taint_eviction_controller));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 
@@ -46,6 +50,12 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
     return failed("podgroup controller", s);
   }
   if (absl::Status s = c->queue_controller_->Start(); !s.ok()) return failed("queue controller", s);
+  if (absl::Status s = c->disruption_controller_->Start(); !s.ok()) {
+    return failed("disruption controller", s);
+  }
+  if (absl::Status s = c->taint_eviction_controller_->Start(); !s.ok()) {
+    return failed("taint eviction controller", s);
+  }
   if (absl::Status s = c->scheduler_->Start(); !s.ok()) return failed("scheduler", s);
   return c;
 }
@@ -56,6 +66,8 @@ void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
+  if (taint_eviction_controller_) taint_eviction_controller_->Stop();
+  if (disruption_controller_) disruption_controller_->Stop();
   if (queue_controller_) queue_controller_->Stop();
   if (podgroup_controller_) podgroup_controller_->Stop();
   if (controller_) controller_->Stop();

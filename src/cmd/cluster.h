@@ -4,8 +4,10 @@
 // end-to-end benchmark (bench/up_benchmark.cc) run exactly the same cluster: the embedded API
 // server and its store, one in-process client (apiserver::LocalTransport) shared by the node
 // agents, the Volcano job controller, the PodGroup controller (one-member PodGroups for plain pods
-// of the scheduler), the queue controller (OpenQueue and CloseQueue Commands) and the scheduler
-// (which also serves default-scheduler pods, being the only scheduler).
+// of the scheduler), the queue controller (OpenQueue and CloseQueue Commands),
+// kube-controller-manager's disruption controller (PodDisruptionBudget status, for pods/eviction)
+// and taint eviction controller (NoExecute taints), and the scheduler (which also serves
+// default-scheduler pods, being the only scheduler).
 //
 //   cmd::LocalClusterOptions options;
 //   options.data_dir = dir;
@@ -15,7 +17,8 @@
 //   (*cluster)->Stop();                                             // or destroy it
 //
 // Start order: API server, node agents (nodes registered), job controller (synced), PodGroup
-// controller (synced), queue controller (synced), scheduler.
+// controller (synced), queue controller (synced), disruption and taint eviction controllers
+// (synced), scheduler.
 // Stop order: the reverse. Thread-safety: Start and Stop from one thread; the accessors' objects
 // are as thread-safe as they document.
 
@@ -27,9 +30,11 @@
 #include "absl/status/statusor.h"
 #include "apiserver/apiserver.h"
 #include "client/client.h"
+#include "controller/disruption_controller.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
 #include "controller/queue_controller.h"
+#include "controller/taint_eviction.h"
 #include "node/agent.h"
 #include "node/cluster_file.h"
 #include "scheduler/scheduler.h"
@@ -54,6 +59,8 @@ struct LocalClusterOptions {
   controller::JobControllerOptions controller;
   controller::PodGroupControllerOptions podgroup_controller;
   controller::QueueControllerOptions queue_controller;
+  controller::DisruptionControllerOptions disruption_controller;
+  controller::TaintEvictionControllerOptions taint_eviction_controller;
   scheduler::SchedulerOptions scheduler;
 };
 
@@ -61,7 +68,8 @@ class LocalCluster {
  public:
   // Starts every part; on an error whatever had started is stopped again and the error says
   // which part failed ("node agents: ...", "job controller: ...", "podgroup controller: ...",
-  // "queue controller: ...", "scheduler: ...").
+  // "queue controller: ...", "disruption controller: ...", "taint eviction controller: ...",
+  // "scheduler: ...").
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options);
   ~LocalCluster();  // Stop()
 
@@ -78,6 +86,10 @@ class LocalCluster {
   controller::JobController& controller() { return *controller_; }
   controller::PodGroupController& podgroup_controller() { return *podgroup_controller_; }
   controller::QueueController& queue_controller() { return *queue_controller_; }
+  controller::DisruptionController& disruption_controller() { return *disruption_controller_; }
+  controller::TaintEvictionController& taint_eviction_controller() {
+    return *taint_eviction_controller_;
+  }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
   const std::vector<node::NodeConfig>& nodes() const { return agent_->nodes(); }
 
@@ -90,6 +102,8 @@ class LocalCluster {
   std::unique_ptr<controller::JobController> controller_;
   std::unique_ptr<controller::PodGroupController> podgroup_controller_;
   std::unique_ptr<controller::QueueController> queue_controller_;
+  std::unique_ptr<controller::DisruptionController> disruption_controller_;
+  std::unique_ptr<controller::TaintEvictionController> taint_eviction_controller_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   bool stopped_ = false;
 };

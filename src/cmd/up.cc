@@ -1,5 +1,6 @@
 // `muster up`: a whole GPU batch cluster in one process — the API server and its store, the
-// scheduler, the Volcano job controller and the node agents (simulated nodes from a cluster file,
+// scheduler, the Volcano job controller, kube-controller-manager's disruption and taint eviction
+// controllers (cmd/cluster.h) and the node agents (simulated nodes from a cluster file,
 // or this machine running pods as processes with its GPUs) — driven by the real kubectl through
 // the kubeconfig it writes.
 
@@ -217,7 +218,8 @@ Subcommand AddUpCommand(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "up",
       "Run a whole GPU batch cluster on this machine: the API server (kubectl talks to it through "
-      "the kubeconfig it writes), the scheduler, the Volcano job controller and the nodes — "
+      "the kubeconfig it writes), the scheduler, the Volcano job controller, the disruption and "
+      "taint eviction controllers (kubectl drain, NoExecute taints) and the nodes — "
       "simulated ones from a cluster file, or this machine running pods as processes with its "
       "GPUs. State survives a restart. Ctrl-C stops it.");
   auto* config =

@@ -14,6 +14,7 @@
 //   - other core:     namespaces.cc, events.cc, services.cc (defaults, cluster IPs, node ports),
 //                     config_data.cc (ConfigMaps and Secrets)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
+//   - policy:         pkg/apis/policy/validation (poddisruptionbudgets.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc); Commands,
 //                     which Volcano does not check, by muster's own rules (commands.cc)
@@ -43,6 +44,7 @@ using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
 using admission::AdmitPod;
+using admission::AdmitPodDisruptionBudget;
 using admission::AdmitPodGroup;
 using admission::AdmitPriorityClass;
 using admission::AdmitQueue;
@@ -78,6 +80,8 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     if (res.resource == "secrets") refused = AdmitSecret(c);
   } else if (res.group == "scheduling.k8s.io" && res.resource == "priorityclasses") {
     refused = AdmitPriorityClass(c);
+  } else if (res.group == "policy" && res.resource == "poddisruptionbudgets") {
+    refused = AdmitPodDisruptionBudget(c);
   } else if (res.group == "batch.volcano.sh" && res.resource == "jobs") {
     refused = AdmitVolcanoJob(c);
   } else if (res.group == "scheduling.volcano.sh" && res.resource == "podgroups") {

@@ -27,6 +27,11 @@ void AdmitMetadata(Context& c);
 void ValidateLabels(Context& c, const json::object& parent, std::string_view key,
                     const std::string& path);
 
+// poddisruptionbudgets.cc: metav1validation.ValidateLabelSelector of parent[key] (matchLabels as
+// labels, matchExpressions' operators, keys and values), refusals at `path`.
+void ValidateLabelSelector(Context& c, json::object& parent, std::string_view key,
+                           const std::string& path);
+
 // namespaces.cc: NamespaceLifecycle: nothing new in a namespace that is being deleted.
 std::optional<ApiError> CheckNamespaceLifecycle(const Context& c);
 
@@ -66,6 +71,11 @@ std::optional<ApiError> AdmitSecret(Context& c);
 
 // priorityclasses.cc
 std::optional<ApiError> AdmitPriorityClass(Context& c);
+
+// poddisruptionbudgets.cc: the spec (minAvailable and maxUnavailable exclusive, each a
+// non-negative integer or a percent up to 100%, the selector) on writes of the object, the status
+// counters and conditions on writes of /status.
+std::optional<ApiError> AdmitPodDisruptionBudget(Context& c);
 
 struct PriorityClassInfo {
   std::string name;

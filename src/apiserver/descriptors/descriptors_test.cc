@@ -191,7 +191,7 @@ TEST(RegistryTest, FindsResourcesByUrlParts) {
   EXPECT_TRUE(pods->builtin);
   EXPECT_THAT(pods->short_names, ElementsAre("po"));
   EXPECT_THAT(pods->categories, ElementsAre("all"));
-  EXPECT_THAT(pods->subresources, UnorderedElementsAre("status", "binding", "log"));
+  EXPECT_THAT(pods->subresources, UnorderedElementsAre("status", "binding", "eviction", "log"));
   EXPECT_EQ(pods->ApiVersion(), "v1");
   EXPECT_EQ(pods->StoreResource(), "pods");
 
@@ -263,6 +263,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
   EXPECT_THAT(gvs,
               UnorderedElementsAre(GroupVersion{"", "v1"}, GroupVersion{"scheduling.k8s.io", "v1"},
                                    GroupVersion{"coordination.k8s.io", "v1"},
+                                   GroupVersion{"policy", "v1"},
                                    GroupVersion{"authentication.k8s.io", "v1"},
                                    GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
@@ -323,6 +324,13 @@ TEST(DiscoveryTest, AggregatedCoreGroupHasWhatKubectlNeeds) {
   EXPECT_THAT(Strings(At(*binding, {"verbs"})), ElementsAre("create"));
   ASSERT_NE(Named(At(*pods, {"subresources"}), "subresource", "log"), nullptr);
   ASSERT_NE(Named(At(*pods, {"subresources"}), "subresource", "status"), nullptr);
+  // kubectl drain evicts through pods/eviction only where discovery names policy/v1 Eviction.
+  const value* eviction = Named(At(*pods, {"subresources"}), "subresource", "eviction");
+  ASSERT_NE(eviction, nullptr);
+  EXPECT_EQ(Str(At(*eviction, {"responseKind", "group"})), "policy");
+  EXPECT_EQ(Str(At(*eviction, {"responseKind", "version"})), "v1");
+  EXPECT_EQ(Str(At(*eviction, {"responseKind", "kind"})), "Eviction");
+  EXPECT_THAT(Strings(At(*eviction, {"verbs"})), ElementsAre("create"));
 
   const value* nodes = Named(resources, "resource", "nodes");
   ASSERT_NE(nodes, nullptr);
@@ -341,7 +349,7 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   ASSERT_NE(items, nullptr);
   std::vector<std::string> groups;
   for (const value& item : items->as_array()) groups.push_back(Str(At(item, {"metadata", "name"})));
-  EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io",
+  EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
                                            "authentication.k8s.io", "authorization.k8s.io",
                                            "batch.volcano.sh", "scheduling.volcano.sh",
                                            "bus.volcano.sh"));
@@ -439,6 +447,12 @@ TEST(DiscoveryTest, LegacyDocuments) {
   const value* binding = Named(At(*core, {"resources"}), "name", "pods/binding");
   ASSERT_NE(binding, nullptr);
   EXPECT_EQ(Str(At(*binding, {"kind"})), "Binding");
+  // kubectl drain's CheckEvictionSupport: pods/eviction of kind Eviction with a group and version.
+  const value* eviction = Named(At(*core, {"resources"}), "name", "pods/eviction");
+  ASSERT_NE(eviction, nullptr);
+  EXPECT_EQ(Str(At(*eviction, {"kind"})), "Eviction");
+  EXPECT_EQ(Str(At(*eviction, {"group"})), "policy");
+  EXPECT_EQ(Str(At(*eviction, {"version"})), "v1");
   EXPECT_FALSE(At(*Named(At(*core, {"resources"}), "name", "nodes"), {"namespaced"})->as_bool());
 
   EXPECT_FALSE(ApiResourceList("batch", "v1").has_value());
@@ -508,6 +522,8 @@ TEST(OpenApiTest, SchemaNamesFollowKubeApiserver) {
   EXPECT_EQ(SchemaName(Res("scheduling.k8s.io", "priorityclasses")),
             "io.k8s.api.scheduling.v1.PriorityClass");
   EXPECT_EQ(SchemaName(Res("coordination.k8s.io", "leases")), "io.k8s.api.coordination.v1.Lease");
+  EXPECT_EQ(SchemaName(Res("policy", "poddisruptionbudgets")),
+            "io.k8s.api.policy.v1.PodDisruptionBudget");
   EXPECT_EQ(SchemaName(Res("batch.volcano.sh", "jobs")), "sh.volcano.batch.v1alpha1.Job");
   EXPECT_EQ(SchemaName(Res("scheduling.volcano.sh", "podgroups")),
             "sh.volcano.scheduling.v1beta1.PodGroup");
@@ -605,12 +621,15 @@ TEST(OpenApiTest, EveryRefResolvesWithinItsDocumentAndEachKindHasOneSchema) {
 // The file a schema belongs in (schemas/README.md): its package as the group-version kube
 // serves it ("io.k8s.api.scheduling.v1.PriorityClass" in scheduling.k8s.io.v1.json, a custom
 // resource's reversed group put back: "sh.volcano.batch.v1alpha1.Job" in
-// batch.volcano.sh.v1alpha1.json), apimachinery's by package (meta.v1.json, resource.json).
+// batch.volcano.sh.v1alpha1.json), apimachinery's by package (meta.v1.json, resource.json,
+// intstr.json); policy is served as "policy", not "policy.k8s.io" (policy.v1.json).
 std::string SchemaFileOf(std::string_view name) {
   std::string_view package = name.substr(0, name.rfind('.'));
   for (auto [prefix, file] : {std::pair{"io.k8s.apimachinery.pkg.apis.meta.v1", "meta.v1"},
                               std::pair{"io.k8s.apimachinery.pkg.api.resource", "resource"},
-                              std::pair{"io.k8s.api.core.v1", "core.v1"}}) {
+                              std::pair{"io.k8s.apimachinery.pkg.util.intstr", "intstr"},
+                              std::pair{"io.k8s.api.core.v1", "core.v1"},
+                              std::pair{"io.k8s.api.policy.v1", "policy.v1"}}) {
     if (package == prefix) return fmt::format("{}.json", file);
   }
   const size_t dot = package.rfind('.');
@@ -1402,6 +1421,20 @@ TEST(LeaseTableTest, ColumnsAndCells) {
   value table = ToTable(Res("coordination.k8s.io", "leases"), {lease}, "1", Now());
   EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "Holder", "Age"));
   EXPECT_EQ(At(table, {"rows"})->as_array()[0].as_object().at("cells"), (array{"n1", "n1", "60s"}));
+}
+
+// printPodDisruptionBudget: what `kubectl get pdb` shows, "N/A" for the bound not set.
+TEST(PodDisruptionBudgetTableTest, ColumnsAndCellsAsKubectlShowsThem) {
+  const ResourceInfo& pdbs = Res("policy", "poddisruptionbudgets");
+  value table = ToTable(pdbs, {}, "1", Now());
+  EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "Min Available", "Max Unavailable",
+                                              "Allowed Disruptions", "Age"));
+  value min = boost::json::parse(R"({"metadata":{"name":"web","creationTimestamp":
+      "2024-05-01T11:59:00Z"},"spec":{"minAvailable":2},"status":{"disruptionsAllowed":1}})");
+  EXPECT_EQ(Cells(pdbs, min), (array{"web", "2", "N/A", 1, "60s"}));
+  value max = boost::json::parse(R"({"metadata":{"name":"db","creationTimestamp":
+      "2024-05-01T11:59:00Z"},"spec":{"maxUnavailable":"25%"}})");
+  EXPECT_EQ(Cells(pdbs, max), (array{"db", "N/A", "25%", 0, "60s"}));
 }
 
 // printService's columns: a ClusterIP, a headless, a NodePort, a pending LoadBalancer and an

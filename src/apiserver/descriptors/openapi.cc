@@ -436,6 +436,12 @@ void AddResourcePaths(const ResourceInfo& info, object& paths) {
           {fmt::format("create{}{}{}{}", id_group, scope, info.kind, suffix), "post", sub_gvk,
            WriteParams(false), BodyOf(binding_schema),
            Responses({{"200", "OK"}, {"201", "Created"}, {"202", "Accepted"}}, binding_schema)});
+    } else if (sub == "eviction") {
+      const std::string eviction_schema = "io.k8s.api.policy.v1.Eviction";
+      ops["post"] = Operation(
+          {fmt::format("create{}{}{}{}", id_group, scope, info.kind, suffix), "post", sub_gvk,
+           WriteParams(false), BodyOf(eviction_schema),
+           Responses({{"200", "OK"}, {"201", "Created"}, {"202", "Accepted"}}, eviction_schema)});
     } else if (sub == "log") {
       array params;
       for (auto [name, type, description] :
@@ -526,6 +532,10 @@ std::string SchemaName(const ResourceInfo& resource, bool list) {
   const std::string& kind = list ? resource.list_kind : resource.kind;
   std::string_view group = resource.group;
   if (group.empty()) return fmt::format("io.k8s.api.core.{}.{}", resource.version, kind);
+  // Kubernetes' own groups of one label (policy; apps and batch too): CRD groups have a dot.
+  if (group.find('.') == std::string_view::npos) {
+    return fmt::format("io.k8s.api.{}.{}.{}", group, resource.version, kind);
+  }
   constexpr std::string_view kK8sSuffix = ".k8s.io";
   if (group.ends_with(kK8sSuffix)) {
     group.remove_suffix(kK8sSuffix.size());

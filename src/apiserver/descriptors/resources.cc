@@ -55,7 +55,8 @@ ResourceInfo Pods() {
   ResourceInfo info = Resource("", "v1", "pods", "pod", "Pod", true);
   info.short_names = {"po"};
   info.categories = {"all"};
-  info.subresources = {"binding", "log", "status"};
+  // eviction: kube's EvictionREST (write_evict.cc), which `kubectl drain` posts to.
+  info.subresources = {"binding", "eviction", "log", "status"};
   return info;
 }
 
@@ -109,6 +110,16 @@ ResourceInfo PriorityClasses() {
 
 ResourceInfo Leases() {
   return Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", true);
+}
+
+// Budgets that pods/eviction honours, kept current by the disruption controller
+// (controller/disruption_controller.h), as kube's policy/v1 PodDisruptionBudget.
+ResourceInfo PodDisruptionBudgets() {
+  ResourceInfo info = Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
+                               "PodDisruptionBudget", true);
+  info.short_names = {"pdb"};
+  info.subresources = {"status"};
+  return info;
 }
 
 // What the caller may do (`kubectl auth can-i`) and who it is (`kubectl auth whoami`): virtual,
@@ -193,6 +204,7 @@ std::vector<ResourceInfo> BuildRegistry() {
           ServiceAccounts(),
           PriorityClasses(),
           Leases(),
+          PodDisruptionBudgets(),
           ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
                          "SelfSubjectReview"),
           ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
@@ -251,6 +263,7 @@ std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string
 
 SubresourceInfo DescribeSubresource(const ResourceInfo& resource, std::string_view subresource) {
   if (subresource == "binding") return {"", "v1", "Binding", {"create"}};
+  if (subresource == "eviction") return {"policy", "v1", "Eviction", {"create"}};
   if (subresource == "log") return {resource.group, resource.version, resource.kind, {"get"}};
   if (subresource == "finalize") {
     return {resource.group, resource.version, resource.kind, {"update"}};

@@ -32,7 +32,7 @@ struct ResourceInfo {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   std::vector<std::string> verbs;
-  std::vector<std::string> subresources;  // "status", "binding", "log"
+  std::vector<std::string> subresources;  // "status", "binding", "eviction", "log"
   // A review (SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview): virtual and
   // create-only as upstream, never stored; POST answers with the object's status filled in
   // (reviews.cc). Everything that walks the stored resources skips these.
@@ -73,7 +73,7 @@ std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string
 struct SubresourceInfo {
   std::string group;  // of the response kind: "" for Binding, the parent's group otherwise
   std::string version;
-  std::string kind;  // "Pod" for pods/status and pods/log, "Binding" for pods/binding
+  std::string kind;  // "Pod" for pods/status and pods/log, "Binding" for pods/binding, "Eviction"
   std::vector<std::string> verbs;
 };
 // Precondition: `subresource` is one of `resource.subresources`.

@@ -1,8 +1,9 @@
 #pragma once
 
-// What the table code shares between its files (tables.cc, pod_node_tables.cc): readers of a
-// value pointer that read a miss as zero, so that a column reads as one chain, and the column
-// definitions every kind repeats. Internal to src/apiserver/descriptors. Pure and thread-safe.
+// What the table code shares between its files (tables.cc, pod_node_tables.cc, tables_groups.cc):
+// readers of a value pointer that read a miss as zero, so that a column reads as one chain, the
+// column definitions every kind repeats, and the kinds whose rows live apart from tables.cc.
+// Internal to src/apiserver/descriptors. Pure and thread-safe.
 
 #include <cstdint>
 #include <initializer_list>
@@ -51,5 +52,20 @@ boost::json::array PodColumns();
 boost::json::array PodCells(const boost::json::value& pod, int64_t now_unix);
 boost::json::array NodeColumns();
 boost::json::array NodeCells(const boost::json::value& node, int64_t now_unix);
+
+// --- The built-in kinds outside the core group (tables_groups.cc) -------------------------------
+
+// scheduling.k8s.io/v1 PriorityClass: NAME, VALUE, GLOBAL-DEFAULT, AGE, PREEMPTIONPOLICY.
+boost::json::array PriorityClassColumns();
+boost::json::array PriorityClassCells(const boost::json::value& pc, int64_t now_unix);
+
+// coordination.k8s.io/v1 Lease: NAME, HOLDER, AGE.
+boost::json::array LeaseColumns();
+boost::json::array LeaseCells(const boost::json::value& lease, int64_t now_unix);
+
+// policy/v1 PodDisruptionBudget: NAME, MIN AVAILABLE, MAX UNAVAILABLE, ALLOWED DISRUPTIONS, AGE
+// (printPodDisruptionBudget: an unset bound is "N/A").
+boost::json::array PodDisruptionBudgetColumns();
+boost::json::array PodDisruptionBudgetCells(const boost::json::value& pdb, int64_t now_unix);
 
 }  // namespace muster::apiserver::table

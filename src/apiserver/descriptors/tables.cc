@@ -27,6 +27,8 @@ using table::BoolAt;
 using table::ColumnDef;
 using table::Get;
 using table::IntAt;
+using table::LeaseCells;
+using table::LeaseColumns;
 using table::Lower;
 using table::NameColumn;
 using table::NodeCells;
@@ -34,6 +36,10 @@ using table::NodeColumns;
 using table::Path;
 using table::PodCells;
 using table::PodColumns;
+using table::PodDisruptionBudgetCells;
+using table::PodDisruptionBudgetColumns;
+using table::PriorityClassCells;
+using table::PriorityClassColumns;
 using table::Since;
 using table::StrAt;
 
@@ -72,22 +78,6 @@ array EventColumns() {
   };
 }
 
-array PriorityClassColumns() {
-  return array{
-      NameColumn(),
-      ColumnDef("Value", "integer",
-                "value represents the integer value of this priority class. This is the actual "
-                "priority that pods receive when they have the name of this class in their pod "
-                "spec."),
-      ColumnDef("Global-Default", "boolean",
-                "globalDefault specifies whether this PriorityClass should be considered as the "
-                "default priority for pods that do not have any priority class."),
-      AgeColumn(),
-      ColumnDef("PreemptionPolicy", "string",
-                "preemptionPolicy is the Policy for preempting pods with lower priority."),
-  };
-}
-
 // printers.go serviceColumnDefinitions (descriptions shortened from ServiceSpec's).
 array ServiceColumns() {
   return array{
@@ -118,14 +108,6 @@ array SecretColumns() {
 array ServiceAccountColumns() {
   return array{NameColumn(),
                ColumnDef("Secrets", "string", "The number of secrets in the service account"),
-               AgeColumn()};
-}
-
-array LeaseColumns() {
-  return array{NameColumn(),
-               ColumnDef("Holder", "string",
-                         "holderIdentity contains the identity of the holder of a current "
-                         "lease."),
                AgeColumn()};
 }
 
@@ -190,14 +172,6 @@ array EventCells(const value& event, int64_t now_unix) {
                StrAt(Path(event, {"metadata", "name"}))};
 }
 
-array PriorityClassCells(const value& pc, int64_t now_unix) {
-  std::string_view policy = StrAt(Get(&pc, "preemptionPolicy"));
-  return array{StrAt(Path(pc, {"metadata", "name"})), IntAt(Get(&pc, "value")),
-               BoolAt(Get(&pc, "globalDefault")),
-               Since(pc, {"metadata", "creationTimestamp"}, now_unix),
-               policy.empty() ? std::string_view("<unset>") : policy};
-}
-
 // printService: the first cluster IP, the external address by type (getServiceExternalIP), the
 // ports as "80/TCP" or "80:30080/TCP" (makePortString), the selector as labels.FormatLabels.
 array ServiceCells(const value& svc, int64_t now_unix) {
@@ -251,12 +225,6 @@ array ServiceAccountCells(const value& sa, int64_t now_unix) {
   return array{StrAt(Path(sa, {"metadata", "name"})),
                static_cast<int64_t>(ArrayAt(Get(&sa, "secrets")).size()),
                Since(sa, {"metadata", "creationTimestamp"}, now_unix)};
-}
-
-array LeaseCells(const value& lease, int64_t now_unix) {
-  return array{StrAt(Path(lease, {"metadata", "name"})),
-               StrAt(Path(lease, {"spec", "holderIdentity"})),
-               Since(lease, {"metadata", "creationTimestamp"}, now_unix)};
 }
 
 // tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
@@ -394,6 +362,7 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "", "serviceaccounts")) return ServiceAccountColumns();
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
+  if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetColumns();
   return DefaultColumns();
 }
 
@@ -408,6 +377,7 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "", "serviceaccounts")) return ServiceAccountCells(obj, now_unix);
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
+  if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetCells(obj, now_unix);
   return DefaultCells(obj, now_unix);
 }
 
