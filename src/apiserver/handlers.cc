@@ -447,6 +447,9 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
     if (m != "POST") return ErrorResponse(MethodNotAllowed(m));
     return Review(req, t);
   }
+  if (!t.resource->refuse_writes.empty() && (m == "POST" || m == "PUT" || m == "PATCH")) {
+    return ErrorResponse(MethodNotAllowed(m, t.resource->refuse_writes));
+  }
   if (t.name.empty()) {
     if (m == "GET") {
       if (IsWatch(req)) return Watch(req, t);

@@ -33,6 +33,7 @@
 namespace muster::apiserver {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 namespace json = boost::json;
@@ -262,6 +263,60 @@ TEST_F(HandlersTest, AFreshClusterHasTheSystemPriorityClasses) {
       Call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical");
   ASSERT_EQ(again.status, 200);
   EXPECT_EQ(Body(again).at("metadata").at("resourceVersion").as_string(), rv);
+}
+
+// kubectl apply --prune and cluster-info dump look up kinds muster up runs no controller for:
+// they list empty, and writing one is refused saying why instead of being stored to sit there.
+TEST_F(HandlersTest, KindsWithoutAControllerListEmptyAndRefuseWritesSayingWhy) {
+  for (const char* path :
+       {"/apis/apps/v1/namespaces/default/deployments", "/apis/apps/v1/daemonsets",
+        "/api/v1/namespaces/default/replicationcontrollers", "/api/v1/persistentvolumes",
+        "/apis/networking.k8s.io/v1/namespaces/default/ingresses"}) {
+    HttpResponse list = Call("GET", path);
+    ASSERT_EQ(list.status, 200) << path << ": " << list.body;
+    EXPECT_TRUE(Body(list).at("items").as_array().empty()) << path;
+  }
+  constexpr char kDeployment[] =
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},)"
+      R"("spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":)"
+      R"({"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}})";
+  const std::string deployments = "/apis/apps/v1/namespaces/default/deployments";
+  HttpResponse created = Call("POST", deployments, kDeployment);
+  EXPECT_EQ(created.status, 405) << created.body;
+  EXPECT_EQ(Body(created).at("reason").as_string(), "MethodNotAllowed");
+  EXPECT_THAT(std::string(Body(created).at("message").as_string()),
+              HasSubstr("muster up runs no controller for apps/v1 Deployment objects"));
+  HttpResponse applied =
+      Call("PATCH", deployments + "/web", kDeployment, "application/apply-patch+yaml",
+           {{"fieldManager", "kubectl"}});
+  EXPECT_EQ(applied.status, 405) << applied.body;
+  EXPECT_EQ(Call("PUT", deployments + "/web", kDeployment).status, 405);
+  EXPECT_EQ(Call("GET", deployments + "/web").status, 404);
+
+  // Discovery says what may be done with them.
+  const json::value apps = Body(Call("GET", "/apis/apps/v1"));
+  bool found = false;
+  for (const json::value& r : apps.at("resources").as_array()) {
+    if (r.at("name").as_string() != "deployments") continue;
+    found = true;
+    std::vector<std::string> verbs;
+    for (const json::value& v : r.at("verbs").as_array()) verbs.emplace_back(v.as_string());
+    EXPECT_THAT(verbs, ElementsAre("delete", "deletecollection", "get", "list", "watch"));
+  }
+  EXPECT_TRUE(found) << json::serialize(apps);
+}
+
+// Endpoints are stored as written (a Service without a selector has the addresses its user gives).
+TEST_F(HandlersTest, EndpointsAreStoredAsWritten) {
+  HttpResponse created = Call(
+      "POST", "/api/v1/namespaces/default/endpoints",
+      R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"db"},"subsets":)"
+      R"([{"addresses":[{"ip":"127.0.0.5"}],"ports":[{"port":5432,"protocol":"TCP"}]}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  HttpResponse got = Call("GET", "/api/v1/namespaces/default/endpoints/db");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(Body(got).at("subsets").at(0).at("addresses").at(0).at("ip").as_string(),
+            "127.0.0.5");
 }
 
 TEST_F(HandlersTest, CreateStampsMetadata) {

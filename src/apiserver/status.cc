@@ -110,6 +110,13 @@ ApiError MethodNotAllowed(std::string_view method) {
                           method));
 }
 
+ApiError MethodNotAllowed(std::string_view method, std::string_view why) {
+  return Make(405, "MethodNotAllowed",
+              fmt::format("the server does not allow this method on the requested resource "
+                          "({}): {}",
+                          method, why));
+}
+
 ApiError AlreadyExists(std::string_view resource, std::string_view name) {
   ApiError e = Make(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", resource, name));
   SetResource(e, resource, name);

@@ -33,6 +33,8 @@ ApiError NotFound(std::string_view resource, std::string_view name);
 // client tells it from a missing object, whose details name it).
 ApiError PathNotFound();
 ApiError MethodNotAllowed(std::string_view method);
+// The same, saying why the resource takes no such request (ResourceInfo::refuse_writes).
+ApiError MethodNotAllowed(std::string_view method, std::string_view why);
 ApiError AlreadyExists(std::string_view resource, std::string_view name);
 // "Operation cannot be fulfilled on <resource> "<name>": <why>"
 ApiError Conflict(std::string_view resource, std::string_view name, std::string_view why);

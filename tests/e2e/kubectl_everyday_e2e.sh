@@ -2,7 +2,8 @@
 # End-to-end: the everyday kubectl commands against `muster up` with one node that runs pods as
 # processes (through the kubeconfig muster writes, whatever scheme it serves): `auth can-i`,
 # `auth whoami`, `patch` (strategic, kubectl's default) of every built-in kind, `debug` (an
-# ephemeral container, a copy), `apply` of a kind muster does not serve, `logs` with --previous,
+# ephemeral container, a copy), `apply` of a kind muster does not serve or lists but does not
+# store, `apply --prune`, `cluster-info dump`, `logs` with --previous,
 # --timestamps, --since, --since-time, --tail and --limit-bytes, plus PodLogOptions refusals, `run`
 # with args and no command, and a completed Volcano Job deleted and applied again five times.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
@@ -157,7 +158,7 @@ expect_eq "patch lease: stored" "b" k get lease everyday -o jsonpath='{.spec.hol
 expect "patch event" "event/web.everyday patched" k patch event web.everyday -p '{"message":"second"}'
 expect_eq "patch event: stored" "second" k get event web.everyday -o jsonpath='{.message}'
 
-# --- apply of a kind muster does not serve: kube's words, not a validation error --------------
+# --- a kind muster up lists but runs no controller for: refused saying why, not stored ----------
 cat >"$work/deployment.yaml" <<'EOF'
 apiVersion: apps/v1
 kind: Deployment
@@ -168,12 +169,12 @@ spec:
     metadata: {labels: {app: d}}
     spec: {containers: [{name: c, image: busybox}]}
 EOF
-expect "apply an unserved kind: no matches" 'no matches for kind "Deployment" in version "apps/v1"' \
+expect "apply a Deployment: refused, saying why" \
+  "muster up runs no controller for apps/v1 Deployment objects" k apply -f "$work/deployment.yaml"
+expect_not "apply a Deployment: no validation error" "turn validation off" \
   k apply -f "$work/deployment.yaml"
-expect "apply an unserved kind: ensure CRDs" "ensure CRDs are installed first" \
-  k apply -f "$work/deployment.yaml"
-expect_not "apply an unserved kind: no validation error" "turn validation off" \
-  k apply -f "$work/deployment.yaml"
+expect "get deployments: none stored" "No resources found" k get deployments
+# --- apply of a kind muster does not serve: kube's words, not a validation error --------------
 printf 'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n' >"$work/widget.yaml"
 expect "apply a CRD kind that is not installed" 'no matches for kind "Widget" in version "example.com/v1"' \
   k apply -f "$work/widget.yaml"
@@ -304,6 +305,29 @@ sed 's/serviceAccountName: default/serviceAccountName: nobody/; s/reads-secret/n
 expect_re "a pod naming an absent ServiceAccount is refused" \
   'error looking up service account default/nobody: serviceaccount "nobody" not found' \
   sh -c "$KUBECTL --cache-dir '$work/cache' apply -f '$work/nobody-pod.yaml' 2>&1"
+
+# --- apply --prune and cluster-info dump: every kind they look for is served -------------------
+mkdir -p "$work/prune"
+for name in keep drop; do
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {set: prune}}\ndata: {k: v}\n' \
+    "$name" >"$work/prune/$name.yaml"
+done
+expect "apply --prune: creates the set" "configmap/drop created" \
+  k apply --prune -l set=prune -f "$work/prune"
+rm "$work/prune/drop.yaml"
+expect "apply --prune: prunes what left the directory" "configmap/drop pruned" \
+  k apply --prune -l set=prune -f "$work/prune"
+expect_eq "apply --prune: the rest stays" "keep" \
+  k get configmaps -l set=prune -o jsonpath='{.items[*].metadata.name}'
+dump=$work/dump
+if k cluster-info dump --all-namespaces --output-directory="$dump" >"$work/dump.out" 2>&1 &&
+  [ -s "$dump/nodes.json" ] && [ -s "$dump/default/pods.json" ] &&
+  [ -s "$dump/default/deployments.json" ]; then
+  ok "cluster-info dump writes nodes, pods and deployments"
+else
+  bad "cluster-info dump writes nodes, pods and deployments" "exit 0 and the files" \
+    "$(cat "$work/dump.out"; ls -R "$dump" 2>&1 | head -20)"
+fi
 
 stop_process "$up_pid" 15
 echo "$pass passed, $fail failed"

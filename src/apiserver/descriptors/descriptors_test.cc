@@ -268,7 +268,9 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
                                    GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
                                    GroupVersion{"scheduling.volcano.sh", "v1beta1"},
-                                   GroupVersion{"bus.volcano.sh", "v1alpha1"}));
+                                   GroupVersion{"bus.volcano.sh", "v1alpha1"},
+                                   GroupVersion{"apps", "v1"},
+                                   GroupVersion{"networking.k8s.io", "v1"}));
   std::vector<std::string> volcano;
   for (const ResourceInfo* r : ResourcesIn("scheduling.volcano.sh", "v1beta1")) {
     volcano.push_back(r->resource);
@@ -352,7 +354,7 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
                                            "authentication.k8s.io", "authorization.k8s.io",
                                            "batch.volcano.sh", "scheduling.volcano.sh",
-                                           "bus.volcano.sh"));
+                                           "bus.volcano.sh", "apps", "networking.k8s.io"));
 
   const value* batch = Named(items, "metadata", "");  // no group may be unnamed
   EXPECT_EQ(batch, nullptr);

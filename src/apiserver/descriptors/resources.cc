@@ -1,6 +1,7 @@
 #include "apiserver/descriptors/resources.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace muster::apiserver {
@@ -99,6 +100,57 @@ ResourceInfo ServiceAccounts() {
   return info;
 }
 
+// The addresses behind a Service, as kube's endpoints controller keeps them; stored as written
+// (a Service without a selector has the Endpoints its user writes).
+ResourceInfo Endpoints() {
+  ResourceInfo info = Resource("", "v1", "endpoints", "endpoints", "Endpoints", true);
+  info.short_names = {"ep"};
+  return info;
+}
+
+// Kinds `muster up` lists (empty) and does not store: kubectl's default prune set and
+// `cluster-info dump` expect every one of them on a cluster, and nothing in `muster up` would act
+// on one (no Deployment, ReplicaSet, StatefulSet, DaemonSet or ReplicationController controller,
+// no volume provisioner, no ingress controller).
+ResourceInfo ListedOnly(std::string group, std::string version, std::string resource,
+                        std::string singular, std::string kind, bool namespaced,
+                        std::vector<std::string> short_names, std::string_view runs_instead) {
+  ResourceInfo info = Resource(std::move(group), version, std::move(resource),
+                               std::move(singular), std::move(kind), namespaced);
+  info.verbs = {"delete", "deletecollection", "get", "list", "watch"};
+  info.short_names = std::move(short_names);
+  info.refuse_writes = std::string("muster up runs no controller for ") + info.ApiVersion() +
+                       " " + info.kind + " objects, so it stores none; " +
+                       std::string(runs_instead);
+  return info;
+}
+
+constexpr std::string_view kRunPodsInstead =
+    "run the pods as a Pod, a Volcano Job or a batch/v1 Job";
+constexpr std::string_view kNoVolumes =
+    "pods on its nodes use hostPath, emptyDir, configMap and secret volumes";
+
+std::vector<ResourceInfo> ListedOnlyKinds() {
+  return {
+      ListedOnly("", "v1", "replicationcontrollers", "replicationcontroller",
+                 "ReplicationController", true, {"rc"}, kRunPodsInstead),
+      ListedOnly("", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
+                 "PersistentVolumeClaim", true, {"pvc"}, kNoVolumes),
+      ListedOnly("", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", false,
+                 {"pv"}, kNoVolumes),
+      ListedOnly("apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"},
+                 kRunPodsInstead),
+      ListedOnly("apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, {"rs"},
+                 kRunPodsInstead),
+      ListedOnly("apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"},
+                 kRunPodsInstead),
+      ListedOnly("apps", "v1", "daemonsets", "daemonset", "DaemonSet", true, {"ds"},
+                 kRunPodsInstead),
+      ListedOnly("networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", true, {"ing"},
+                 "nothing routes to its Services' addresses"),
+  };
+}
+
 // Other built-in groups ---------------------------------------------------------------------------
 
 ResourceInfo PriorityClasses() {
@@ -194,27 +246,31 @@ ResourceInfo VolcanoCommands() {
 }
 
 std::vector<ResourceInfo> BuildRegistry() {
-  return {Namespaces(),
-          Nodes(),
-          Pods(),
-          Events(),
-          Services(),
-          ConfigMaps(),
-          Secrets(),
-          ServiceAccounts(),
-          PriorityClasses(),
-          Leases(),
-          PodDisruptionBudgets(),
-          ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
-                         "SelfSubjectReview"),
-          ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
-                         "selfsubjectaccessreview", "SelfSubjectAccessReview"),
-          ReviewResource("authorization.k8s.io", "selfsubjectrulesreviews",
-                         "selfsubjectrulesreview", "SelfSubjectRulesReview"),
-          VolcanoJobs(),
-          VolcanoQueues(),
-          VolcanoPodGroups(),
-          VolcanoCommands()};
+  std::vector<ResourceInfo> registry = {
+      Namespaces(),
+      Nodes(),
+      Pods(),
+      Events(),
+      Services(),
+      ConfigMaps(),
+      Secrets(),
+      ServiceAccounts(),
+      Endpoints(),
+      PriorityClasses(),
+      Leases(),
+      PodDisruptionBudgets(),
+      ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
+                     "SelfSubjectReview"),
+      ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
+                     "selfsubjectaccessreview", "SelfSubjectAccessReview"),
+      ReviewResource("authorization.k8s.io", "selfsubjectrulesreviews",
+                     "selfsubjectrulesreview", "SelfSubjectRulesReview"),
+      VolcanoJobs(),
+      VolcanoQueues(),
+      VolcanoPodGroups(),
+      VolcanoCommands()};
+  for (ResourceInfo& info : ListedOnlyKinds()) registry.push_back(std::move(info));
+  return registry;
 }
 
 }  // namespace

@@ -41,6 +41,12 @@ struct ResourceInfo {
   // PodGroup's, whose Volcano CRD (and so muster's, crds.h) has no status subresource and whose
   // status vc-scheduler and muster write with the object.
   bool status_with_object = false;
+  // A kind that `muster up` lists but runs no controller for (apps/v1 Deployments, volumes,
+  // Ingress): why it refuses to store one (create, update, patch and apply are 405 with this
+  // reason); empty for every kind it stores. Listing them empty is what `kubectl apply --prune`
+  // and `kubectl cluster-info dump` need of a cluster; storing them would let a Deployment sit
+  // there never starting a pod.
+  std::string refuse_writes;
   // Volcano kinds: their CRDs' additionalPrinterColumns (built-in kinds have server-side column
   // code in tables.cc).
   std::vector<PrinterColumn> columns;
