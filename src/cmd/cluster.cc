@@ -26,17 +26,22 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   options.scheduler.conf_path = options.scheduler_conf;
   c->agent_ = std::make_unique<node::NodeAgent>(*c->client_, std::move(options.nodes),
                                                 std::move(options.agent));
-  c->controller_ =
-      std::make_unique<controller::JobController>(*c->client_, std::move(options.controller));
   options.podgroup_controller.scheduler_names = options.scheduler.scheduler_names;
-  c->podgroup_controller_ = std::make_unique<controller::PodGroupController>(
-      *c->client_, std::move(options.podgroup_controller));
-  c->queue_controller_ = std::make_unique<controller::QueueController>(
-      *c->client_, std::move(options.queue_controller));
-  c->disruption_controller_ = std::make_unique<controller::DisruptionController>(
-      *c->client_, std::move(options.disruption_controller));
-  c->taint_eviction_controller_ = std::make_unique<controller::TaintEvictionController>(
-      *c->client_, std::move(options.taint_eviction_controller));
+  client::Client& client = *c->client_;
+  c->controllers_.emplace_back("job controller",
+                               controller::NewJobController(client, std::move(options.controller)));
+  c->controllers_.emplace_back(
+      "podgroup controller",
+      controller::NewPodGroupController(client, std::move(options.podgroup_controller)));
+  c->controllers_.emplace_back(
+      "queue controller",
+      controller::NewQueueController(client, std::move(options.queue_controller)));
+  c->controllers_.emplace_back(
+      "disruption controller",
+      controller::NewDisruptionController(client, std::move(options.disruption_controller)));
+  c->controllers_.emplace_back("taint eviction controller",
+                               controller::NewTaintEvictionController(
+                                   client, std::move(options.taint_eviction_controller)));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 
@@ -45,16 +50,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
     return absl::Status(s.code(), std::string(part) + ": " + std::string(s.message()));
   };
   if (absl::Status s = c->agent_->Start(); !s.ok()) return failed("node agents", s);
-  if (absl::Status s = c->controller_->Start(); !s.ok()) return failed("job controller", s);
-  if (absl::Status s = c->podgroup_controller_->Start(); !s.ok()) {
-    return failed("podgroup controller", s);
-  }
-  if (absl::Status s = c->queue_controller_->Start(); !s.ok()) return failed("queue controller", s);
-  if (absl::Status s = c->disruption_controller_->Start(); !s.ok()) {
-    return failed("disruption controller", s);
-  }
-  if (absl::Status s = c->taint_eviction_controller_->Start(); !s.ok()) {
-    return failed("taint eviction controller", s);
+  for (auto& [name, controller] : c->controllers_) {
+    if (absl::Status s = controller->Start(); !s.ok()) return failed(name.c_str(), s);
   }
   if (absl::Status s = c->scheduler_->Start(); !s.ok()) return failed("scheduler", s);
   return c;
@@ -66,11 +63,7 @@ void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
-  if (taint_eviction_controller_) taint_eviction_controller_->Stop();
-  if (disruption_controller_) disruption_controller_->Stop();
-  if (queue_controller_) queue_controller_->Stop();
-  if (podgroup_controller_) podgroup_controller_->Stop();
-  if (controller_) controller_->Stop();
+  for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) it->second->Stop();
   if (agent_) agent_->Stop();
   if (server_) server_->Stop();
 }

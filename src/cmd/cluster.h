@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -83,13 +84,6 @@ class LocalCluster {
   apiserver::ApiServer& server() { return *server_; }
   client::Client& client() { return *client_; }
   node::NodeAgent& agent() { return *agent_; }
-  controller::JobController& controller() { return *controller_; }
-  controller::PodGroupController& podgroup_controller() { return *podgroup_controller_; }
-  controller::QueueController& queue_controller() { return *queue_controller_; }
-  controller::DisruptionController& disruption_controller() { return *disruption_controller_; }
-  controller::TaintEvictionController& taint_eviction_controller() {
-    return *taint_eviction_controller_;
-  }
   scheduler::Scheduler& scheduler() { return *scheduler_; }
   const std::vector<node::NodeConfig>& nodes() const { return agent_->nodes(); }
 
@@ -99,11 +93,8 @@ class LocalCluster {
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> client_;
   std::unique_ptr<node::NodeAgent> agent_;
-  std::unique_ptr<controller::JobController> controller_;
-  std::unique_ptr<controller::PodGroupController> podgroup_controller_;
-  std::unique_ptr<controller::QueueController> queue_controller_;
-  std::unique_ptr<controller::DisruptionController> disruption_controller_;
-  std::unique_ptr<controller::TaintEvictionController> taint_eviction_controller_;
+  // In start order, each with the name its errors carry.
+  std::vector<std::pair<std::string, std::unique_ptr<controller::Controller>>> controllers_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   bool stopped_ = false;
 };

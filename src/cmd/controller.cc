@@ -69,42 +69,30 @@ int RunController(const ControllerFlags& flags) {
   controller::JobControllerOptions options;
   options.workers = flags.workers;
   options.metrics = (*ops)->registry();
-  controller::JobController job_controller(api, options);
-  if (absl::Status started = job_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
-      !started.ok()) {
-    fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
-               remote->server);
-    return 1;
-  }
   controller::PodGroupControllerOptions podgroup_options;
   podgroup_options.scheduler_names = flags.scheduler_names;
-  controller::PodGroupController podgroup_controller(api, podgroup_options);
-  if (absl::Status started =
-          podgroup_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
-      !started.ok()) {
-    fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
-               remote->server);
-    job_controller.Stop();
-    return 1;
-  }
-  controller::QueueController queue_controller(api);
-  if (absl::Status started =
-          queue_controller.Start(std::chrono::seconds(flags.sync_timeout_seconds));
-      !started.ok()) {
-    fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
-               remote->server);
-    podgroup_controller.Stop();
-    job_controller.Stop();
-    return 1;
+  std::vector<std::unique_ptr<controller::Controller>> controllers;
+  controllers.push_back(controller::NewJobController(api, options));
+  controllers.push_back(controller::NewPodGroupController(api, podgroup_options));
+  controllers.push_back(controller::NewQueueController(api));
+  auto stop_all = [&controllers] {
+    for (auto it = controllers.rbegin(); it != controllers.rend(); ++it) (*it)->Stop();
+  };
+  for (const std::unique_ptr<controller::Controller>& c : controllers) {
+    if (absl::Status started = c->Start(std::chrono::seconds(flags.sync_timeout_seconds));
+        !started.ok()) {
+      fmt::print(stderr, "muster controller: {} ({})\n", std::string(started.message()),
+                 remote->server);
+      stop_all();
+      return 1;
+    }
   }
   (*ops)->SetSynced(true);
   fmt::print("job controller running against {}\n", remote->server);
   std::fflush(stdout);
 
   fmt::print(stderr, "muster controller: {}, stopping\n", SignalName(WaitForSignal(signals)));
-  queue_controller.Stop();
-  podgroup_controller.Stop();
-  job_controller.Stop();
+  stop_all();
   if (leadership) leadership->Stop();  // releases the lease once nothing reconciles any more
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -29,7 +30,6 @@ namespace {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using ::testing::Contains;
 using ::testing::IsEmpty;
 
 std::string CommandTestStr(const json::object& o, std::initializer_list<std::string_view> path) {
@@ -85,12 +85,12 @@ class CommandsControllerTest : public ::testing::Test {
   void StartJobController() {
     JobControllerOptions options;
     options.workers = 2;
-    job_controller_ = std::make_unique<JobController>(*api_, options);
+    job_controller_ = NewJobController(*api_, options);
     ASSERT_TRUE(job_controller_->Start(10s).ok());
   }
 
   void StartQueueController() {
-    queue_controller_ = std::make_unique<QueueController>(*api_);
+    queue_controller_ = NewQueueController(*api_);
     ASSERT_TRUE(queue_controller_->Start(10s).ok());
   }
 
@@ -203,8 +203,8 @@ class CommandsControllerTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> api_;
-  std::unique_ptr<JobController> job_controller_;
-  std::unique_ptr<QueueController> queue_controller_;
+  std::unique_ptr<Controller> job_controller_;
+  std::unique_ptr<Controller> queue_controller_;
   std::atomic<bool> stop_fakes_{false};
   std::vector<std::thread> fakes_;
 };
@@ -221,10 +221,16 @@ TEST_F(CommandsControllerTest, SuspendedJobLosesItsPodsAndRunsAgainWhenResumed) 
   EXPECT_EQ(RunningPods("train"), 0u);
   EXPECT_EQ(PodGroups(), 0u);  // Volcano's killJob removes it with the pods
   EXPECT_EQ(CommandsLeft(), 0u);
-  std::vector<std::string> events = EventsAbout("Job", "train");
-  EXPECT_THAT(events, Contains("CommandIssued: Start to execute command AbortJob, and clean it "
-                               "up to make sure executed not more than once."));
-  EXPECT_THAT(events, Contains("ExecuteAction: Start to execute action AbortJob"));
+  // Events are recorded in the background: wait for them.
+  const std::string issued =
+      "CommandIssued: Start to execute command AbortJob, and clean it up to make sure executed "
+      "not more than once.";
+  const std::string executed = "ExecuteAction: Start to execute action AbortJob";
+  EXPECT_TRUE(CommandTestEventually([&] {
+    std::vector<std::string> events = EventsAbout("Job", "train");
+    return std::find(events.begin(), events.end(), issued) != events.end() &&
+           std::find(events.begin(), events.end(), executed) != events.end();
+  })) << ::testing::PrintToString(EventsAbout("Job", "train"));
 
   Issue("ResumeJob", client::VolcanoJobs(), job);
   EXPECT_TRUE(CommandTestEventually(
@@ -260,7 +266,11 @@ TEST_F(CommandsControllerTest, QueueClosesOnceItsPodGroupsAreGoneAndOpensAgain) 
   EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closing"; }))
       << QueueState("team");
   EXPECT_EQ(CommandsLeft(), 0u);
-  EXPECT_THAT(EventsAbout("Queue", "team"), Contains("CloseQueue: Close queue succeed"));
+  EXPECT_TRUE(CommandTestEventually([&] {
+    std::vector<std::string> events = EventsAbout("Queue", "team");
+    return std::find(events.begin(), events.end(), "CloseQueue: Close queue succeed") !=
+           events.end();
+  })) << ::testing::PrintToString(EventsAbout("Queue", "team"));
 
   ASSERT_TRUE(api_->Delete(client::PodGroups(), "default", "pg").ok());
   EXPECT_TRUE(CommandTestEventually([&] { return QueueState("team") == "Closed"; }))

@@ -54,16 +54,20 @@ int64_t WallClockSeconds() {
       .count();
 }
 
-}  // namespace
-
-struct DisruptionController::State {
-  State(client::Client& c, DisruptionControllerOptions o)
+// The controller NewDisruptionController makes: its watches, queues and workers.
+struct DisruptionController final : public Controller {
+  DisruptionController(client::Client& c, DisruptionControllerOptions o)
       : client(c),
         options(std::move(o)),
         pods(c, client::Pods()),
         budgets(c, client::PodDisruptionBudgets()),
         queues({options.workers, options.backoff_base, options.backoff_max},
                [this](const WorkItem& item, int) { return Sync(item.key); }) {}
+
+  ~DisruptionController() override { Stop(); }
+  absl::Status Start(std::chrono::milliseconds sync_timeout) override;
+  void Stop() override;
+  bool WaitIdle(std::chrono::milliseconds timeout) override;
 
   client::Client& client;
   DisruptionControllerOptions options;
@@ -153,14 +157,10 @@ struct DisruptionController::State {
   }
 };
 
-DisruptionController::DisruptionController(client::Client& client,
-                                           DisruptionControllerOptions options)
-    : state_(std::make_unique<State>(client, std::move(options))) {}
-
-DisruptionController::~DisruptionController() { Stop(); }
+}  // namespace
 
 absl::Status DisruptionController::Start(std::chrono::milliseconds sync_timeout) {
-  State& s = *state_;
+  DisruptionController& s = *this;
   if (s.started) return absl::OkStatus();
   s.started = true;
   client::InformerHandlers pods;
@@ -189,14 +189,18 @@ absl::Status DisruptionController::Start(std::chrono::milliseconds sync_timeout)
 }
 
 void DisruptionController::Stop() {
-  State& s = *state_;
+  DisruptionController& s = *this;
   s.pods.Stop();
   s.budgets.Stop();
   s.queues.Stop();
 }
 
 bool DisruptionController::WaitIdle(std::chrono::milliseconds timeout) {
-  return state_->queues.WaitIdle(timeout);
+  return queues.WaitIdle(timeout);
+}
+
+std::unique_ptr<Controller> NewDisruptionController(client::Client& client, DisruptionControllerOptions options) {
+  return std::make_unique<DisruptionController>(client, std::move(options));
 }
 
 }  // namespace muster::controller

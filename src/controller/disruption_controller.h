@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "client/client.h"
+#include "controller/controller.h"
 
 namespace muster::controller {
 
@@ -40,28 +41,8 @@ struct DisruptionControllerOptions {
   std::function<int64_t()> now_unix;
 };
 
-class DisruptionController {
- public:
-  explicit DisruptionController(client::Client& client, DisruptionControllerOptions options = {});
-  ~DisruptionController();  // Stop()
-
-  DisruptionController(const DisruptionController&) = delete;
-  DisruptionController& operator=(const DisruptionController&) = delete;
-
-  // Starts the watches, waits until their first lists are in (DeadlineExceeded after
-  // `sync_timeout`, the controller then stopped) and starts the workers; every budget present is
-  // synced once.
-  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
-  // Stops the watches and workers; a budget being synced finishes first. Idempotent.
-  void Stop();
-  // Waits until no budget is queued or being synced (rechecks scheduled for later do not count);
-  // false on timeout.
-  bool WaitIdle(std::chrono::milliseconds timeout);
-
-  struct State;
-
- private:
-  std::unique_ptr<State> state_;
-};
+// The disruption controller: every budget present is synced once at Start.
+std::unique_ptr<Controller> NewDisruptionController(client::Client& client,
+                                                    DisruptionControllerOptions options = {});
 
 }  // namespace muster::controller

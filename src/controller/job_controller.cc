@@ -113,10 +113,9 @@ std::optional<JobPodRef> RefOf(const json::object& pod) {
   return ref;
 }
 
-}  // namespace
-
-struct JobController::State {
-  State(client::Client& c, JobControllerOptions o)
+// The controller NewJobController makes: its watches, queues and workers.
+struct JobController final : public Controller {
+  JobController(client::Client& c, JobControllerOptions o)
       : client(c),
         options(std::move(o)),
         jobs(c, client::VolcanoJobs()),
@@ -130,6 +129,11 @@ struct JobController::State {
                      options.backoff_base, options.backoff_max}) {
     if (metrics) queues.SetDepthObserver([m = metrics.get()](int d) { m->QueueDepth(d); });
   }
+
+  ~JobController() override { Stop(); }
+  absl::Status Start(std::chrono::milliseconds sync_timeout) override;
+  void Stop() override;
+  bool WaitIdle(std::chrono::milliseconds timeout) override;
 
   client::Client& client;
   JobControllerOptions options;
@@ -718,13 +722,10 @@ struct JobController::State {
   }
 };
 
-JobController::JobController(client::Client& client, JobControllerOptions options)
-    : state_(std::make_unique<State>(client, std::move(options))) {}
-
-JobController::~JobController() { Stop(); }
+}  // namespace
 
 absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
-  State& s = *state_;
+  JobController& s = *this;
   if (s.started) return absl::OkStatus();
   s.started = true;
   client::InformerHandlers jobs;
@@ -783,7 +784,7 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void JobController::Stop() {
-  State& s = *state_;
+  JobController& s = *this;
   s.commands.Stop();
   s.jobs.Stop();
   s.pods.Stop();
@@ -793,7 +794,11 @@ void JobController::Stop() {
 }
 
 bool JobController::WaitIdle(std::chrono::milliseconds timeout) {
-  return state_->commands.WaitIdle(timeout) && state_->queues.WaitIdle(timeout);
+  return commands.WaitIdle(timeout) && queues.WaitIdle(timeout);
+}
+
+std::unique_ptr<Controller> NewJobController(client::Client& client, JobControllerOptions options) {
+  return std::make_unique<JobController>(client, std::move(options));
 }
 
 }  // namespace muster::controller

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "client/client.h"
+#include "controller/controller.h"
 #include "controller/job.h"
 
 namespace prometheus {
@@ -54,30 +55,9 @@ struct JobControllerOptions {
   std::shared_ptr<prometheus::Registry> metrics;
 };
 
-class JobController {
- public:
-  explicit JobController(client::Client& client, JobControllerOptions options = {});
-  ~JobController();  // Stop()
-
-  JobController(const JobController&) = delete;
-  JobController& operator=(const JobController&) = delete;
-
-  // Starts the watches, waits until their first lists are in (DeadlineExceeded after
-  // `sync_timeout`, the controller then stopped), and starts the workers. Every Job present is
-  // synced once. Commands are watched last, once the Jobs are known, so that none is taken for a
-  // Job not seen yet.
-  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
-  // Stops the watches and workers; a request being handled finishes first. Idempotent.
-  void Stop();
-
-  // Waits until no request is queued or being handled (retries and TTLs scheduled for later
-  // do not count); false on timeout. For tests and orderly shutdowns.
-  bool WaitIdle(std::chrono::milliseconds timeout);
-
-  struct State;
-
- private:
-  std::unique_ptr<State> state_;
-};
+// The Volcano Job controller. Start watches Commands last, once the Jobs are known, so that none
+// is taken for a Job not seen yet.
+std::unique_ptr<Controller> NewJobController(client::Client& client,
+                                             JobControllerOptions options = {});
 
 }  // namespace muster::controller

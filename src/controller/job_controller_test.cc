@@ -147,7 +147,7 @@ class JobControllerTest : public ::testing::TestWithParam<Via> {
 
   void StartController(JobControllerOptions options = {}) {
     options.workers = 2;
-    controller_ = std::make_unique<JobController>(*controller_client_, options);
+    controller_ = NewJobController(*controller_client_, options);
     ASSERT_TRUE(controller_->Start(10s).ok());
   }
 
@@ -273,7 +273,7 @@ class JobControllerTest : public ::testing::TestWithParam<Via> {
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> api_;
   std::unique_ptr<client::Client> controller_client_;
-  std::unique_ptr<JobController> controller_;
+  std::unique_ptr<Controller> controller_;
   std::atomic<bool> stop_fakes_{false};
   std::vector<std::thread> fakes_;
 };

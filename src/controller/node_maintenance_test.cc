@@ -137,8 +137,8 @@ class NodeMaintenanceTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> api_;
-  std::unique_ptr<DisruptionController> disruption_;
-  std::unique_ptr<TaintEvictionController> taints_;
+  std::unique_ptr<Controller> disruption_;
+  std::unique_ptr<Controller> taints_;
 };
 
 int64_t StatusInt(const std::optional<json::object>& status, const char* key) {
@@ -151,7 +151,7 @@ int64_t StatusInt(const std::optional<json::object>& status, const char* key) {
 // relaxed (a new generation, observed).
 TEST_F(NodeMaintenanceTest, TheDisruptionControllerKeepsBudgetsCurrentForEvictions) {
   for (const char* name : {"web-0", "web-1", "web-2"}) RunningPod(name);
-  disruption_ = std::make_unique<DisruptionController>(*api_);
+  disruption_ = NewDisruptionController(*api_);
   ASSERT_TRUE(disruption_->Start().ok());
   auto created = api_->Create(client::PodDisruptionBudgets(), "default",
                               json::parse(R"({"metadata":{"name":"web"},"spec":{"minAvailable":2,
@@ -199,7 +199,7 @@ TEST_F(NodeMaintenanceTest, TheTaintEvictionControllerDeletesPodsThatDoNotTolera
              R"([{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSeconds":1}])");
   RunningPod("hour",
              R"([{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSeconds":3600}])");
-  taints_ = std::make_unique<TaintEvictionController>(*api_);
+  taints_ = NewTaintEvictionController(*api_);
   ASSERT_TRUE(taints_->Start().ok());
   ASSERT_TRUE(taints_->WaitIdle(15s));
   for (const char* name : {"plain", "forever", "brief", "hour"}) EXPECT_FALSE(Terminating(name));

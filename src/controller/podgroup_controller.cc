@@ -121,13 +121,21 @@ json::object StandalonePodGroup(const api::Pod& pod) {
   return pg;
 }
 
-struct PodGroupController::State {
-  State(client::Client& c, PodGroupControllerOptions o)
+namespace {
+
+// The controller NewPodGroupController makes: its watches, queues and workers.
+struct PodGroupController final : public Controller {
+  PodGroupController(client::Client& c, PodGroupControllerOptions o)
       : client(c),
         options(std::move(o)),
         pods(c, client::Pods()),
         queues({options.workers, options.backoff_base, options.backoff_max},
                [this](const WorkItem& item, int) { return Handle(item); }) {}
+
+  ~PodGroupController() override { Stop(); }
+  absl::Status Start(std::chrono::milliseconds sync_timeout) override;
+  void Stop() override;
+  bool WaitIdle(std::chrono::milliseconds timeout) override;
 
   client::Client& client;
   PodGroupControllerOptions options;
@@ -182,13 +190,10 @@ struct PodGroupController::State {
   }
 };
 
-PodGroupController::PodGroupController(client::Client& client, PodGroupControllerOptions options)
-    : state_(std::make_unique<State>(client, std::move(options))) {}
-
-PodGroupController::~PodGroupController() { Stop(); }
+}  // namespace
 
 absl::Status PodGroupController::Start(std::chrono::milliseconds sync_timeout) {
-  State& s = *state_;
+  PodGroupController& s = *this;
   if (s.started) return absl::OkStatus();
   s.started = true;
   client::InformerHandlers pods;
@@ -210,13 +215,17 @@ absl::Status PodGroupController::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void PodGroupController::Stop() {
-  State& s = *state_;
+  PodGroupController& s = *this;
   s.pods.Stop();
   s.queues.Stop();
 }
 
 bool PodGroupController::WaitIdle(std::chrono::milliseconds timeout) {
-  return state_->queues.WaitIdle(timeout);
+  return queues.WaitIdle(timeout);
+}
+
+std::unique_ptr<Controller> NewPodGroupController(client::Client& client, PodGroupControllerOptions options) {
+  return std::make_unique<PodGroupController>(client, std::move(options));
 }
 
 }  // namespace muster::controller

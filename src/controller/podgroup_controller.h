@@ -24,6 +24,7 @@
 #include "api/model.h"
 #include "boost/json/object.hpp"
 #include "client/client.h"
+#include "controller/controller.h"
 
 namespace muster::controller {
 
@@ -53,29 +54,8 @@ std::string StandalonePodGroupName(const api::Pod& pod);
 // priorityClassName, minResources the pod's requests, phase Pending.
 boost::json::object StandalonePodGroup(const api::Pod& pod);
 
-class PodGroupController {
- public:
-  explicit PodGroupController(client::Client& client, PodGroupControllerOptions options = {});
-  ~PodGroupController();  // Stop()
-
-  PodGroupController(const PodGroupController&) = delete;
-  PodGroupController& operator=(const PodGroupController&) = delete;
-
-  // Starts the pod watch, waits until its first list is in (DeadlineExceeded after
-  // `sync_timeout`, the controller then stopped), and starts the workers. Every pod present that
-  // needs a group is handled once.
-  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
-  // Stops the watch and workers; a pod being handled finishes first. Idempotent.
-  void Stop();
-
-  // Waits until no pod is queued or being handled (retries scheduled for later do not count);
-  // false on timeout. For tests and orderly shutdowns.
-  bool WaitIdle(std::chrono::milliseconds timeout);
-
-  struct State;
-
- private:
-  std::unique_ptr<State> state_;
-};
+// The PodGroup controller: every pod present that needs a group is handled once at Start.
+std::unique_ptr<Controller> NewPodGroupController(client::Client& client,
+                                                  PodGroupControllerOptions options = {});
 
 }  // namespace muster::controller

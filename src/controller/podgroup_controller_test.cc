@@ -148,14 +148,14 @@ class PodGroupControllerTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::Client> api_;
-  std::unique_ptr<PodGroupController> controller_;
+  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(PodGroupControllerTest, GroupsAPlainPodAndAnnotatesItButLeavesAGroupedPodAlone) {
   const std::string solo = CreatePod("solo", "volcano", "");
   CreatePod("member", "volcano", "pg");
   CreatePod("plain", "", "");  // kube-scheduler's (or muster's with --serve-default-scheduler)
-  controller_ = std::make_unique<PodGroupController>(*api_);
+  controller_ = NewPodGroupController(*api_);
   ASSERT_TRUE(controller_->Start().ok());
   // A pod that arrives through the watch rather than the first list.
   const std::string late = CreatePod("late", "muster", "");

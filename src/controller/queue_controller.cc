@@ -30,10 +30,9 @@ std::string QueueStateOf(const json::object& queue) {
   return api::StringAt(api::ObjectAt(queue, "status"), "state");
 }
 
-}  // namespace
-
-struct QueueController::State {
-  State(client::Client& c, QueueControllerOptions o)
+// The controller NewQueueController makes: its watches, queues and workers.
+struct QueueController final : public Controller {
+  QueueController(client::Client& c, QueueControllerOptions o)
       : client(c),
         options(std::move(o)),
         queues(c, client::Queues()),
@@ -45,6 +44,11 @@ struct QueueController::State {
                        Enqueue(command.target->name, command.action);
                      },
                      options.backoff_base, options.backoff_max}) {}
+
+  ~QueueController() override { Stop(); }
+  absl::Status Start(std::chrono::milliseconds sync_timeout) override;
+  void Stop() override;
+  bool WaitIdle(std::chrono::milliseconds timeout) override;
 
   client::Client& client;
   QueueControllerOptions options;
@@ -151,13 +155,10 @@ struct QueueController::State {
   }
 };
 
-QueueController::QueueController(client::Client& client, QueueControllerOptions options)
-    : state_(std::make_unique<State>(client, std::move(options))) {}
-
-QueueController::~QueueController() { Stop(); }
+}  // namespace
 
 absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
-  State& s = *state_;
+  QueueController& s = *this;
   if (s.started) return absl::OkStatus();
   s.started = true;
   client::InformerHandlers queues;
@@ -205,7 +206,7 @@ absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void QueueController::Stop() {
-  State& s = *state_;
+  QueueController& s = *this;
   s.commands.Stop();
   s.queues.Stop();
   s.pod_groups.Stop();
@@ -213,8 +214,12 @@ void QueueController::Stop() {
 }
 
 bool QueueController::WaitIdle(std::chrono::milliseconds timeout) {
-  State& s = *state_;
+  QueueController& s = *this;
   return s.commands.WaitIdle(timeout) && s.requests.WaitIdle(timeout);
+}
+
+std::unique_ptr<Controller> NewQueueController(client::Client& client, QueueControllerOptions options) {
+  return std::make_unique<QueueController>(client, std::move(options));
 }
 
 }  // namespace muster::controller

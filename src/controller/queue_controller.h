@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "client/client.h"
+#include "controller/controller.h"
 
 namespace muster::controller {
 
@@ -32,29 +33,9 @@ struct QueueControllerOptions {
   std::string component = "vc-controller-manager";
 };
 
-class QueueController {
- public:
-  explicit QueueController(client::Client& client, QueueControllerOptions options = {});
-  ~QueueController();  // Stop()
-
-  QueueController(const QueueController&) = delete;
-  QueueController& operator=(const QueueController&) = delete;
-
-  // Starts the watches, waits until their first lists are in (DeadlineExceeded after
-  // `sync_timeout`, the controller then stopped), and starts the worker. Every queue present is
-  // synced once, and every Command present for a queue is taken.
-  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
-  // Stops the watches and the worker; a request being handled finishes first. Idempotent.
-  void Stop();
-
-  // Waits until no request or Command is queued or being handled (retries scheduled for later
-  // do not count); false on timeout. For tests and orderly shutdowns.
-  bool WaitIdle(std::chrono::milliseconds timeout);
-
-  struct State;
-
- private:
-  std::unique_ptr<State> state_;
-};
+// The queue controller: every queue present is synced once at Start, and every Command present
+// for a queue is taken.
+std::unique_ptr<Controller> NewQueueController(client::Client& client,
+                                               QueueControllerOptions options = {});
 
 }  // namespace muster::controller

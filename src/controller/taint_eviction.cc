@@ -91,14 +91,22 @@ TaintVerdict JudgeNoExecuteTaints(const std::vector<api::Taint>& node_taints,
   return {TaintVerdict::Kind::kEvictAfter, least};
 }
 
-struct TaintEvictionController::State {
-  State(client::Client& c, TaintEvictionControllerOptions o)
+namespace {
+
+// The controller NewTaintEvictionController makes: its watches, queues and workers.
+struct TaintEvictionController final : public Controller {
+  TaintEvictionController(client::Client& c, TaintEvictionControllerOptions o)
       : client(c),
         options(std::move(o)),
         nodes(c, client::Nodes()),
         pods(c, client::Pods(), "", client::ListOptions{"", "spec.nodeName!="}),
         queues({options.workers, options.backoff_base, options.backoff_max},
                [this](const WorkItem& item, int) { return Handle(item.key); }) {}
+
+  ~TaintEvictionController() override { Stop(); }
+  absl::Status Start(std::chrono::milliseconds sync_timeout) override;
+  void Stop() override;
+  bool WaitIdle(std::chrono::milliseconds timeout) override;
 
   // A pod on a node with NoExecute taints it tolerates for a while, or one deleted for them.
   struct Tracked {
@@ -252,14 +260,10 @@ struct TaintEvictionController::State {
   }
 };
 
-TaintEvictionController::TaintEvictionController(client::Client& client,
-                                                 TaintEvictionControllerOptions options)
-    : state_(std::make_unique<State>(client, std::move(options))) {}
-
-TaintEvictionController::~TaintEvictionController() { Stop(); }
+}  // namespace
 
 absl::Status TaintEvictionController::Start(std::chrono::milliseconds sync_timeout) {
-  State& s = *state_;
+  TaintEvictionController& s = *this;
   if (s.started) return absl::OkStatus();
   s.started = true;
   client::InformerHandlers nodes;
@@ -269,9 +273,9 @@ absl::Status TaintEvictionController::Start(std::chrono::milliseconds sync_timeo
   };
   s.nodes.AddHandlers(std::move(nodes));
   client::InformerHandlers pods;
-  pods.on_add = [&s](const json::object& o) { s.Enqueue(State::KeyOf(o)); };
+  pods.on_add = [&s](const json::object& o) { s.Enqueue(TaintEvictionController::KeyOf(o)); };
   pods.on_update = [&s](const json::object& before, const json::object& o) {
-    if (TaintRelevantChange(before, o)) s.Enqueue(State::KeyOf(o));
+    if (TaintRelevantChange(before, o)) s.Enqueue(TaintEvictionController::KeyOf(o));
   };
   pods.on_delete = [&s](const json::object& o) { s.OnPodDeleted(o); };
   s.pods.AddHandlers(std::move(pods));
@@ -302,14 +306,18 @@ absl::Status TaintEvictionController::Start(std::chrono::milliseconds sync_timeo
 }
 
 void TaintEvictionController::Stop() {
-  State& s = *state_;
+  TaintEvictionController& s = *this;
   s.pods.Stop();
   s.nodes.Stop();
   s.queues.Stop();
 }
 
 bool TaintEvictionController::WaitIdle(std::chrono::milliseconds timeout) {
-  return state_->queues.WaitIdle(timeout);
+  return queues.WaitIdle(timeout);
+}
+
+std::unique_ptr<Controller> NewTaintEvictionController(client::Client& client, TaintEvictionControllerOptions options) {
+  return std::make_unique<TaintEvictionController>(client, std::move(options));
 }
 
 }  // namespace muster::controller

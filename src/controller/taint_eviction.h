@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "api/model.h"
 #include "client/client.h"
+#include "controller/controller.h"
 
 namespace muster::controller {
 
@@ -56,29 +57,8 @@ struct TaintEvictionControllerOptions {
   std::function<std::chrono::steady_clock::time_point()> now;
 };
 
-class TaintEvictionController {
- public:
-  explicit TaintEvictionController(client::Client& client,
-                                   TaintEvictionControllerOptions options = {});
-  ~TaintEvictionController();  // Stop()
-
-  TaintEvictionController(const TaintEvictionController&) = delete;
-  TaintEvictionController& operator=(const TaintEvictionController&) = delete;
-
-  // Starts the node and pod watches, waits for their first lists (DeadlineExceeded after
-  // `sync_timeout`, the controller then stopped) and starts the workers; every bound pod is
-  // looked at once.
-  absl::Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(30));
-  // Stops the watches and workers. Idempotent.
-  void Stop();
-  // Waits until no pod is queued or being handled (deletions scheduled for later do not count);
-  // false on timeout.
-  bool WaitIdle(std::chrono::milliseconds timeout);
-
-  struct State;
-
- private:
-  std::unique_ptr<State> state_;
-};
+// The taint eviction controller: every bound pod is looked at once at Start.
+std::unique_ptr<Controller> NewTaintEvictionController(client::Client& client,
+                                                       TaintEvictionControllerOptions options = {});
 
 }  // namespace muster::controller

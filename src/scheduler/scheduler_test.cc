@@ -325,7 +325,7 @@ class SchedulerTest : public testing::Test {
   std::unique_ptr<client::Client> client_;  // the scheduler's
   std::unique_ptr<Scheduler> scheduler_;
   // Started by the tests that need plain pods grouped, as `muster up` runs it beside the scheduler.
-  std::unique_ptr<controller::PodGroupController> podgroup_controller_;
+  std::unique_ptr<controller::Controller> podgroup_controller_;
   std::mutex log_mu_;
   std::vector<std::string> log_;
 };
@@ -467,7 +467,7 @@ TEST_F(SchedulerTest, StandalonePodGetsAOneMemberPodGroupAsVolcanoGivesIt) {
   TwoOneGpuNodes();
   Create(client::Pods(), "default", Pod("solo", "volcano", "", 1));
   std::string uid = Str(At(GetPod("solo"), {"metadata", "uid"}));
-  podgroup_controller_ = std::make_unique<controller::PodGroupController>(*admin_);
+  podgroup_controller_ = controller::NewPodGroupController(*admin_);
   ASSERT_TRUE(podgroup_controller_->Start().ok());
   StartScheduler(FastOptions());
   ASSERT_TRUE(WaitFor([&] { return Bound("solo"); }));
