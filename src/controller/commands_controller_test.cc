@@ -18,6 +18,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/parse.hpp"
 #include "controller/job_controller.h"
 #include "controller/queue_controller.h"
@@ -60,13 +61,8 @@ bool CommandTestEventually(const std::function<bool()>& condition) {
 class CommandsControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-commands-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("commands");
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     api_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
@@ -77,9 +73,7 @@ class CommandsControllerTest : public ::testing::Test {
     for (std::thread& t : fakes_) t.join();
     queue_controller_.reset();
     job_controller_.reset();
-    if (server_) server_->Stop();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   void StartJobController() {

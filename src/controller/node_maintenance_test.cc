@@ -17,6 +17,7 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
+#include "apiserver/testing/test_server.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "controller/disruption_controller.h"
@@ -78,13 +79,8 @@ TEST(JudgeNoExecuteTaintsTest, AsKubesTaintManagerDecides) {
 class NodeMaintenanceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-maintenance-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    apiserver::ApiServerOptions options;
-    options.data_dir = dir_;
-    options.listen = "127.0.0.1:0";
-    options.threads = 2;
-    auto server = apiserver::ApiServer::Start(options);
+    dir_ = apiserver::testing::MakeTempDir("maintenance");
+    auto server = apiserver::testing::StartTestServer(dir_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     api_ = std::make_unique<client::Client>(std::make_shared<apiserver::LocalTransport>(*server_));
@@ -95,8 +91,7 @@ class NodeMaintenanceTest : public ::testing::Test {
   void TearDown() override {
     if (disruption_) disruption_->Stop();
     if (taints_) taints_->Stop();
-    if (server_) server_->Stop();
-    std::filesystem::remove_all(dir_);
+    apiserver::testing::StopTestServer(server_, dir_);
   }
 
   // A pod labelled app=web, bound to n1, Running and Ready, with `tolerations` (JSON).
