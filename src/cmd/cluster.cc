@@ -37,6 +37,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
       *c->client_, std::move(options.disruption_controller));
   c->taint_eviction_controller_ = std::make_unique<controller::TaintEvictionController>(
       *c->client_, std::move(options.taint_eviction_controller));
+  options.batch_job_controller.scheduler_names = options.scheduler.scheduler_names;
+  c->batch_job_controller_ = std::make_unique<controller::BatchJobController>(
+      *c->client_, std::move(options.batch_job_controller));
+  c->cronjob_controller_ = std::make_unique<controller::CronJobController>(
+      *c->client_, std::move(options.cronjob_controller));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 
@@ -56,6 +61,12 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   if (absl::Status s = c->taint_eviction_controller_->Start(); !s.ok()) {
     return failed("taint eviction controller", s);
   }
+  if (absl::Status s = c->batch_job_controller_->Start(); !s.ok()) {
+    return failed("batch job controller", s);
+  }
+  if (absl::Status s = c->cronjob_controller_->Start(); !s.ok()) {
+    return failed("cronjob controller", s);
+  }
   if (absl::Status s = c->scheduler_->Start(); !s.ok()) return failed("scheduler", s);
   return c;
 }
@@ -66,6 +77,8 @@ void LocalCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
+  if (cronjob_controller_) cronjob_controller_->Stop();
+  if (batch_job_controller_) batch_job_controller_->Stop();
   if (taint_eviction_controller_) taint_eviction_controller_->Stop();
   if (disruption_controller_) disruption_controller_->Stop();
   if (queue_controller_) queue_controller_->Stop();
