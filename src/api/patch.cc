@@ -98,9 +98,9 @@ constexpr auto kMergeListFields = std::to_array<MergeListField>({
     {"Service", "status.conditions", "type"},
     // policy/v1 PodDisruptionBudgetStatus (spec.selector's patchStrategy is "replace").
     {"PodDisruptionBudget", "status.conditions", "type"},
-    // batch/v1 JobStatus (CronJobStatus.active is atomic); the pod templates' lists are the
-    // Pod's (kPodTemplates).
-    {"Job", "status.conditions", "type"},
+    // batch/v1: the pod templates' lists are the Pod's (kPodTemplates). JobStatus.conditions is
+    // left atomic (its listType): a Job's kind alone does not tell it from Volcano's, whose
+    // conditions have no type.
 });
 
 // --- JSON helpers --------------------------------------------------------------------------------

@@ -533,6 +533,9 @@ std::optional<ApiError> AdmitBatchJob(Context& c) {
     ValidateBatchJobStatus(c);
     return std::nullopt;
   }
+  // PrepareForCreate: the status starts empty. (Before `spec` is taken: a member added to the
+  // object may move the others.)
+  if (c.create()) c.obj["status"] = json::object();
   json::object* spec = c.reader.Obj(c.obj, "spec", "spec", "v1.JobSpec");
   if (spec == nullptr) {
     if (!c.problems.empty()) return std::nullopt;
@@ -544,8 +547,6 @@ std::optional<ApiError> AdmitBatchJob(Context& c) {
   const json::object* meta = FindObject(c.obj, "metadata");
   const std::string uid = meta == nullptr ? "" : StringAt(*meta, "uid");
   if (c.create()) {
-    // PrepareForCreate: the status starts empty.
-    c.obj["status"] = json::object();
     const json::value* manual = spec->if_contains("manualSelector");
     if (manual == nullptr || !manual->is_bool() || !manual->get_bool()) {
       GenerateSelector(*spec, c.name, uid);

@@ -128,6 +128,9 @@ void ValidateCronJobTemplate(Context& c, json::object& spec) {
 
 std::optional<ApiError> AdmitCronJob(Context& c) {
   if (!c.main_resource()) return std::nullopt;
+  // PrepareForCreate: the status starts empty (before `spec` is taken: a member added to the
+  // object may move the others).
+  if (c.create()) c.obj["status"] = json::object();
   json::object* spec = c.reader.Obj(c.obj, "spec", "spec", "v1.CronJobSpec");
   if (spec == nullptr) {
     if (!c.problems.empty()) return std::nullopt;
@@ -151,7 +154,6 @@ std::optional<ApiError> AdmitCronJob(Context& c) {
     }
   }
   if (std::optional<ApiError> err = TypeProblemsError(c)) return err;
-  if (c.create()) c.obj["status"] = json::object();  // PrepareForCreate
 
   const json::object* old_spec = c.create() ? nullptr : FindObject(*c.req.old, "spec");
   const std::optional<std::string> zone = c.reader.Str(*spec, "timeZone", "spec.timeZone");
