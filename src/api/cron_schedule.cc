@@ -164,7 +164,7 @@ absl::StatusOr<uint64_t> ParseField(std::string_view field, const Bounds& r) {
   return bits;
 }
 
-bool Has(uint64_t bits, int value) { return (bits & (uint64_t{1} << value)) != 0; }
+bool HasBit(uint64_t bits, int value) { return (bits & (uint64_t{1} << value)) != 0; }
 
 }  // namespace
 
@@ -240,13 +240,13 @@ std::optional<absl::Time> CronSchedule::Next(absl::Time after, const absl::TimeZ
   const absl::CivilYear limit = absl::CivilYear(start) + 5;
   auto day_matches = [this](absl::CivilDay day) {
     const int weekday = (static_cast<int>(absl::GetWeekday(day)) + 1) % 7;  // Sunday = 0
-    const bool dom = Has(dom_, day.day());
-    const bool dow = Has(dow_, weekday);
+    const bool dom = HasBit(dom_, day.day());
+    const bool dow = HasBit(dow_, weekday);
     if ((dom_ & kStar) != 0 || (dow_ & kStar) != 0) return dom && dow;
     return dom || dow;
   };
   while (absl::CivilYear(t) <= limit) {
-    if (!Has(month_, t.month())) {
+    if (!HasBit(month_, t.month())) {
       t = absl::CivilMinute(absl::CivilMonth(t) + 1);
       continue;
     }
@@ -254,11 +254,11 @@ std::optional<absl::Time> CronSchedule::Next(absl::Time after, const absl::TimeZ
       t = absl::CivilMinute(absl::CivilDay(t) + 1);
       continue;
     }
-    if (!Has(hour_, t.hour())) {
+    if (!HasBit(hour_, t.hour())) {
       t = absl::CivilMinute(absl::CivilHour(t) + 1);
       continue;
     }
-    if (!Has(minute_, t.minute())) {
+    if (!HasBit(minute_, t.minute())) {
       t += 1;
       continue;
     }

@@ -116,7 +116,7 @@ BatchJobStatus DecodeStatus(const json::object* status) {
   return s;
 }
 
-const json::object* ControllerRef(const json::object& pod) {
+const json::object* BatchControllerRefOf(const json::object& pod) {
   const json::object* meta = ObjectAt(pod, "metadata");
   const json::array* refs = meta == nullptr ? nullptr : api::ArrayAt(*meta, "ownerReferences");
   if (refs == nullptr) return nullptr;
@@ -263,12 +263,12 @@ BatchPod DecodeBatchPod(const json::object& pod) {
 }
 
 std::string BatchJobOwnerUid(const json::object& pod) {
-  const json::object* ref = ControllerRef(pod);
+  const json::object* ref = BatchControllerRefOf(pod);
   return ref == nullptr ? "" : StringAt(*ref, "uid");
 }
 
 std::string BatchJobOwnerName(const json::object& pod) {
-  const json::object* ref = ControllerRef(pod);
+  const json::object* ref = BatchControllerRefOf(pod);
   return ref == nullptr ? "" : StringAt(*ref, "name");
 }
 

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int64_t kMaxBackoffSeconds = 600;
 
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
+bool UidListHas(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
@@ -185,7 +185,7 @@ BatchJobPlan PlanBatchJob(const BatchJobSnapshot& snapshot) {
     if (p->phase == "Succeeded") {
       last_success = std::max(last_success, p->finished);
       if (job.indexed && index_ok) completed.insert(*p->index);
-      if (p->tracked && !Contains(interim.uncounted_succeeded, p->uid)) {
+      if (p->tracked && !UidListHas(interim.uncounted_succeeded, p->uid)) {
         interim.uncounted_succeeded.push_back(p->uid);
       }
     } else if (ConsideredFailed(job, *p)) {
@@ -208,7 +208,7 @@ BatchJobPlan PlanBatchJob(const BatchJobSnapshot& snapshot) {
           (action == "FailIndex" || p->index_failures + 1 > *job.backoff_limit_per_index)) {
         failed_indexes.insert(*p->index);
       }
-      const bool new_failure = p->tracked && !Contains(interim.uncounted_failed, p->uid);
+      const bool new_failure = p->tracked && !UidListHas(interim.uncounted_failed, p->uid);
       if (new_failure && action != "Ignore") {
         interim.uncounted_failed.push_back(p->uid);
         if (action == "FailJob" && !fail_job) {
@@ -300,7 +300,7 @@ BatchJobPlan PlanBatchJob(const BatchJobSnapshot& snapshot) {
   int32_t deleting = 0;
   auto delete_pod = [&](const BatchPod* p) {
     plan.delete_pods.push_back(p->name);
-    if (p->tracked && !Contains(plan.remove_finalizers, p->name)) {
+    if (p->tracked && !UidListHas(plan.remove_finalizers, p->name)) {
       plan.remove_finalizers.push_back(p->name);
     }
     ++deleting;
@@ -414,7 +414,7 @@ BatchJobPlan PlanBatchJob(const BatchJobSnapshot& snapshot) {
   st.active = still_active + static_cast<int32_t>(plan.create_pods.size());
   int32_t ready = 0;
   for (const BatchPod* p : active) {
-    if (p->ready && !Contains(plan.delete_pods, p->name)) ++ready;
+    if (p->ready && !UidListHas(plan.delete_pods, p->name)) ++ready;
   }
   st.ready = ready;
   st.terminating = static_cast<int32_t>(terminating.size()) + deleting;
