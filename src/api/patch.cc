@@ -37,7 +37,17 @@ using patch_internal::MergeListField;
 // no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
 constexpr auto kStrategicKinds = std::to_array<std::string_view>(
     {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease",
-     "PodDisruptionBudget"});
+     "PodDisruptionBudget", "Job", "CronJob"});
+
+// batch/v1 kinds embed a PodTemplateSpec: its spec's lists merge as a Pod's spec's do.
+struct PodTemplateAt {
+  std::string_view kind;
+  std::string_view prefix;  // the template's spec, with the trailing dot
+};
+constexpr auto kPodTemplates = std::to_array<PodTemplateAt>({
+    {"Job", "spec.template.spec."},
+    {"CronJob", "spec.jobTemplate.spec.template.spec."},
+});
 
 // From the `patchStrategy:"merge"` / `patchMergeKey` struct tags of k8s.io/api core/v1 and
 // k8s.io/apimachinery meta/v1 (v1.32; the served kinds only). Notable absences, as upstream: Node
@@ -88,6 +98,9 @@ constexpr auto kMergeListFields = std::to_array<MergeListField>({
     {"Service", "status.conditions", "type"},
     // policy/v1 PodDisruptionBudgetStatus (spec.selector's patchStrategy is "replace").
     {"PodDisruptionBudget", "status.conditions", "type"},
+    // batch/v1: the pod templates' lists are the Pod's (kPodTemplates). JobStatus.conditions is
+    // left atomic (its listType): a Job's kind alone does not tell it from Volcano's, whose
+    // conditions have no type.
 });
 
 // --- JSON helpers --------------------------------------------------------------------------------
@@ -145,6 +158,13 @@ namespace patch_internal {
 const MergeListField* FindMergeListField(std::string_view kind, std::string_view path) {
   for (const MergeListField& field : kMergeListFields) {
     if ((field.kind.empty() || field.kind == kind) && field.path == path) return &field;
+  }
+  for (const PodTemplateAt& tmpl : kPodTemplates) {
+    if (tmpl.kind != kind || !path.starts_with(tmpl.prefix)) continue;
+    const std::string pod_path = "spec." + std::string(path.substr(tmpl.prefix.size()));
+    for (const MergeListField& field : kMergeListFields) {
+      if (field.kind == "Pod" && field.path == pod_path) return &field;
+    }
   }
   return nullptr;
 }

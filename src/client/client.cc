@@ -177,6 +177,16 @@ const Resource& PodDisruptionBudgets() {
       MakeResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true));
   return *r;
 }
+const Resource& BatchJobs() {
+  static const Resource* const r =
+      new Resource(MakeResource("batch", "v1", "jobs", "Job", true));
+  return *r;
+}
+const Resource& CronJobs() {
+  static const Resource* const r =
+      new Resource(MakeResource("batch", "v1", "cronjobs", "CronJob", true));
+  return *r;
+}
 const Resource& PriorityClasses() {
   static const Resource* const r = new Resource(
       MakeResource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false));

@@ -63,6 +63,8 @@ const Resource& Services();
 const Resource& Leases();            // coordination.k8s.io/v1
 const Resource& PriorityClasses();   // scheduling.k8s.io/v1
 const Resource& PodDisruptionBudgets();  // policy/v1
+const Resource& BatchJobs();         // batch/v1 jobs (Kubernetes' own)
+const Resource& CronJobs();          // batch/v1 cronjobs
 const Resource& VolcanoJobs();       // batch.volcano.sh/v1alpha1 jobs
 const Resource& PodGroups();         // scheduling.volcano.sh/v1beta1 podgroups
 const Resource& Queues();            // scheduling.volcano.sh/v1beta1 queues (cluster-scoped)

@@ -42,6 +42,13 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   c->controllers_.emplace_back("taint eviction controller",
                                controller::NewTaintEvictionController(
                                    client, std::move(options.taint_eviction_controller)));
+  options.batch_job_controller.scheduler_names = options.scheduler.scheduler_names;
+  c->controllers_.emplace_back(
+      "batch job controller",
+      controller::NewBatchJobController(client, std::move(options.batch_job_controller)));
+  c->controllers_.emplace_back(
+      "cronjob controller",
+      controller::NewCronJobController(client, std::move(options.cronjob_controller)));
   c->scheduler_ =
       std::make_unique<scheduler::Scheduler>(*c->client_, std::move(options.scheduler));
 

@@ -5,9 +5,9 @@
 // server and its store, one in-process client (apiserver::LocalTransport) shared by the node
 // agents, the Volcano job controller, the PodGroup controller (one-member PodGroups for plain pods
 // of the scheduler), the queue controller (OpenQueue and CloseQueue Commands),
-// kube-controller-manager's disruption controller (PodDisruptionBudget status, for pods/eviction)
-// and taint eviction controller (NoExecute taints), and the scheduler (which also serves
-// default-scheduler pods, being the only scheduler).
+// kube-controller-manager's disruption controller (PodDisruptionBudget status, for pods/eviction),
+// taint eviction controller (NoExecute taints), Job and CronJob controllers (batch/v1), and the
+// scheduler (which also serves default-scheduler pods, being the only scheduler).
 //
 //   cmd::LocalClusterOptions options;
 //   options.data_dir = dir;
@@ -18,7 +18,7 @@
 //
 // Start order: API server, node agents (nodes registered), job controller (synced), PodGroup
 // controller (synced), queue controller (synced), disruption and taint eviction controllers
-// (synced), scheduler.
+// (synced), batch/v1 Job and CronJob controllers (synced), scheduler.
 // Stop order: the reverse. Thread-safety: Start and Stop from one thread; the accessors' objects
 // are as thread-safe as they document.
 
@@ -31,6 +31,8 @@
 #include "absl/status/statusor.h"
 #include "apiserver/apiserver.h"
 #include "client/client.h"
+#include "controller/batch_job_controller.h"
+#include "controller/cronjob_controller.h"
 #include "controller/disruption_controller.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
@@ -62,6 +64,9 @@ struct LocalClusterOptions {
   controller::QueueControllerOptions queue_controller;
   controller::DisruptionControllerOptions disruption_controller;
   controller::TaintEvictionControllerOptions taint_eviction_controller;
+  // Its scheduler_names (which pods may form gangs) are the scheduler's.
+  controller::BatchJobControllerOptions batch_job_controller;
+  controller::CronJobControllerOptions cronjob_controller;
   scheduler::SchedulerOptions scheduler;
 };
 
@@ -70,7 +75,7 @@ class LocalCluster {
   // Starts every part; on an error whatever had started is stopped again and the error says
   // which part failed ("node agents: ...", "job controller: ...", "podgroup controller: ...",
   // "queue controller: ...", "disruption controller: ...", "taint eviction controller: ...",
-  // "scheduler: ...").
+  // "batch job controller: ...", "cronjob controller: ...", "scheduler: ...").
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options);
   ~LocalCluster();  // Stop()
 

@@ -121,6 +121,24 @@ json::object StandalonePodGroup(const api::Pod& pod) {
   return pg;
 }
 
+json::object GangPodGroup(const api::Pod& pod, const std::string& name, int32_t min_member) {
+  json::object pg = StandalonePodGroup(pod);
+  pg["metadata"].as_object()["name"] = name;
+  json::object& spec = pg["spec"].as_object();
+  spec["minMember"] = min_member;
+  core::Resources total = core::PodRequests(pod);
+  for (core::ResourceId id = 0; id < total.Size(); ++id) {
+    total.Set(id, total.Get(id) * min_member);
+  }
+  json::object min_resources = ResourcesJson(total);
+  if (min_resources.empty()) {
+    spec.erase("minResources");
+  } else {
+    spec["minResources"] = std::move(min_resources);
+  }
+  return pg;
+}
+
 namespace {
 
 // The controller NewPodGroupController makes: its watches, queues and workers.

@@ -16,6 +16,7 @@
 // Thread-safety: Start, Stop and WaitIdle may be called from any thread.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ std::string StandalonePodGroupName(const api::Pod& pod);
 // queue from the pod's annotation scheduling.volcano.sh/queue-name (else "default"), the pod's
 // priorityClassName, minResources the pod's requests, phase Pending.
 boost::json::object StandalonePodGroup(const api::Pod& pod);
+// The PodGroup of a gang of one controller's pods (a batch/v1 Job that asks for one, with
+// Volcano's scheduling.volcano.sh/group-min-member): StandalonePodGroup of one of them, named
+// `name`, with minMember `min_member` and minResources that many pods' requests.
+boost::json::object GangPodGroup(const api::Pod& pod, const std::string& name,
+                                 int32_t min_member);
 
 // The PodGroup controller: every pod present that needs a group is handled once at Start.
 std::unique_ptr<Controller> NewPodGroupController(client::Client& client,

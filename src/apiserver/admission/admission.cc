@@ -15,6 +15,8 @@
 //                     config_data.cc (ConfigMaps and Secrets)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - policy:         pkg/apis/policy/validation (poddisruptionbudgets.cc)
+//   - batch:          pkg/apis/batch/v1/defaults.go, pkg/registry/batch/job/strategy.go,
+//                     pkg/apis/batch/validation (batch_jobs.cc, cronjobs.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc); Commands,
 //                     which Volcano does not check, by muster's own rules (commands.cc)
@@ -38,8 +40,10 @@
 
 namespace muster::apiserver {
 
+using admission::AdmitBatchJob;
 using admission::AdmitCommand;
 using admission::AdmitConfigMap;
+using admission::AdmitCronJob;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
@@ -82,6 +86,10 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     refused = AdmitPriorityClass(c);
   } else if (res.group == "policy" && res.resource == "poddisruptionbudgets") {
     refused = AdmitPodDisruptionBudget(c);
+  } else if (res.group == "batch" && res.resource == "jobs") {
+    refused = AdmitBatchJob(c);
+  } else if (res.group == "batch" && res.resource == "cronjobs") {
+    refused = AdmitCronJob(c);
   } else if (res.group == "batch.volcano.sh" && res.resource == "jobs") {
     refused = AdmitVolcanoJob(c);
   } else if (res.group == "scheduling.volcano.sh" && res.resource == "podgroups") {

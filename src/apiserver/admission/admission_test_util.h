@@ -80,6 +80,8 @@ inline const ResourceInfo& Jobs() { return Res("batch.volcano.sh", "v1alpha1", "
 inline const ResourceInfo& PodGroups() {
   return Res("scheduling.volcano.sh", "v1beta1", "podgroups");
 }
+inline const ResourceInfo& BatchJobs() { return Res("batch", "v1", "jobs"); }
+inline const ResourceInfo& CronJobs() { return Res("batch", "v1", "cronjobs"); }
 inline const ResourceInfo& Queues() { return Res("scheduling.volcano.sh", "v1beta1", "queues"); }
 
 class AdmissionTest : public ::testing::Test {

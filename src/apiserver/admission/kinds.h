@@ -90,6 +90,19 @@ std::optional<PriorityClassInfo> FindPriorityClass(const store::Store* st, const
 // priorityclasses.cc: getDefaultPriorityClass: the global default with the lowest value.
 std::optional<PriorityClassInfo> DefaultPriorityClass(const store::Store* st);
 
+// --- batch/v1 ------------------------------------------------------------------------------------
+
+// batch_jobs.cc: SetDefaults_Job, the generated selector and template labels (on create),
+// ValidateJob and ValidateJobUpdate; the status counters on writes of /status.
+std::optional<ApiError> AdmitBatchJob(Context& c);
+
+// batch_jobs.cc: validateJobSpec of the Job spec at `path` ("spec", "spec.jobTemplate.spec"),
+// the pod template included; not the selector, which Jobs and CronJobs check differently.
+void ValidateBatchJobSpec(Context& c, json::object& spec, const std::string& path);
+
+// cronjobs.cc: SetDefaults_CronJob and validateCronJobSpec (schedule, time zone, template).
+std::optional<ApiError> AdmitCronJob(Context& c);
+
 // --- Volcano -------------------------------------------------------------------------------------
 
 // jobs_validate.cc: the CRD schema, mutatejob.volcano.sh (jobs_mutate.cc), validatejob.volcano.sh.

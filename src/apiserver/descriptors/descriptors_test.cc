@@ -4,6 +4,7 @@
 // checks of cli-runtime pkg/resource/query_param_verifier_v3.go; meta.k8s.io/v1 Tables) and from
 // kube-apiserver's own printers (pkg/printers/internalversion/printers.go).
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -233,7 +234,8 @@ TEST(RegistryTest, FindsResourcesByKind) {
   EXPECT_EQ(FindByKind("batch.volcano.sh/v1alpha1", "Job")->resource, "jobs");
   EXPECT_EQ(FindByKind("scheduling.volcano.sh/v1beta1", "Queue")->resource, "queues");
   EXPECT_EQ(FindByKind("scheduling.k8s.io/v1", "PriorityClass")->resource, "priorityclasses");
-  EXPECT_EQ(FindByKind("batch/v1", "Job"), nullptr);
+  EXPECT_EQ(FindByKind("batch/v1", "Job")->resource, "jobs");
+  EXPECT_EQ(FindByKind("batch/v1", "CronJob")->resource, "cronjobs");
   EXPECT_EQ(FindByKind("v1", "Job"), nullptr);
   EXPECT_EQ(FindByKind("v1", "PodList"), nullptr);
 }
@@ -263,7 +265,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
   EXPECT_THAT(gvs,
               UnorderedElementsAre(GroupVersion{"", "v1"}, GroupVersion{"scheduling.k8s.io", "v1"},
                                    GroupVersion{"coordination.k8s.io", "v1"},
-                                   GroupVersion{"policy", "v1"},
+                                   GroupVersion{"policy", "v1"}, GroupVersion{"batch", "v1"},
                                    GroupVersion{"authentication.k8s.io", "v1"},
                                    GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
@@ -276,7 +278,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
     volcano.push_back(r->resource);
   }
   EXPECT_THAT(volcano, UnorderedElementsAre("queues", "podgroups"));
-  EXPECT_THAT(ResourcesIn("batch", "v1"), IsEmpty());
+  EXPECT_THAT(ResourcesIn("batch", "v2"), IsEmpty());
 }
 
 TEST(RegistryTest, DescribesSubresources) {
@@ -352,9 +354,15 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   std::vector<std::string> groups;
   for (const value& item : items->as_array()) groups.push_back(Str(At(item, {"metadata", "name"})));
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
-                                           "authentication.k8s.io", "authorization.k8s.io",
-                                           "batch.volcano.sh", "scheduling.volcano.sh",
-                                           "bus.volcano.sh", "apps", "networking.k8s.io"));
+                                           "batch", "authentication.k8s.io",
+                                           "authorization.k8s.io", "batch.volcano.sh",
+                                           "scheduling.volcano.sh", "bus.volcano.sh", "apps",
+                                           "networking.k8s.io"));
+  // kubectl resolves `jobs`, which both batch and batch.volcano.sh serve, to the group listed
+  // first: Kubernetes' own, as kube-apiserver lists its groups before any CRD's.
+  const auto batch_at = std::find(groups.begin(), groups.end(), "batch");
+  const auto volcano_at = std::find(groups.begin(), groups.end(), "batch.volcano.sh");
+  EXPECT_LT(batch_at, volcano_at);
 
   const value* batch = Named(items, "metadata", "");  // no group may be unnamed
   EXPECT_EQ(batch, nullptr);
@@ -426,7 +434,7 @@ TEST(DiscoveryTest, LegacyDocuments) {
   ASSERT_TRUE(group.has_value());
   EXPECT_EQ(Str(At(*group, {"kind"})), "APIGroup");
   EXPECT_EQ(Str(At(*group, {"preferredVersion", "version"})), "v1beta1");
-  EXPECT_FALSE(LegacyApiGroup("batch").has_value());
+  EXPECT_FALSE(LegacyApiGroup("apps").has_value());
 
   std::optional<value> list = ApiResourceList("batch.volcano.sh", "v1alpha1");
   ASSERT_TRUE(list.has_value());
@@ -457,7 +465,7 @@ TEST(DiscoveryTest, LegacyDocuments) {
   EXPECT_EQ(Str(At(*eviction, {"version"})), "v1");
   EXPECT_FALSE(At(*Named(At(*core, {"resources"}), "name", "nodes"), {"namespaced"})->as_bool());
 
-  EXPECT_FALSE(ApiResourceList("batch", "v1").has_value());
+  EXPECT_FALSE(ApiResourceList("batch", "v2").has_value());
   EXPECT_FALSE(ApiResourceList("", "v2").has_value());
 }
 
@@ -513,9 +521,9 @@ TEST(OpenApiTest, IndexListsEveryGroupVersionWithItsHash) {
   EXPECT_TRUE(paths.contains("apis/batch.volcano.sh/v1alpha1"));
   EXPECT_TRUE(paths.contains("apis/scheduling.volcano.sh/v1beta1"));
   EXPECT_EQ(boost::json::serialize(OpenApiIndex()), boost::json::serialize(index));
-  EXPECT_EQ(FindOpenApiDocument("apis/batch/v1"), nullptr);
+  EXPECT_EQ(FindOpenApiDocument("apis/storage.k8s.io/v1"), nullptr);
   EXPECT_EQ(FindOpenApiDocument("/api/v1"), nullptr);
-  EXPECT_TRUE(BuildOpenApiDocument("batch", "v1").is_null());
+  EXPECT_TRUE(BuildOpenApiDocument("storage.k8s.io", "v1").is_null());
 }
 
 TEST(OpenApiTest, SchemaNamesFollowKubeApiserver) {
@@ -624,14 +632,16 @@ TEST(OpenApiTest, EveryRefResolvesWithinItsDocumentAndEachKindHasOneSchema) {
 // serves it ("io.k8s.api.scheduling.v1.PriorityClass" in scheduling.k8s.io.v1.json, a custom
 // resource's reversed group put back: "sh.volcano.batch.v1alpha1.Job" in
 // batch.volcano.sh.v1alpha1.json), apimachinery's by package (meta.v1.json, resource.json,
-// intstr.json); policy is served as "policy", not "policy.k8s.io" (policy.v1.json).
+// intstr.json); policy and batch are served as "policy" and "batch", not "policy.k8s.io"
+// (policy.v1.json, batch.v1.json).
 std::string SchemaFileOf(std::string_view name) {
   std::string_view package = name.substr(0, name.rfind('.'));
   for (auto [prefix, file] : {std::pair{"io.k8s.apimachinery.pkg.apis.meta.v1", "meta.v1"},
                               std::pair{"io.k8s.apimachinery.pkg.api.resource", "resource"},
                               std::pair{"io.k8s.apimachinery.pkg.util.intstr", "intstr"},
                               std::pair{"io.k8s.api.core.v1", "core.v1"},
-                              std::pair{"io.k8s.api.policy.v1", "policy.v1"}}) {
+                              std::pair{"io.k8s.api.policy.v1", "policy.v1"},
+                              std::pair{"io.k8s.api.batch.v1", "batch.v1"}}) {
     if (package == prefix) return fmt::format("{}.json", file);
   }
   const size_t dot = package.rfind('.');
@@ -1437,6 +1447,38 @@ TEST(PodDisruptionBudgetTableTest, ColumnsAndCellsAsKubectlShowsThem) {
   value max = boost::json::parse(R"({"metadata":{"name":"db","creationTimestamp":
       "2024-05-01T11:59:00Z"},"spec":{"maxUnavailable":"25%"}})");
   EXPECT_EQ(Cells(pdbs, max), (array{"db", "N/A", "25%", 0, "60s"}));
+}
+
+// printJob and printCronJob: what `kubectl get jobs` and `kubectl get cronjobs` show.
+TEST(BatchTableTest, JobsAndCronJobsAsKubectlShowsThem) {
+  const ResourceInfo& jobs = Res("batch", "jobs");
+  EXPECT_THAT(ColumnNames(ToTable(jobs, {}, "1", Now())),
+              ElementsAre("Name", "Status", "Completions", "Duration", "Age", "Containers",
+                          "Images", "Selector"));
+  value done = boost::json::parse(R"({"metadata":{"name":"pi","creationTimestamp":
+      "2024-05-01T11:59:00Z"},"spec":{"completions":1,"parallelism":1,
+      "selector":{"matchLabels":{"batch.kubernetes.io/controller-uid":"u"}},
+      "template":{"spec":{"containers":[{"name":"pi","image":"perl"}]}}},
+      "status":{"succeeded":1,"startTime":"2024-05-01T11:59:00Z",
+      "completionTime":"2024-05-01T11:59:07Z",
+      "conditions":[{"type":"SuccessCriteriaMet","status":"True"},
+                    {"type":"Complete","status":"True"}]}})");
+  EXPECT_EQ(Cells(jobs, done), (array{"pi", "Complete", "1/1", "7s", "60s", "pi", "perl",
+                                      "batch.kubernetes.io/controller-uid=u"}));
+  value running = boost::json::parse(R"({"metadata":{"name":"q","creationTimestamp":
+      "2024-05-01T11:59:00Z"},"spec":{"parallelism":3},
+      "status":{"startTime":"2024-05-01T11:59:30Z"}})");
+  EXPECT_EQ(Cells(jobs, running), (array{"q", "Running", "0/1 of 3", "30s", "60s", "", "",
+                                         "<none>"}));
+  const ResourceInfo& cronjobs = Res("batch", "cronjobs");
+  EXPECT_THAT(ColumnNames(ToTable(cronjobs, {}, "1", Now())),
+              ElementsAre("Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule",
+                          "Age", "Containers", "Images", "Selector"));
+  value cj = boost::json::parse(R"({"metadata":{"name":"hello","creationTimestamp":
+      "2024-05-01T11:58:00Z"},"spec":{"schedule":"*/1 * * * *","suspend":false},
+      "status":{"active":[{"name":"hello-28577519"}],"lastScheduleTime":"2024-05-01T11:59:00Z"}})");
+  EXPECT_EQ(Cells(cronjobs, cj), (array{"hello", "*/1 * * * *", "<none>", "False", 1, "60s",
+                                        "2m", "", "", "<none>"}));
 }
 
 // printService's columns: a ClusterIP, a headless, a NodePort, a pending LoadBalancer and an

@@ -174,6 +174,26 @@ ResourceInfo PodDisruptionBudgets() {
   return info;
 }
 
+// Kubernetes' own Jobs and CronJobs (batch/v1), run by the batch Job and CronJob controllers
+// (controller/batch_job_controller.h, cronjob_controller.h). Listed before Volcano's Job: kubectl
+// resolves a plural that two groups serve (`kubectl get jobs`) to the group discovery lists first,
+// and kube-apiserver lists its own groups before any CRD's, so `jobs` is batch/v1 here as on a
+// cluster with Volcano installed (Volcano's stays `vcjob` or `jobs.batch.volcano.sh`).
+ResourceInfo BatchJobs() {
+  ResourceInfo info = Resource("batch", "v1", "jobs", "job", "Job", true);
+  info.categories = {"all"};
+  info.subresources = {"status"};
+  return info;
+}
+
+ResourceInfo CronJobs() {
+  ResourceInfo info = Resource("batch", "v1", "cronjobs", "cronjob", "CronJob", true);
+  info.short_names = {"cj"};
+  info.categories = {"all"};
+  info.subresources = {"status"};
+  return info;
+}
+
 // What the caller may do (`kubectl auth can-i`) and who it is (`kubectl auth whoami`): virtual,
 // create-only, cluster-scoped, as kube-apiserver serves them.
 ResourceInfo ReviewResource(std::string group, std::string resource, std::string singular,
@@ -259,6 +279,8 @@ std::vector<ResourceInfo> BuildRegistry() {
       PriorityClasses(),
       Leases(),
       PodDisruptionBudgets(),
+      BatchJobs(),
+      CronJobs(),
       ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
                      "SelfSubjectReview"),
       ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",

@@ -68,4 +68,15 @@ boost::json::array LeaseCells(const boost::json::value& lease, int64_t now_unix)
 boost::json::array PodDisruptionBudgetColumns();
 boost::json::array PodDisruptionBudgetCells(const boost::json::value& pdb, int64_t now_unix);
 
+// --- batch/v1 (tables_batch.cc) -----------------------------------------------------------------
+
+// Job: NAME, STATUS, COMPLETIONS, DURATION, AGE (wide: CONTAINERS, IMAGES, SELECTOR).
+boost::json::array JobColumns();
+boost::json::array JobCells(const boost::json::value& job, int64_t now_unix);
+
+// CronJob: NAME, SCHEDULE, TIMEZONE, SUSPEND, ACTIVE, LAST SCHEDULE, AGE (wide: CONTAINERS,
+// IMAGES, SELECTOR).
+boost::json::array CronJobColumns();
+boost::json::array CronJobCells(const boost::json::value& cronjob, int64_t now_unix);
+
 }  // namespace muster::apiserver::table

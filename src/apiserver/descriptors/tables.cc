@@ -27,6 +27,10 @@ using table::BoolAt;
 using table::ColumnDef;
 using table::Get;
 using table::IntAt;
+using table::CronJobCells;
+using table::CronJobColumns;
+using table::JobCells;
+using table::JobColumns;
 using table::LeaseCells;
 using table::LeaseColumns;
 using table::Lower;
@@ -363,6 +367,8 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetColumns();
+  if (Is(r, "batch", "jobs")) return JobColumns();
+  if (Is(r, "batch", "cronjobs")) return CronJobColumns();
   return DefaultColumns();
 }
 
@@ -378,6 +384,8 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetCells(obj, now_unix);
+  if (Is(r, "batch", "jobs")) return JobCells(obj, now_unix);
+  if (Is(r, "batch", "cronjobs")) return CronJobCells(obj, now_unix);
   return DefaultCells(obj, now_unix);
 }
 

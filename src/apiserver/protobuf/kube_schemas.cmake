@@ -23,11 +23,12 @@ set(MUSTER_KUBE_API_DIR "" CACHE PATH
 set(MUSTER_KUBE_APIMACHINERY_DIR "" CACHE PATH
     "Folder of the k8s.io/apimachinery module (empty: ask `go mod download`)")
 # The API groups whose kinds protobuf.cc decodes (policy/v1beta1 for the Eviction of clients that
-# predate policy/v1); their imports (meta/v1, api/resource, util/intstr, runtime, ...) come along
+# predate policy/v1; batch/v1 for `kubectl create job` and `create cronjob`); their imports
+# (meta/v1, api/resource, util/intstr, runtime, ...) come along
 # by --include_imports.
 set(MUSTER_KUBE_PROTO_GROUPS
     core/v1 scheduling/v1 coordination/v1 authorization/v1 authentication/v1 policy/v1
-    policy/v1beta1)
+    policy/v1beta1 batch/v1)
 
 # muster_kube_module_dir(MODULE OUT): OUT = the folder of MODULE@MUSTER_KUBE_SCHEMA_VERSION.
 function(muster_kube_module_dir module out)
