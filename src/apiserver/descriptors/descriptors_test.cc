@@ -434,7 +434,7 @@ TEST(DiscoveryTest, LegacyDocuments) {
   ASSERT_TRUE(group.has_value());
   EXPECT_EQ(Str(At(*group, {"kind"})), "APIGroup");
   EXPECT_EQ(Str(At(*group, {"preferredVersion", "version"})), "v1beta1");
-  EXPECT_FALSE(LegacyApiGroup("apps").has_value());
+  EXPECT_FALSE(LegacyApiGroup("storage.k8s.io").has_value());
 
   std::optional<value> list = ApiResourceList("batch.volcano.sh", "v1alpha1");
   ASSERT_TRUE(list.has_value());
