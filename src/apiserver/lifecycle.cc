@@ -556,8 +556,10 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     bool owner_alive = false;
     for (const OwnerRef& owner : s.owners) {
       const ResourceInfo* owner_resource = FindByKind(owner.api_version, owner.kind);
-      // An owner of a kind muster does not serve cannot be looked up: leave the dependent be.
-      if (owner_resource == nullptr || owner.uid.empty() || live_uids.contains(owner.uid)) {
+      // An owner of a kind muster does not serve or store (ResourceInfo::refuse_writes) cannot be
+      // looked up: leave the dependent be.
+      if (owner_resource == nullptr || !owner_resource->refuse_writes.empty() ||
+          owner.uid.empty() || live_uids.contains(owner.uid)) {
         owner_alive = true;
         break;
       }

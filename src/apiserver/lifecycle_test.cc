@@ -334,21 +334,26 @@ TEST_F(LifecycleTest, DeletingAJobCollectsItsPodGroupAndPods) {
   json::object other_job = VolcanoJob("keep");
   Put(Jobs(), other_job);
   Put(Pods(), MakePod("keep-w-0").OwnedBy(other_job).Obj());
-  // An owner of a kind muster does not serve is never taken to be gone.
+  // An owner of a kind muster does not serve, or lists but never stores (a ReplicaSet), is never
+  // taken to be gone.
   Put(Pods(), MakePod("rs-pod")
                   .OwnedBy(Obj(R"({"apiVersion":"apps/v1","kind":"ReplicaSet",
       "metadata":{"name":"rs","uid":"uid-rs"}})"))
+                  .Obj());
+  Put(Pods(), MakePod("widget-pod")
+                  .OwnedBy(Obj(R"({"apiVersion":"example.com/v1","kind":"Widget",
+      "metadata":{"name":"w","uid":"uid-w"}})"))
                   .Obj());
 
   Lifecycle lifecycle(*store_);
   lifecycle.RunOnce(kNow);
   EXPECT_THAT(Names(PodGroups()), ElementsAre("train-pg"));
-  EXPECT_EQ(Names(Pods()).size(), 5u);
+  EXPECT_EQ(Names(Pods()).size(), 6u);
 
   ASSERT_TRUE(Delete(Jobs(), "default", "train").ok());
   lifecycle.RunOnce(kNow);
   EXPECT_THAT(Names(PodGroups()), IsEmpty());
-  EXPECT_THAT(Names(Pods()), ElementsAre("keep-w-0", "other", "rs-pod"));
+  EXPECT_THAT(Names(Pods()), ElementsAre("keep-w-0", "other", "rs-pod", "widget-pod"));
   EXPECT_THAT(Names(Jobs()), ElementsAre("keep"));
 }
 
