@@ -332,7 +332,8 @@ bool BatchJobController::WaitIdle(std::chrono::milliseconds timeout) {
   return queues.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewBatchJobController(client::Client& client, BatchJobControllerOptions options) {
+std::unique_ptr<Controller> NewBatchJobController(client::Client& client,
+                                                  BatchJobControllerOptions options) {
   return std::make_unique<BatchJobController>(client, std::move(options));
 }
 

@@ -9,8 +9,11 @@
 // concurrently with each other.
 
 #include <chrono>
+#include <initializer_list>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "client/informer.h"
 
 namespace muster::controller {
 
@@ -32,5 +35,14 @@ class Controller {
   // not count); false on timeout. For tests and orderly shutdowns.
   virtual bool WaitIdle(std::chrono::milliseconds timeout) = 0;
 };
+
+// Starts `informers` in order, then waits until each has its first list in, until `deadline` at
+// most: what a controller's Start does with its watches. A watch that cannot start is that error;
+// one that has not synced by then is DeadlineExceeded "<who>: the <plural> watch did not sync
+// within <sync_timeout> ms". The caller stops the controller on an error.
+absl::Status StartInformers(std::string_view who,
+                            std::initializer_list<client::Informer*> informers,
+                            std::chrono::steady_clock::time_point deadline,
+                            std::chrono::milliseconds sync_timeout);
 
 }  // namespace muster::controller

@@ -248,7 +248,8 @@ bool CronJobController::WaitIdle(std::chrono::milliseconds timeout) {
   return queues.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewCronJobController(client::Client& client, CronJobControllerOptions options) {
+std::unique_ptr<Controller> NewCronJobController(client::Client& client,
+                                                 CronJobControllerOptions options) {
   return std::make_unique<CronJobController>(client, std::move(options));
 }
 

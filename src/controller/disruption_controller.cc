@@ -199,7 +199,8 @@ bool DisruptionController::WaitIdle(std::chrono::milliseconds timeout) {
   return queues.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewDisruptionController(client::Client& client, DisruptionControllerOptions options) {
+std::unique_ptr<Controller> NewDisruptionController(client::Client& client,
+                                                    DisruptionControllerOptions options) {
   return std::make_unique<DisruptionController>(client, std::move(options));
 }
 

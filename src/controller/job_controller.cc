@@ -413,7 +413,9 @@ struct JobController final : public Controller {
     std::lock_guard lock(mu);
     const std::string key = Key(MetaString(group, "namespace"), MetaString(group, "name"));
     auto it = groups.find(key);
-    if (it != groups.end() && MetaString(it->second, "uid") == MetaString(group, "uid")) groups.erase(it);
+    if (it != groups.end() && MetaString(it->second, "uid") == MetaString(group, "uid")) {
+      groups.erase(it);
+    }
     deleted_group_uids.erase(MetaString(group, "uid"));
   }
 
@@ -629,7 +631,8 @@ struct JobController final : public Controller {
       for (const auto& plugin : plugins) {
         for (const PluginObject& object : plugin->Objects(job)) {
           absl::Status s =
-              client.Delete(ResourceNamed(object.resource), job.ns, MetaString(object.object, "name"));
+              client.Delete(ResourceNamed(object.resource), job.ns,
+                            MetaString(object.object, "name"));
           if (!s.ok() && !absl::IsNotFound(s)) return s;
         }
       }
@@ -744,38 +747,19 @@ absl::Status JobController::Start(std::chrono::milliseconds sync_timeout) {
   groups.on_delete = [&s](const json::object& o) { s.OnGroupDelete(o); };
   s.pod_groups.AddHandlers(std::move(groups));
   // Pods and PodGroups first, so that the first sync of each Job sees them.
-  for (client::Informer* informer : {&s.priority_classes, &s.pod_groups, &s.pods}) {
-    if (absl::Status started = informer->Start(); !started.ok()) {
-      Stop();
-      return started;
-    }
-  }
   const auto deadline = std::chrono::steady_clock::now() + sync_timeout;
-  auto left = [&deadline] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
-        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
-  };
-  for (client::Informer* informer : {&s.priority_classes, &s.pod_groups, &s.pods}) {
-    if (!informer->WaitForSync(left())) {
-      Stop();
-      return absl::DeadlineExceededError(
-          fmt::format("job controller: the {} watch did not sync within {} ms",
-                      informer->resource().plural, sync_timeout.count()));
-    }
-  }
-  for (absl::Status started : {s.queues.Start(), s.jobs.Start()}) {
-    if (!started.ok()) {
-      Stop();
-      return started;
-    }
-  }
-  if (!s.jobs.WaitForSync(left())) {
+  absl::Status started = StartInformers(
+      "job controller", {&s.priority_classes, &s.pod_groups, &s.pods}, deadline, sync_timeout);
+  if (started.ok()) started = s.queues.Start();
+  if (started.ok()) started = StartInformers("job controller", {&s.jobs}, deadline, sync_timeout);
+  if (!started.ok()) {
     Stop();
-    return absl::DeadlineExceededError(fmt::format(
-        "job controller: the jobs watch did not sync within {} ms", sync_timeout.count()));
+    return started;
   }
   absl::Status commands = s.commands.Start();
-  if (commands.ok() && !s.commands.WaitForSync(left())) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+      deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+  if (commands.ok() && !s.commands.WaitForSync(left)) {
     commands = absl::DeadlineExceededError(fmt::format(
         "job controller: the commands watch did not sync within {} ms", sync_timeout.count()));
   }

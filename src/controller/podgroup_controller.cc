@@ -242,7 +242,8 @@ bool PodGroupController::WaitIdle(std::chrono::milliseconds timeout) {
   return queues.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewPodGroupController(client::Client& client, PodGroupControllerOptions options) {
+std::unique_ptr<Controller> NewPodGroupController(client::Client& client,
+                                                  PodGroupControllerOptions options) {
   return std::make_unique<PodGroupController>(client, std::move(options));
 }
 

@@ -218,7 +218,8 @@ bool QueueController::WaitIdle(std::chrono::milliseconds timeout) {
   return s.commands.WaitIdle(timeout) && s.requests.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewQueueController(client::Client& client, QueueControllerOptions options) {
+std::unique_ptr<Controller> NewQueueController(client::Client& client,
+                                               QueueControllerOptions options) {
   return std::make_unique<QueueController>(client, std::move(options));
 }
 

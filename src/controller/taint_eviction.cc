@@ -316,7 +316,8 @@ bool TaintEvictionController::WaitIdle(std::chrono::milliseconds timeout) {
   return queues.WaitIdle(timeout);
 }
 
-std::unique_ptr<Controller> NewTaintEvictionController(client::Client& client, TaintEvictionControllerOptions options) {
+std::unique_ptr<Controller> NewTaintEvictionController(client::Client& client,
+                                                       TaintEvictionControllerOptions options) {
   return std::make_unique<TaintEvictionController>(client, std::move(options));
 }
 
