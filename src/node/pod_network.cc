@@ -42,7 +42,7 @@ std::string PodHostnameOf(const json::object& pod) {
   return hostname;
 }
 
-std::map<std::string, std::string> StringMap(const json::object* o) {
+std::map<std::string, std::string> LabelMap(const json::object* o) {
   std::map<std::string, std::string> out;
   if (o == nullptr) return out;
   for (const auto& [k, v] : *o) {
@@ -176,7 +176,7 @@ std::string PodNetwork::Publish(const json::object& pod, std::string_view addres
   const json::object* spec = ObjectAt(pod, "spec");
   p.subdomain = spec == nullptr ? "" : StringAt(*spec, "subdomain");
   const json::object* meta = ObjectAt(pod, "metadata");
-  p.labels = StringMap(meta == nullptr ? nullptr : ObjectAt(*meta, "labels"));
+  p.labels = LabelMap(meta == nullptr ? nullptr : ObjectAt(*meta, "labels"));
 
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = pods_.find(p.uid); it != pods_.end()) {
@@ -209,7 +209,7 @@ void PodNetwork::UpsertService(const json::object& service) {
   const std::string key = Cat(MetaString(service, "namespace"), "/", MetaString(service, "name"));
   const json::object* spec = ObjectAt(service, "spec");
   HeadlessService s{MetaString(service, "namespace"), MetaString(service, "name"),
-                    StringMap(spec == nullptr ? nullptr : ObjectAt(*spec, "selector"))};
+                    LabelMap(spec == nullptr ? nullptr : ObjectAt(*spec, "selector"))};
   const bool headless = spec != nullptr && StringAt(*spec, "clusterIP") == "None";
   std::lock_guard<std::mutex> lock(mu_);
   auto it = services_.find(key);
