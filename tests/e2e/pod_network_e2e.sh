@@ -7,9 +7,10 @@
 # - a Volcano Job with the pytorch plugin (--master=master --worker=worker --port=23456; the Job
 #   webhook adds svc): rank 0 listens on MASTER_ADDR:MASTER_PORT (pt-master-0.pt), rank 1
 #   connects, they exchange a message, both exit 0, the Job is Completed;
-# - two plain pods with hostname/subdomain and a headless Service (the convention of an Indexed
-#   batch/v1 Job, which follows once muster serves batch/v1 Jobs): w1 reaches w0 at
+# - two plain pods with hostname/subdomain and a headless Service: w1 reaches w0 at
 #   w0.rdv.default.svc.cluster.local, and the Service name rdv resolves to both pods;
+# - the same convention from an Indexed batch/v1 Job (hostname <job>-<index>, the template's
+#   subdomain naming a headless Service): index 1 reaches index 0 at ix-0.ixs;
 # - a Volcano Job with the mpi plugin (the webhook adds svc and ssh): MPI_HOST on the master and
 #   the <job>-ssh Secret's key pair mounted at $MUSTER_ROOT/root/.ssh, a valid 0600 private key
 #   (the Secret deleted once the Job completes, as in Volcano).
@@ -50,14 +51,15 @@ up_pid=$muster_pid
 export KUBECONFIG=$muster_kubeconfig
 eventually "up: the process node is Ready" 60 k wait --for=condition=Ready node --all --timeout=1s
 
-# Rank 0 listens on ADDR:PORT (default MASTER_ADDR:MASTER_PORT), rank 1 connects; each resolves
+# Rank 0 (RANK, else JOB_COMPLETION_INDEX) listens on ADDR:PORT (default MASTER_ADDR:MASTER_PORT),
+# rank 1 connects; each resolves
 # ADDR with getaddrinfo (retrying while the peer has no address yet) and says what it got; ALSO
 # names more names to resolve.
 cat >"$work/rdv.py" <<'PY'
 import os, socket, sys, time
 env = os.environ
 addr, port = env.get("ADDR", env.get("MASTER_ADDR")), int(env.get("PORT", env.get("MASTER_PORT")))
-rank = int(env["RANK"])
+rank = int(env.get("RANK", env.get("JOB_COMPLETION_INDEX")))
 deadline = time.time() + 30
 while True:
     try:
@@ -172,6 +174,26 @@ if [ "$names" = yes ]; then
   expect "they exchanged a message" "rank 1 got: hello from rank 0" logs_of w1
   expect "the Service name resolves to both pods" \
     "rank 1 rdv is $(printf '%s\n' "$w0_ip" "$w1_ip" | sort | xargs)" logs_of w1
+
+  # An Indexed batch/v1 Job: its pods are ix-0 and ix-1 by hostname, in the subdomain ixs.
+  {
+    printf '%s\n' 'apiVersion: v1' 'kind: Service' 'metadata: {name: ixs}' 'spec:' \
+      '  clusterIP: None' '  selector: {app: ix}' '  ports: [{port: 29501}]' '---' \
+      'apiVersion: batch/v1' 'kind: Job' 'metadata: {name: ix}' 'spec:' \
+      '  completionMode: Indexed' '  completions: 2' '  parallelism: 2' '  template:' \
+      '    metadata: {labels: {app: ix}}' '    spec:' '      subdomain: ixs' \
+      '      restartPolicy: Never'
+    container 6 '{name: ADDR, value: ix-0.ixs}, {name: PORT, value: "29501"}'
+  } >"$work/ix.yaml"
+  expect "apply an Indexed Job and its headless Service" "job.batch/ix created" \
+    k apply -f "$work/ix.yaml"
+  eventually "the Indexed Job is Complete" 60 k wait --for=condition=Complete job/ix --timeout=1s
+  ix0=$(k get pods -l batch.kubernetes.io/job-completion-index=0 -o name | head -1)
+  ix1=$(k get pods -l batch.kubernetes.io/job-completion-index=1 -o name | head -1)
+  expect "index 1 reached index 0 at ix-0.ixs" \
+    "rank 1 host ix-1 resolved ix-0.ixs to $(k get "$ix0" -o jsonpath='{.status.podIP}')" \
+    logs_of "$ix1"
+  expect "index 0 heard index 1" "rank 0 got: hello from rank 1" logs_of "$ix0"
 else
   echo "SKIP the hostname/subdomain rendezvous: no pod namespaces here"
 fi
@@ -216,6 +238,7 @@ fi
 # --- clean-up: pods, their hosts files and mounts gone ------------------------------------------
 expect "delete the Jobs" "deleted" k delete vcjob pt mj --wait=true
 k delete pod w0 w1 --ignore-not-found --wait=true >/dev/null 2>&1
+k delete job ix --ignore-not-found --wait=true >/dev/null 2>&1
 no_pods_left() { [ -z "$(k get pods -o name 2>/dev/null)" ]; }
 eventually "no pod is left" 60 no_pods_left
 no_hosts_files() { [ -z "$(find "$work/data/pods" -name etc-hosts 2>/dev/null)" ]; }
