@@ -21,6 +21,7 @@
 #include "controller/job_pods.h"
 #include "controller/job_state.h"
 #include "controller/metrics.h"
+#include "controller/plugin_objects.h"
 #include "controller/work_queue.h"
 #include "fmt/format.h"
 
@@ -32,16 +33,6 @@ namespace {
 
 // A Job's pods are created on up to this many threads at once (the worker's own included).
 constexpr size_t kCreateWorkers = 8;
-
-const client::Resource& ConfigMaps() {
-  static const auto* const resource =
-      new client::Resource{"", "v1", "configmaps", "ConfigMap", true};
-  return *resource;
-}
-
-const client::Resource& ResourceNamed(std::string_view plural) {
-  return plural == "services" ? client::Services() : ConfigMaps();
-}
 
 using api::MetaString;
 using api::ObjectAt;
@@ -493,29 +484,6 @@ struct JobController final : public Controller {
 
   // --- Carrying out a plan --------------------------------------------------------------------
 
-  // Creates the object, or brings an existing ConfigMap's data up to date.
-  absl::Status CreateOrUpdate(const PluginObject& object, const std::string& ns,
-                              bool create_services) {
-    const client::Resource& resource = ResourceNamed(object.resource);
-    const bool is_config_map = object.resource == "configmaps";
-    if (!is_config_map && !create_services) return absl::OkStatus();
-    const std::string name = MetaString(object.object, "name");
-    absl::StatusOr<json::object> existing = client.Get(resource, ns, name);
-    if (absl::IsNotFound(existing.status())) {
-      absl::StatusOr<json::object> created = client.Create(resource, ns, object.object);
-      if (created.ok() || absl::IsAlreadyExists(created.status())) return absl::OkStatus();
-      return created.status();
-    }
-    if (!existing.ok()) return existing.status();
-    if (!is_config_map) return absl::OkStatus();
-    const json::value* have = existing->if_contains("data");
-    const json::value* want = object.object.if_contains("data");
-    if (have != nullptr && want != nullptr && *have == *want) return absl::OkStatus();
-    json::object updated = *existing;
-    updated["data"] = want != nullptr ? *want : json::value(json::object());
-    return client.Update(resource, std::move(updated)).status();
-  }
-
   std::vector<std::unique_ptr<JobPlugin>> Plugins(const Job& job) {
     std::vector<std::unique_ptr<JobPlugin>> plugins;
     for (const auto& [name, args] : job.spec.plugins) {
@@ -569,7 +537,7 @@ struct JobController final : public Controller {
         // OnJobAdd while the Job is not started (once per plugin), OnJobUpdate afterwards.
         if (plan.initiate && added) continue;
         for (const PluginObject& object : plugin->Objects(job)) {
-          if (absl::Status s = CreateOrUpdate(object, job.ns, /*create_services=*/plan.initiate);
+          if (absl::Status s = CreateOrUpdatePluginObject(client, object, job.ns, plan.initiate);
               !s.ok()) {
             RecordJobEvent(job, "Warning", "PluginError",
                            fmt::format("Execute plugin when job add failed, err: {}", Message(s)));
@@ -630,10 +598,7 @@ struct JobController final : public Controller {
     if (plan.delete_job_objects) {
       for (const auto& plugin : plugins) {
         for (const PluginObject& object : plugin->Objects(job)) {
-          absl::Status s =
-              client.Delete(ResourceNamed(object.resource), job.ns,
-                            MetaString(object.object, "name"));
-          if (!s.ok() && !absl::IsNotFound(s)) return s;
+          if (absl::Status s = DeletePluginObject(client, object, job.ns); !s.ok()) return s;
         }
       }
     }

@@ -588,18 +588,61 @@ TEST_P(JobLifecycleTest, PluginsGiveEnvHostsAndTheHeadlessService) {
 TEST_P(JobLifecycleTest, UnsupportedPluginIsReportedOnce) {
   AdmitPodGroups();
   StartController();
-  CreateJob(JobObject("sshjob", 1, R"({"plugins": {"ssh": []}})"));
-  ASSERT_TRUE(Eventually([&] { return PodNames("sshjob").size() == 1; }));
+  CreateJob(JobObject("rayjob", 1, R"({"plugins": {"ray": []}})"));
+  ASSERT_TRUE(Eventually([&] { return PodNames("rayjob").size() == 1; }));
   ASSERT_TRUE(controller_->WaitIdle(5s));
   int warnings = 0;
-  for (const json::object& e : JobEvents("sshjob")) {
+  for (const json::object& e : JobEvents("rayjob")) {
     if (Str(e, {"reason"}) == "PluginError") {
-      EXPECT_EQ(Str(e, {"message"}), "job plugin ssh is not supported by muster; ignored");
+      EXPECT_EQ(Str(e, {"message"}), "job plugin ray is not supported by muster; ignored");
       EXPECT_EQ(Str(e, {"type"}), "Warning");
       ++warnings;
     }
   }
   EXPECT_EQ(warnings, 1);
+}
+
+TEST_P(JobLifecycleTest, MpiJobGetsTheSshSecretMountedAndWorkerHosts) {
+  AdmitPodGroups();
+  StartController();
+  // The Job webhook adds svc and ssh beside mpi.
+  json::object job = JobObject("mj", 1, R"({"minAvailable": 3, "plugins": {"mpi": []}})");
+  json::array& tasks = job["spec"].as_object()["tasks"].as_array();
+  tasks[0].as_object()["name"] = "master";
+  json::value worker = tasks[0];
+  worker.as_object()["name"] = "worker";
+  worker.as_object()["replicas"] = 2;
+  tasks.push_back(worker);
+  CreateJob(job);
+  ASSERT_TRUE(Eventually([&] { return PodNames("mj").size() == 3; }));
+  const client::Resource secrets{"", "v1", "secrets", "Secret", true};
+  auto secret = api_->Get(secrets, "default", "mj-ssh");
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  EXPECT_FALSE(Str(*secret, {"data", "id_rsa"}).empty());
+  EXPECT_EQ(Str(*secret, {"data", "authorized_keys"}), Str(*secret, {"data", "id_rsa.pub"}));
+  for (const json::object& pod : JobPods("mj")) {
+    SCOPED_TRACE(Name(pod));
+    EXPECT_EQ(EnvOf(pod, "MPI_HOST"),
+              Name(pod) == "mj-master-0" ? "mj-worker-0.mj,mj-worker-1.mj" : "<none>");
+    std::string mounted;
+    for (const json::value& v : pod.at("spec").at("volumes").as_array()) {
+      if (const json::value* s = v.as_object().if_contains("secret")) {
+        mounted = s->as_object().at("secretName").as_string();
+      }
+    }
+    EXPECT_EQ(mounted, "mj-ssh");
+  }
+  EXPECT_EQ(Str(*GetJob("mj"), {"status", "controlledResources", "plugin-ssh"}), "ssh");
+  // Synced again and again, the Job keeps the key pair it was given.
+  ASSERT_TRUE(SetPodPhase("mj-worker-0", "Running").ok());
+  ASSERT_TRUE(controller_->WaitIdle(5s));
+  auto later = api_->Get(secrets, "default", "mj-ssh");
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(Str(*later, {"data", "id_rsa"}), Str(*secret, {"data", "id_rsa"}));
+
+  ASSERT_TRUE(api_->Delete(client::VolcanoJobs(), "default", "mj").ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return absl::IsNotFound(api_->Get(secrets, "default", "mj-ssh").status()); }, 15s));
 }
 
 TEST_P(JobLifecycleTest, ExistingJobsAreSyncedWhenTheControllerStarts) {

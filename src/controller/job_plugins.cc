@@ -10,6 +10,7 @@
 #include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
 #include "controller/job_state.h"
+#include "controller/plugin_support.h"
 #include "fmt/format.h"
 
 namespace muster::controller {
@@ -23,31 +24,9 @@ constexpr char kConfigMapMountPath[] = "/etc/volcano";
 using api::EnsureArray;
 using api::EnsureObject;
 using api::StringAt;
-
-// The task template's spec.hostname / spec.subdomain.
-std::string TemplateSpecString(const TaskSpec& task, std::string_view key) {
-  const json::value* spec = task.pod_template.if_contains("spec");
-  if (spec == nullptr || !spec->is_object()) return {};
-  return StringAt(spec->get_object(), key);
-}
-
-// Calls `fn` on every container, then every init container, of a pod.
-template <class Fn>
-void ForEachContainer(json::object& pod, bool include_init, Fn fn) {
-  json::object& spec = EnsureObject(pod, "spec");
-  for (std::string_view key : {"containers", "initContainers"}) {
-    if (key == "initContainers" && !include_init) continue;
-    json::value* list = spec.if_contains(key);
-    if (list == nullptr || !list->is_array()) continue;
-    for (json::value& c : list->get_array()) {
-      if (c.is_object()) fn(c.get_object());
-    }
-  }
-}
-
-void AddEnv(json::object& container, std::string_view name, std::string_view value) {
-  EnsureArray(container, "env").push_back(json::object{{"name", name}, {"value", value}});
-}
+using plugin_support::AddEnv;
+using plugin_support::ForEachContainer;
+using plugin_support::TemplateSpecString;
 
 // "mpi-worker" -> "MPI_WORKER", as VC_<TASK>_HOSTS spells the task.
 std::string EnvTaskName(std::string_view task) {
@@ -136,7 +115,7 @@ class SvcPlugin : public JobPlugin {
                                   {"namespace", job.ns},
                                   {"ownerReferences", json::array{JobOwnerReference(job)}}}},
         {"spec", std::move(service_spec)}};
-    return {{"configmaps", std::move(cm)}, {"services", std::move(service)}};
+    return {{"configmaps", std::move(cm), nullptr}, {"services", std::move(service), nullptr}};
   }
 
  private:
@@ -158,11 +137,7 @@ class PytorchPlugin : public JobPlugin {
     const int master_index = job.spec.FindTask(master_);
     if (master_index < 0) return;  // Volcano logs "job x doesn't have task master" and goes on
     const TaskSpec& master = job.spec.tasks[static_cast<size_t>(master_index)];
-    std::string host = TemplateSpecString(master, "hostname");
-    std::string subdomain = TemplateSpecString(master, "subdomain");
-    if (host.empty()) host = PodName(job.name, master.name, 0);
-    if (subdomain.empty()) subdomain = job.name;
-    const std::string master_addr = host + "." + subdomain;
+    const std::string master_addr = TaskHost::Of(job, master, 0).Address();
     const std::string& task_name = job.spec.tasks[task].name;
     const std::string world_size = std::to_string(job.spec.TotalReplicas());
     std::string rank;
@@ -172,20 +147,7 @@ class PytorchPlugin : public JobPlugin {
       rank = "0";
     }
     ForEachContainer(pod, /*include_init=*/false, [&](json::object& c) {
-      bool has_port = false;
-      if (const json::value* ports = c.if_contains("ports"); ports && ports->is_array()) {
-        for (const json::value& p : ports->get_array()) {
-          const json::value* cp =
-              p.is_object() ? p.get_object().if_contains("containerPort") : nullptr;
-          if (cp != nullptr && cp->is_number() && cp->to_number<double>() == port_) {
-            has_port = true;
-          }
-        }
-      }
-      if (!has_port) {
-        EnsureArray(c, "ports")
-            .push_back(json::object{{"name", "pytorchjob-port"}, {"containerPort", port_}});
-      }
+      plugin_support::OpenContainerPort(c, "pytorchjob-port", port_);
       AddEnv(c, "MASTER_ADDR", master_addr);
       AddEnv(c, "MASTER_PORT", std::to_string(port_));
       AddEnv(c, "WORLD_SIZE", world_size);
@@ -231,11 +193,8 @@ class TensorflowPlugin : public JobPlugin {
       if (ts.replicas <= 0) continue;
       json::array hosts;
       for (int i = 0; i < ts.replicas; ++i) {
-        std::string host = TemplateSpecString(ts, "hostname");
-        std::string subdomain = TemplateSpecString(ts, "subdomain");
-        if (host.empty()) host = PodName(job.name, ts.name, i);
-        if (subdomain.empty()) subdomain = job.name;
-        hosts.push_back(json::string(fmt::format("{}.{}:{}", host, subdomain, roles_.port)));
+        const TaskHost host = TaskHost::Of(job, ts, i);
+        hosts.push_back(json::string(fmt::format("{}:{}", host.Address(), roles_.port)));
       }
       cluster[role] = std::move(hosts);
     }
@@ -260,11 +219,6 @@ class TensorflowPlugin : public JobPlugin {
  private:
   Roles roles_;
 };
-
-std::string ProblemText(std::string_view plugin, const absl::Status& status) {
-  return fmt::format("plugin {} flagset parse failed, err: {}", plugin,
-                     std::string(status.message()));
-}
 
 }  // namespace
 
@@ -299,26 +253,40 @@ PluginBuild MakePlugin(std::string_view name, const std::vector<std::string>& ar
     flags.Int("port", &roles.port);
     parsed = flags.Parse(arguments);
     build.plugin = std::make_unique<TensorflowPlugin>(std::move(roles));
+  } else if (name == "ssh") {
+    return MakeSshPlugin(arguments);
+  } else if (name == "mpi") {
+    return MakeMpiPlugin(arguments);
   } else {
     build.problem = fmt::format("job plugin {} is not supported by muster; ignored", name);
     return build;
   }
-  if (!parsed.ok()) build.problem = ProblemText(name, parsed);
+  if (!parsed.ok()) build.problem = plugin_support::ParseProblem(name, parsed);
   return build;
+}
+
+TaskHost TaskHost::Of(const Job& job, const TaskSpec& task, int index) {
+  TaskHost host{TemplateSpecString(task, "hostname"), TemplateSpecString(task, "subdomain")};
+  if (host.hostname.empty()) host.hostname = PodName(job.name, task.name, index);
+  if (host.subdomain.empty()) host.subdomain = job.name;
+  return host;
+}
+
+std::vector<TaskHost> TaskHosts(const Job& job, const TaskSpec& task) {
+  std::vector<TaskHost> hosts;
+  const bool fixed = !TemplateSpecString(task, "hostname").empty();
+  for (int i = 0; i < task.replicas; ++i) {
+    hosts.push_back(TaskHost::Of(job, task, i));
+    if (fixed) break;  // every replica shares the one fixed hostname
+  }
+  return hosts;
 }
 
 std::map<std::string, std::string> GenerateHosts(const Job& job) {
   std::map<std::string, std::string> data;
   for (const TaskSpec& task : job.spec.tasks) {
-    const std::string hostname = TemplateSpecString(task, "hostname");
-    std::string subdomain = TemplateSpecString(task, "subdomain");
-    if (subdomain.empty()) subdomain = job.name;
     std::vector<std::string> hosts;
-    for (int i = 0; i < task.replicas; ++i) {
-      hosts.push_back((hostname.empty() ? PodName(job.name, task.name, i) : hostname) + "." +
-                      subdomain);
-      if (!hostname.empty()) break;  // every replica shares the one fixed hostname
-    }
+    for (const TaskHost& host : TaskHosts(job, task)) hosts.push_back(host.Address());
     std::string lines;
     std::string commas;
     for (size_t i = 0; i < hosts.size(); ++i) {

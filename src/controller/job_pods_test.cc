@@ -306,9 +306,9 @@ TEST(PluginTest, TensorflowDescribesTheClusterToEachPod) {
 }
 
 TEST(PluginTest, UnimplementedPluginsAreNamed) {
-  PluginBuild ssh = MakePlugin("ssh", {});
-  EXPECT_EQ(ssh.plugin, nullptr);
-  EXPECT_EQ(ssh.problem, "job plugin ssh is not supported by muster; ignored");
+  PluginBuild ray = MakePlugin("ray", {});
+  EXPECT_EQ(ray.plugin, nullptr);
+  EXPECT_EQ(ray.problem, "job plugin ray is not supported by muster; ignored");
 }
 
 TEST(FlagSetTest, ParsesAsGosFlagPackage) {

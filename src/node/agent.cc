@@ -216,6 +216,16 @@ absl::Status NodeAgent::Start() {
   handlers.on_delete = [pods](const json::object& pod) { pods->Remove(pod); };
   informer_->AddHandlers(std::move(handlers));
   if (absl::Status s = informer_->Start(); !s.ok()) return s;
+  if (pods_->network() != nullptr) {
+    services_ = std::make_unique<client::Informer>(client_, client::Services());
+    client::InformerHandlers on_service;
+    on_service.on_upsert = [pods](const std::shared_ptr<const json::object>& service) {
+      pods->UpsertService(*service);
+    };
+    on_service.on_delete = [pods](const json::object& service) { pods->RemoveService(service); };
+    services_->AddHandlers(std::move(on_service));
+    if (absl::Status s = services_->Start(); !s.ok()) return s;
+  }
   return common::StartThread(heartbeat_, "node heartbeats", [this] { Heartbeats(); });
 }
 
@@ -226,6 +236,7 @@ void NodeAgent::Stop() {
   }
   wake_.notify_all();
   if (informer_) informer_->Stop();
+  if (services_) services_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
   pods_->Stop();
   process_.Shutdown(options_.shutdown_grace);

@@ -20,7 +20,9 @@
 // - the pods bound to its nodes (one informer on spec.nodeName!=, filtered by node): run through
 //   the node's runtime with status written as the kubelet writes it (pod_worker.h), deletions
 //   confirmed with gracePeriodSeconds=0 once the containers have stopped, and the kubelet's
-//   events (Started, Killing, BackOff, Failed, FailedMount; Starting and NodeReady for nodes).
+//   events (Started, Killing, BackOff, Failed, FailedMount; Starting and NodeReady for nodes);
+// - for process nodes, Services (a second informer), so that process pods resolve the names of
+//   headless Services (pod_network.h).
 //
 // Thread-safety: Start and Stop from one thread; Stats from any.
 
@@ -111,6 +113,7 @@ class NodeAgent {
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<PodManager> pods_;
   std::unique_ptr<client::Informer> informer_;
+  std::unique_ptr<client::Informer> services_;  // with process nodes only
 
   std::atomic<int> registered_{0};
   std::mutex mu_;

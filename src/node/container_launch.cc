@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -161,16 +162,20 @@ absl::Status WriteKeyedVolume(const LaunchContext& context, const json::object& 
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
   const std::map<std::string, std::string> files = KeyedFiles(*object, kind);
-  std::vector<std::pair<std::string, std::string>> wanted;  // path -> key
+  // Modes as the kubelet sets them: the item's mode, else defaultMode, else 0644.
+  const int64_t default_mode = IntAt(volume, "defaultMode").value_or(0644);
+  std::vector<std::tuple<std::string, std::string, int64_t>> wanted;  // path, key, mode
   if (const json::array* items = ArrayAt(volume, "items"); items != nullptr && !items->empty()) {
     for (const json::value& iv : *items) {
       if (!iv.is_object()) continue;
-      wanted.emplace_back(StringAt(iv.get_object(), "path"), StringAt(iv.get_object(), "key"));
+      const json::object& item = iv.get_object();
+      wanted.emplace_back(StringAt(item, "path"), StringAt(item, "key"),
+                          IntAt(item, "mode").value_or(default_mode));
     }
   } else {
-    for (const auto& [k, v] : files) wanted.emplace_back(k, k);
+    for (const auto& [k, v] : files) wanted.emplace_back(k, k, default_mode);
   }
-  for (const auto& [path, key] : wanted) {
+  for (const auto& [path, key, mode] : wanted) {
     auto it = files.find(key);
     if (it == files.end()) {
       if (optional) continue;
@@ -183,6 +188,7 @@ absl::Status WriteKeyedVolume(const LaunchContext& context, const json::object& 
       return absl::UnavailableError(Cat("item path \"", path, "\" is not a relative path"));
     }
     if (absl::Status s = WriteFile(dir / path, it->second); !s.ok()) return s;
+    fs::permissions(dir / path, static_cast<fs::perms>(mode & 0777), ec);
   }
   return absl::OkStatus();
 }

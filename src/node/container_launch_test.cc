@@ -208,8 +208,9 @@ TEST_F(ContainerLaunchTest, EnvironmentProblemsWaitAsCreateContainerConfigError)
 TEST_F(ContainerLaunchTest, SecretsReachTheEnvironmentAndVolumesDecoded) {
   secret_objects_["default/creds"] =
       json::parse(R"({"data":{"token":"czNjcjN0","user":"bWw="}})").as_object();
-  SetPod(R"({"volumes":[{"name":"keys","secret":{"secretName":"creds",
-                          "items":[{"key":"token","path":"auth/token"}]}}],
+  SetPod(R"({"volumes":[{"name":"keys","secret":{"secretName":"creds","defaultMode":384,
+                          "items":[{"key":"token","path":"auth/token"},
+                                   {"key":"user","path":"user","mode":292}]}}],
              "containers":[{"name":"main","command":["true"],
                 "volumeMounts":[{"name":"keys","mountPath":"/etc/keys"}],
                 "envFrom":[{"secretRef":{"name":"creds"},"prefix":"DB_"}],
@@ -222,6 +223,12 @@ TEST_F(ContainerLaunchTest, SecretsReachTheEnvironmentAndVolumesDecoded) {
   EXPECT_THAT(built.launch->env, Contains("DB_token=s3cr3t"));
   const std::filesystem::path root = data_dir_ + "/pods/default/p/main/rootfs";
   EXPECT_EQ(ReadAll(root / "etc/keys/auth/token"), "s3cr3t");
+  // Modes: defaultMode (0600, as ssh wants a private key), an item's own (0444).
+  EXPECT_EQ(std::filesystem::status(root / "etc/keys/auth/token").permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(std::filesystem::status(root / "etc/keys/user").permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                std::filesystem::perms::others_read);
 
   SetPod(R"({"containers":[{"name":"main","command":["true"],
       "env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"creds","key":"absent"}}}]}]})");

@@ -156,6 +156,9 @@ class PodManager::Shard {
                                const std::string& cname) {
       return sink.GetObject(resource, cns, cname);
     };
+    if (resources.config().runtime == RuntimeKind::kProcess) {
+      hooks.network = manager_.network_.get();
+    }
     hooks.on_exit = [this, key, uid](ContainerId id, const ContainerExit& exit) {
       Item item;
       item.kind = Item::Kind::kExit;
@@ -249,8 +252,17 @@ class PodManager::Shard {
 PodManager::PodManager(const std::vector<NodeConfig>& nodes, PodSink& sink, Runtime& simulated,
                        Runtime& process, PodManagerOptions options)
     : sink_(sink), simulated_(simulated), process_(process), options_(std::move(options)) {
+  bool process_nodes = false;
   for (const NodeConfig& node : nodes) {
     nodes_.emplace(node.name, std::make_unique<NodeResources>(node));
+    process_nodes = process_nodes || node.runtime == RuntimeKind::kProcess;
+  }
+  if (process_nodes && !options_.worker.data_dir.empty()) {
+    PodNetwork::Options network;
+    network.data_dir = options_.worker.data_dir;
+    network.isolation =
+        options_.pod_isolation ? *options_.pod_isolation : ProbePodIsolation();
+    network_ = std::make_unique<PodNetwork>(std::move(network));
   }
   for (int i = 0; i < std::max(1, options_.shards); ++i) {
     shards_.push_back(std::make_unique<Shard>(*this));
@@ -299,6 +311,14 @@ void PodManager::Remove(const json::object& pod) {
   item.key = Cat(MetaString(pod, "namespace"), "/", MetaString(pod, "name"));
   item.uid = MetaString(pod, "uid");
   ShardFor(item.key).Push(std::move(item));
+}
+
+void PodManager::UpsertService(const json::object& service) {
+  if (network_) network_->UpsertService(service);
+}
+
+void PodManager::RemoveService(const json::object& service) {
+  if (network_) network_->RemoveService(service);
 }
 
 PodCounts PodManager::Counts() const {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "boost/json/object.hpp"
 #include "node/cluster_file.h"
 #include "node/node_resources.h"
+#include "node/pod_network.h"
 #include "node/pod_worker.h"
 #include "node/runtime.h"
 
@@ -59,6 +61,10 @@ struct PodManagerOptions {
   int shards = 2;
   // How soon a failed status write or deletion is tried again.
   std::chrono::milliseconds write_retry{1000};
+  // Process nodes' pods get addresses and names of their own (pod_network.h) when
+  // `worker.data_dir` is set, with the namespaces this machine allows (nullopt: found by
+  // ProbePodIsolation) or those given.
+  std::optional<PodIsolation> pod_isolation;
 };
 
 // Pods this manager runs, by phase (as last computed).
@@ -94,6 +100,12 @@ class PodManager {
   // The pod is gone from the API.
   void Remove(const boost::json::object& pod);
 
+  // Services as the API has them, for the names process pods see (pod_network.h).
+  void UpsertService(const boost::json::object& service);
+  void RemoveService(const boost::json::object& service);
+  // Null when no pod gets a network of its own (no process node, or no data directory).
+  [[nodiscard]] const PodNetwork* network() const { return network_.get(); }
+
   [[nodiscard]] bool HasNode(const std::string& name) const { return nodes_.count(name) != 0; }
   [[nodiscard]] PodCounts Counts() const;
   // GPU devices of every resource the nodes hand out by device (whole GPUs, MIG devices,
@@ -113,6 +125,7 @@ class PodManager {
   Runtime& simulated_;
   Runtime& process_;
   const PodManagerOptions options_;
+  std::unique_ptr<PodNetwork> network_;  // before the shards: their workers use it
   std::vector<std::unique_ptr<Shard>> shards_;
   // Pods per phase, kept by the shards.
   std::atomic<int> pending_{0}, running_{0}, succeeded_{0}, failed_{0};

@@ -13,6 +13,7 @@
 #include "api/time.h"
 #include "node/container_launch.h"
 #include "node/json_access.h"
+#include "node/pod_network.h"
 #include "node/pod_spec.h"
 #include "node/pod_worker_container.h"
 
@@ -82,7 +83,10 @@ PodWorker::PodWorker(std::shared_ptr<const json::object> pod, NodeResources& nod
   }
 }
 
-PodWorker::~PodWorker() { node_.Release(uid_); }
+PodWorker::~PodWorker() {
+  if (hooks_.network != nullptr) hooks_.network->Withdraw(uid_);
+  node_.Release(uid_);
+}
 
 void PodWorker::Adopt(const json::object& status) {
   const std::string phase = StringAt(status, "phase");
@@ -190,10 +194,16 @@ bool PodWorker::Update(std::shared_ptr<const json::object> pod) {
     const json::value* a = meta == nullptr ? nullptr : meta->if_contains("annotations");
     return a == nullptr ? json::value() : *a;
   };
+  auto labels = [](const json::object& p) -> json::value {
+    const json::object* meta = ObjectAt(p, "metadata");
+    const json::value* l = meta == nullptr ? nullptr : meta->if_contains("labels");
+    return l == nullptr ? json::value() : *l;
+  };
   const bool changed =
       (ObjectAt(*pod, "metadata") != nullptr && ObjectAt(*pod_, "metadata") != nullptr &&
        deletion(*pod) != deletion(*pod_)) ||
-      annotations(*pod) != annotations(*pod_);
+      annotations(*pod) != annotations(*pod_) ||
+      (hooks_.network != nullptr && labels(*pod) != labels(*pod_));  // Services select by them
   pod_ = std::move(pod);
   if (!MetaString(*pod_, "deletionTimestamp").empty()) deleting_ = true;
   return changed;
@@ -275,6 +285,9 @@ void PodWorker::StartContainer(Container& c, SyncResult& result) {
   LaunchResult built = BuildLaunch(c);
   if (!built.waiting_reason.empty()) c.waiting_reason = std::move(built.waiting_reason);
   absl::StatusOr<ContainerLaunch>& launch = built.launch;
+  if (launch.ok() && hooks_.network != nullptr) {
+    if (absl::Status s = hooks_.network->PrepareLaunch(uid_, *launch); !s.ok()) launch = s;
+  }
   if (!launch.ok() && !absl::IsFailedPrecondition(launch.status())) {
     // Set-up failed (ConfigMap missing, bad annotation, volume): stay waiting and try again.
     const std::string message(launch.status().message());
@@ -435,7 +448,7 @@ PodWorker::SyncResult PodWorker::Sync() {
     return result;
   }
   if (start_time_.empty()) start_time_ = api::FormatTime(std::chrono::system_clock::now());
-  if (pod_ip_.empty()) pod_ip_ = node_.NextPodIp();
+  SyncNetwork();
 
   if (deleting()) {
     KillAll(result);
@@ -444,7 +457,10 @@ PodWorker::SyncResult PodWorker::Sync() {
   }
   if (terminal_) return result;
 
-  if (!admitted_ && !Admit(result)) return result;
+  if (!admitted_ && !Admit(result)) {
+    SyncNetwork();  // rejected: withdrawn
+    return result;
+  }
 
   bool initialized = true;
   for (auto& c : init_) {
@@ -476,13 +492,25 @@ PodWorker::SyncResult PodWorker::Sync() {
   if (phase_ == "Succeeded" || phase_ == "Failed") {
     terminal_ = true;
     node_.Release(uid_);
+    SyncNetwork();
   }
 
   UpdateConditions();
   return result;
 }
 
+void PodWorker::SyncNetwork() {
+  if (hooks_.network == nullptr) {
+    if (pod_ip_.empty()) pod_ip_ = node_.NextPodIp();
+  } else if (terminal_ || deleting()) {
+    hooks_.network->Withdraw(uid_);
+  } else {
+    pod_ip_ = hooks_.network->Publish(*pod_, pod_ip_);
+  }
+}
+
 void PodWorker::RemoveFiles() const {
+  if (hooks_.network != nullptr) hooks_.network->Withdraw(uid_);  // its file is written no more
   if (node_.config().runtime != RuntimeKind::kProcess || options_.data_dir.empty()) return;
   std::error_code ec;
   fs::remove_all(fs::path(options_.data_dir) / "pods" / ns_ / name_, ec);

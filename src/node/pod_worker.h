@@ -56,6 +56,7 @@
 namespace muster::node {
 
 struct LaunchResult;  // container_launch.h
+class PodNetwork;     // pod_network.h
 
 inline constexpr char kRunSecondsAnnotation[] = "muster.dev/run-seconds";
 inline constexpr char kExitCodeAnnotation[] = "muster.dev/exit-code";
@@ -87,6 +88,9 @@ struct PodWorkerHooks {
       get_object;
   // Handed to Runtime::Start: must route the exit back to this worker's OnExit on its thread.
   Runtime::ExitCallback on_exit;
+  // Process nodes: where the pod gets its address and names, published while it runs
+  // (pod_network.h); it must outlive the worker. Null: the node's next address (NodeResources).
+  PodNetwork* network = nullptr;
 };
 
 class PodWorker {
@@ -148,6 +152,8 @@ class PodWorker {
   void KillAll(SyncResult& result);
   [[nodiscard]] LaunchResult BuildLaunch(const Container& c) const;
   void Adopt(const boost::json::object& status);
+  // The pod's address and names: published while it runs, withdrawn once it ends or is deleted.
+  void SyncNetwork();
   // pod_status.cc
   [[nodiscard]] std::string ComputePhase() const;
   void SetCondition(const std::string& type, bool status, const std::string& reason,

@@ -94,12 +94,20 @@ class Fd {
   int fd_;
 };
 
+// What a child that could not exec writes to the error pipe. `step` points into the program's
+// read-only data, the same in parent and child.
+struct ChildFailure {
+  int err = 0;
+  const char* step = nullptr;  // a step of the pod's namespaces; null: the exec itself
+};
+
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
-                            const char* working_dir, int null_fd, int output_fd, int error_fd,
-                            int max_fd) {
-  auto fail = [&](int err) {
-    (void)!::write(error_fd, &err, sizeof(err));
+                            const char* working_dir, const PodIsolationPlan& isolation,
+                            int null_fd, int output_fd, int error_fd, int max_fd) {
+  auto fail = [&](int err, const char* step = nullptr) {
+    const ChildFailure failure{err, step};
+    (void)!::write(error_fd, &failure, sizeof(failure));
     ::_exit(127);
   };
   ::setpgid(0, 0);
@@ -109,6 +117,8 @@ class Fd {
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  const char* step = nullptr;
+  if (int err = EnterPodIsolation(isolation, &step); err != 0) fail(err, step);
   if (::chdir(working_dir) != 0) fail(errno);
   if (::dup2(null_fd, 0) < 0 || ::dup2(output_fd, 1) < 0 || ::dup2(output_fd, 2) < 0) {
     fail(errno);
@@ -193,6 +203,7 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   spawn.argv = CStrings(launch.argv);
   spawn.envp = CStrings(launch.env);
   spawn.working_dir = launch.working_dir.c_str();
+  spawn.isolation = &launch.isolation;
   spawn.null_fd = null_fd.get();
   spawn.error_read = error_read.get();
   spawn.error_write = error_write.Release();  // RunSpawn closes it
@@ -214,6 +225,11 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   spawned_.wait(lock, [&] { return spawn.done; });
   if (spawn.id != 0) (void)output_read.Release();  // the monitor copies from it now
   if (spawn.fork_errno != 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(spawn.fork_errno));
+  if (spawn.isolation_step != nullptr) {
+    return absl::FailedPreconditionError(
+        Cat("pod namespaces (", PodIsolationName(launch.isolation.isolation),
+            "): ", spawn.isolation_step, ": ", ErrnoText(spawn.exec_errno)));
+  }
   if (spawn.exec_errno != 0) {
     return absl::FailedPreconditionError(
         Cat("exec: \"", launch.argv[0], "\": ", ErrnoText(spawn.exec_errno)));
@@ -232,23 +248,25 @@ void ProcessRuntime::RunSpawn(Spawn& spawn) {
   }
   if (pid == 0) {
     ExecChild(parent, spawn.path.c_str(), spawn.argv.data(), spawn.envp.data(), spawn.working_dir,
-              spawn.null_fd, spawn.output_write, spawn.error_write, spawn.max_fd);
+              *spawn.isolation, spawn.null_fd, spawn.output_write, spawn.error_write,
+              spawn.max_fd);
   }
   ::setpgid(pid, pid);  // also here, so that a Kill right after Start reaches the group
   ::close(spawn.error_write);
   spawn.error_write = -1;
   ::close(spawn.output_write);  // the child's now: the pipe ends when the container's writers do
   spawn.output_write = -1;
-  int child_errno = 0;
+  ChildFailure failure;
   ssize_t n;
   do {
-    n = ::read(spawn.error_read, &child_errno, sizeof(child_errno));
+    n = ::read(spawn.error_read, &failure, sizeof(failure));
   } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
+  if (n == static_cast<ssize_t>(sizeof(failure))) {
     int status;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    spawn.exec_errno = child_errno == 0 ? EINVAL : child_errno;
+    spawn.exec_errno = failure.err == 0 ? EINVAL : failure.err;
+    spawn.isolation_step = failure.step;
     return;
   }
   spawn.pid = pid;

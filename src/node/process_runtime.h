@@ -11,7 +11,9 @@
 // thread, and the child gets PR_SET_PDEATHSIG(SIGKILL): it dies with that thread, which lives
 // until Shutdown has ended every child, so containers do not outlive an agent that is killed.
 // Signal dispositions and the signal mask are reset and no descriptor of this process leaks into
-// the child. An exec failure is reported by Start through a close-on-exec pipe.
+// the child. An exec failure is reported by Start through a close-on-exec pipe. A launch whose
+// `isolation` is not kNone enters the pod's namespaces in the child before execve
+// (pod_isolation.h); a failure there is reported the same way, naming the step.
 //
 // One monitor thread copies the output, reaps the children (waitpid on their own pids only, never
 // -1, so other children of this process are left alone), kills whatever is left in a container's
@@ -78,6 +80,7 @@ class ProcessRuntime final : public Runtime {
     std::string path;
     std::vector<char*> argv, envp;  // pointing into the ContainerLaunch
     const char* working_dir = nullptr;
+    const PodIsolationPlan* isolation = nullptr;  // pointing into the ContainerLaunch
     int null_fd = -1, error_read = -1, error_write = -1;
     int output_read = -1, output_write = -1;  // the output pipe; RunSpawn closes the write end
     std::optional<common::ContainerLogWriter> log;  // taken by the monitor on success
@@ -88,6 +91,7 @@ class ProcessRuntime final : public Runtime {
     pid_t pid = -1;
     int fork_errno = 0;
     int exec_errno = 0;
+    const char* isolation_step = nullptr;  // the step of the pod's namespaces that failed
     ContainerId id = 0;
   };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "node/pod_isolation.h"
 
 namespace muster::node {
 
@@ -31,6 +32,9 @@ struct ContainerLaunch {
   // Names this run in the log's index (common/container_log.h): the containerID the pod status
   // gives it, by which the API server finds the run's output (`kubectl logs --previous`).
   std::string log_run_id;
+  // The pod's own /etc/hosts and host name (pod_network.h, pod_isolation.h); kNone: the
+  // machine's.
+  PodIsolationPlan isolation;
 
   // Simulated runtime: the container exits with `exit_code` after `run_seconds` (negative: runs
   // until stopped).
