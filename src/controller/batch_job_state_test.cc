@@ -19,7 +19,7 @@ namespace json = boost::json;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr int64_t kNow = 1'700'000'000;
+constexpr int64_t kBatchNow = 1'700'000'000;
 
 BatchJob MakeJob(std::string_view spec) {
   json::object obj = json::parse(R"({"apiVersion":"batch/v1","kind":"Job",
@@ -45,13 +45,13 @@ BatchPod Pod(std::string name, std::string phase, std::optional<int32_t> index =
   p.phase = std::move(phase);
   p.tracked = true;
   p.index = index;
-  p.created = kNow - 100;
-  if (p.phase == "Failed" || p.phase == "Succeeded") p.finished = kNow - 50;
+  p.created = kBatchNow - 100;
+  if (p.phase == "Failed" || p.phase == "Succeeded") p.finished = kBatchNow - 50;
   if (p.phase == "Failed") p.exits.push_back({"main", 1});
   return p;
 }
 
-BatchJobPlan Plan(const BatchJob& job, std::vector<BatchPod> pods, int64_t now = kNow) {
+BatchJobPlan Plan(const BatchJob& job, std::vector<BatchPod> pods, int64_t now = kBatchNow) {
   BatchJobSnapshot s;
   s.job = job;
   s.pods = std::move(pods);
@@ -68,19 +68,19 @@ BatchJob After(BatchJob job, const BatchJobPlan& plan) {
 TEST(BatchJobStateTest, NewJobStartsAndMakesParallelismPods) {
   BatchJobPlan plan = Plan(Job(R"("parallelism":2,"completions":5)"), {});
   EXPECT_EQ(plan.create_pods.size(), 2u);
-  EXPECT_EQ(plan.status.start_time, kNow);
+  EXPECT_EQ(plan.status.start_time, kBatchNow);
   EXPECT_EQ(plan.status.active, 2);
   EXPECT_TRUE(plan.status_changed);
   // Only what is left to complete: 4 succeeded of 5, so one more.
   BatchJob job = Job(R"("parallelism":2,"completions":5)");
   job.status.succeeded = 4;
-  job.status.start_time = kNow - 10;
+  job.status.start_time = kBatchNow - 10;
   EXPECT_EQ(Plan(job, {}).create_pods.size(), 1u);
 }
 
 TEST(BatchJobStateTest, FinishedPodIsCountedOnceThroughUncountedThenComplete) {
   BatchJob job = Job(R"("completions":1,"parallelism":1)");
-  job.status.start_time = kNow - 60;
+  job.status.start_time = kBatchNow - 60;
   BatchJobPlan plan = Plan(job, {Pod("pi-a", "Succeeded")});
   ASSERT_TRUE(plan.interim_status.has_value());
   EXPECT_THAT(plan.interim_status->uncounted_succeeded, ElementsAre("u-pi-a"));
@@ -91,7 +91,7 @@ TEST(BatchJobStateTest, FinishedPodIsCountedOnceThroughUncountedThenComplete) {
   EXPECT_TRUE(plan.status.IsTrue(kJobSuccessCriteriaMet));
   ASSERT_TRUE(plan.status.IsTrue(kJobComplete));
   EXPECT_EQ(plan.status.Find(kJobComplete)->reason, "CompletionsReached");
-  EXPECT_EQ(plan.status.completion_time, kNow);
+  EXPECT_EQ(plan.status.completion_time, kBatchNow);
   EXPECT_THAT(plan.events, ElementsAre(BatchJobEvent{"Normal", "Completed", "Job completed"}));
   EXPECT_THAT(plan.create_pods, IsEmpty());
 
@@ -106,7 +106,7 @@ TEST(BatchJobStateTest, FinishedPodIsCountedOnceThroughUncountedThenComplete) {
 
 TEST(BatchJobStateTest, AStopBetweenTheStepsCountsThePodOnce) {
   BatchJob job = Job(R"("completions":2,"parallelism":1)");
-  job.status.start_time = kNow - 60;
+  job.status.start_time = kBatchNow - 60;
   job.status.uncounted_succeeded = {"u-pi-a"};  // recorded, finalizer not yet off
   BatchJobPlan plan = Plan(job, {Pod("pi-a", "Succeeded")});
   EXPECT_FALSE(plan.interim_status.has_value());
@@ -117,7 +117,7 @@ TEST(BatchJobStateTest, AStopBetweenTheStepsCountsThePodOnce) {
 
 TEST(BatchJobStateTest, BackoffLimitFailsTheJobAfterItsPodsAreGone) {
   BatchJob job = Job(R"("completions":1,"backoffLimit":1)");
-  job.status.start_time = kNow - 600;
+  job.status.start_time = kBatchNow - 600;
   job.status.failed = 1;
   BatchJobPlan plan = Plan(job, {Pod("pi-a", "Failed"), Pod("pi-b", "Failed")});
   EXPECT_EQ(plan.status.failed, 3);
@@ -131,7 +131,7 @@ TEST(BatchJobStateTest, BackoffLimitFailsTheJobAfterItsPodsAreGone) {
 
   // With a pod still running: FailureTarget first, the pod deleted, Failed once it is gone.
   BatchJob two = Job(R"("completions":2,"parallelism":2,"backoffLimit":0)");
-  two.status.start_time = kNow - 600;
+  two.status.start_time = kBatchNow - 600;
   BatchJobPlan first = Plan(two, {Pod("pi-a", "Failed"), Pod("pi-b", "Running")});
   EXPECT_TRUE(first.status.IsTrue(kJobFailureTarget));
   EXPECT_FALSE(first.status.IsTrue(kJobFailed));
@@ -146,21 +146,21 @@ TEST(BatchJobStateTest, BackoffLimitFailsTheJobAfterItsPodsAreGone) {
 
 TEST(BatchJobStateTest, FailedPodsAreReplacedAfterABackoff) {
   BatchJob job = Job(R"("completions":1,"backoffLimit":6)");
-  job.status.start_time = kNow - 600;
+  job.status.start_time = kBatchNow - 600;
   BatchPod failed = Pod("pi-a", "Failed");
-  failed.finished = kNow - 3;
+  failed.finished = kBatchNow - 3;
   BatchJobPlan plan = Plan(job, {failed});
   EXPECT_THAT(plan.create_pods, IsEmpty());
   ASSERT_TRUE(plan.requeue_at.has_value());
-  EXPECT_EQ(*plan.requeue_at, kNow + 7);  // 10 s after the failure
-  EXPECT_EQ(Plan(job, {failed}, kNow + 7).create_pods.size(), 1u);
+  EXPECT_EQ(*plan.requeue_at, kBatchNow + 7);  // 10 s after the failure
+  EXPECT_EQ(Plan(job, {failed}, kBatchNow + 7).create_pods.size(), 1u);
 }
 
 TEST(BatchJobStateTest, PodFailurePolicyFailJobIgnoreAndCount) {
   BatchJob job = Job(R"("completions":1,"backoffLimit":3,"podFailurePolicy":{"rules":[
       {"action":"FailJob","onExitCodes":{"containerName":"main","operator":"In","values":[42]}},
       {"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]})");
-  job.status.start_time = kNow - 600;
+  job.status.start_time = kBatchNow - 600;
   BatchPod exit42 = Pod("pi-a", "Failed");
   exit42.exits = {{"main", 42}};
   BatchJobPlan plan = Plan(job, {exit42});
@@ -172,7 +172,7 @@ TEST(BatchJobStateTest, PodFailurePolicyFailJobIgnoreAndCount) {
 
   BatchPod evicted = Pod("pi-b", "Failed");
   evicted.conditions = {{"DisruptionTarget", "True"}};
-  BatchJobPlan ignored = Plan(job, {evicted}, kNow);
+  BatchJobPlan ignored = Plan(job, {evicted}, kBatchNow);
   EXPECT_EQ(ignored.status.failed, 0);
   EXPECT_THAT(ignored.remove_finalizers, ElementsAre("pi-b"));
   EXPECT_EQ(ignored.create_pods.size(), 1u);  // no backoff for an ignored failure
@@ -184,12 +184,12 @@ TEST(BatchJobStateTest, PodFailurePolicyFailJobIgnoreAndCount) {
 
 TEST(BatchJobStateTest, ActiveDeadlineFailsTheJob) {
   BatchJob job = Job(R"("completions":1,"activeDeadlineSeconds":30)");
-  job.status.start_time = kNow - 10;
+  job.status.start_time = kBatchNow - 10;
   BatchJobPlan early = Plan(job, {Pod("pi-a", "Running")});
   EXPECT_FALSE(early.status.IsTrue(kJobFailureTarget));
   ASSERT_TRUE(early.requeue_at.has_value());
-  EXPECT_EQ(*early.requeue_at, kNow + 20);
-  BatchJobPlan late = Plan(job, {Pod("pi-a", "Running")}, kNow + 20);
+  EXPECT_EQ(*early.requeue_at, kBatchNow + 20);
+  BatchJobPlan late = Plan(job, {Pod("pi-a", "Running")}, kBatchNow + 20);
   ASSERT_TRUE(late.status.IsTrue(kJobFailureTarget));
   EXPECT_EQ(late.status.Find(kJobFailureTarget)->reason, "DeadlineExceeded");
   EXPECT_THAT(late.delete_pods, ElementsAre("pi-a"));
@@ -197,7 +197,7 @@ TEST(BatchJobStateTest, ActiveDeadlineFailsTheJob) {
 
 TEST(BatchJobStateTest, SuspendDeletesPodsAndResumeRestartsTheClock) {
   BatchJob job = Job(R"("completions":2,"parallelism":2,"suspend":true)");
-  job.status.start_time = kNow - 600;
+  job.status.start_time = kBatchNow - 600;
   BatchJobPlan suspended = Plan(job, {Pod("pi-a", "Running"), Pod("pi-b", "Pending")});
   EXPECT_THAT(suspended.delete_pods, ElementsAre("pi-a", "pi-b"));
   EXPECT_THAT(suspended.remove_finalizers, ElementsAre("pi-a", "pi-b"));
@@ -209,16 +209,16 @@ TEST(BatchJobStateTest, SuspendDeletesPodsAndResumeRestartsTheClock) {
 
   BatchJob resumed = After(job, suspended);
   resumed.suspend = false;
-  BatchJobPlan plan = Plan(resumed, {}, kNow + 100);
+  BatchJobPlan plan = Plan(resumed, {}, kBatchNow + 100);
   EXPECT_EQ(plan.status.Find(kJobSuspended)->status, "False");
   EXPECT_EQ(plan.status.Find(kJobSuspended)->reason, "JobResumed");
-  EXPECT_EQ(plan.status.start_time, kNow + 100);
+  EXPECT_EQ(plan.status.start_time, kBatchNow + 100);
   EXPECT_EQ(plan.create_pods.size(), 2u);
 }
 
 TEST(BatchJobStateTest, IndexedJobMakesEachMissingIndexOnce) {
   BatchJob job = Job(R"("completionMode":"Indexed","completions":4,"parallelism":4)");
-  job.status.start_time = kNow - 60;
+  job.status.start_time = kBatchNow - 60;
   job.status.completed_indexes = "0";
   BatchJobPlan plan = Plan(job, {Pod("pi-1-x", "Running", 1), Pod("pi-3-y", "Succeeded", 3)});
   ASSERT_EQ(plan.create_pods.size(), 1u);
@@ -234,7 +234,7 @@ TEST(BatchJobStateTest, IndexedJobMakesEachMissingIndexOnce) {
 TEST(BatchJobStateTest, BackoffLimitPerIndexFailsTheIndexNotTheJob) {
   BatchJob job = Job(R"("completionMode":"Indexed","completions":2,"parallelism":2,
       "backoffLimitPerIndex":1)");
-  job.status.start_time = kNow - 600;
+  job.status.start_time = kBatchNow - 600;
   BatchPod first = Pod("pi-0-a", "Failed", 0);
   BatchJobPlan plan = Plan(job, {first, Pod("pi-1-a", "Running", 1)});
   ASSERT_EQ(plan.create_pods.size(), 1u);
@@ -253,7 +253,7 @@ TEST(BatchJobStateTest, BackoffLimitPerIndexFailsTheIndexNotTheJob) {
 TEST(BatchJobStateTest, SuccessPolicyCompletesEarlyAndRemovesLingeringPods) {
   BatchJob job = Job(R"("completionMode":"Indexed","completions":3,"parallelism":3,
       "successPolicy":{"rules":[{"succeededIndexes":"0"}]})");
-  job.status.start_time = kNow - 60;
+  job.status.start_time = kBatchNow - 60;
   BatchJobPlan plan =
       Plan(job, {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-a", "Running", 1),
                  Pod("pi-2-a", "Running", 2)});
@@ -262,18 +262,18 @@ TEST(BatchJobStateTest, SuccessPolicyCompletesEarlyAndRemovesLingeringPods) {
   EXPECT_EQ(plan.status.Find(kJobSuccessCriteriaMet)->message, "Matched rules at index 0");
   EXPECT_THAT(plan.delete_pods, ElementsAre("pi-1-a", "pi-2-a"));
   EXPECT_FALSE(plan.status.IsTrue(kJobComplete));
-  BatchJobPlan later = Plan(After(job, plan), {Pod("pi-0-a", "Succeeded", 0)}, kNow + 5);
+  BatchJobPlan later = Plan(After(job, plan), {Pod("pi-0-a", "Succeeded", 0)}, kBatchNow + 5);
   EXPECT_TRUE(later.status.IsTrue(kJobComplete));
 }
 
 TEST(BatchJobStateTest, FinishedJobWithTtlIsDeletedOnTime) {
   BatchJob job = Job(R"("completions":1,"ttlSecondsAfterFinished":100)");
-  job.status.start_time = kNow - 60;
+  job.status.start_time = kBatchNow - 60;
   BatchJobPlan plan = Plan(job, {Pod("pi-a", "Succeeded")});
   ASSERT_TRUE(plan.delete_job_at.has_value());
-  EXPECT_EQ(*plan.delete_job_at, kNow + 100);
-  BatchJobPlan later = Plan(After(job, plan), {}, kNow + 50);
-  EXPECT_EQ(later.delete_job_at, kNow + 100);
+  EXPECT_EQ(*plan.delete_job_at, kBatchNow + 100);
+  BatchJobPlan later = Plan(After(job, plan), {}, kBatchNow + 50);
+  EXPECT_EQ(later.delete_job_at, kBatchNow + 100);
 }
 
 TEST(BatchJobStateTest, DeletedJobLetsItsPodsGo) {

@@ -21,7 +21,7 @@ namespace json = boost::json;
 using ::testing::ElementsAre;
 using ::testing::Field;
 
-constexpr int64_t kNow = 1700000000;  // 2023-11-14T22:13:20Z
+constexpr int64_t kBudgetNow = 1700000000;  // 2023-11-14T22:13:20Z
 
 // A pod labelled app=web in default, Running and Ready unless told otherwise.
 class BudgetPod {
@@ -102,7 +102,7 @@ TEST(DisruptionTest, AnIntegerMinAvailableCountsTheReadyPodsItSelects) {
   };
   BudgetSync sync = SyncBudget(
       MakeBudget(R"({"minAvailable":1,"selector":{"matchLabels":{"app":"web"}}})"), pods,
-      NoScaleLookup, kNow);
+      NoScaleLookup, kBudgetNow);
   EXPECT_TRUE(sync.changed);
   EXPECT_EQ(Int(sync.status, "expectedPods"), 4);
   EXPECT_EQ(Int(sync.status, "currentHealthy"), 2);
@@ -120,12 +120,12 @@ TEST(DisruptionTest, AnIntegerMinAvailableCountsTheReadyPodsItSelects) {
   json::object budget =
       MakeBudget(R"({"minAvailable":1,"selector":{"matchLabels":{"app":"web"}}})",
                  json::serialize(sync.status));
-  BudgetSync again = SyncBudget(budget, pods, NoScaleLookup, kNow + 30);
+  BudgetSync again = SyncBudget(budget, pods, NoScaleLookup, kBudgetNow + 30);
   EXPECT_FALSE(again.changed);
 
   // One ready pod fewer: no disruption allowed, the condition turns False.
   pods[1] = BudgetPod("web-1").Unready().Obj();
-  BudgetSync fewer = SyncBudget(budget, pods, NoScaleLookup, kNow + 60);
+  BudgetSync fewer = SyncBudget(budget, pods, NoScaleLookup, kBudgetNow + 60);
   EXPECT_TRUE(fewer.changed);
   EXPECT_EQ(Int(fewer.status, "disruptionsAllowed"), 0);
   EXPECT_EQ(Condition(fewer.status).at("status"), "False");
@@ -141,18 +141,18 @@ TEST(DisruptionTest, DisruptedPodsCountAsGoneUntilTheirRecordRunsOut) {
   const std::string spec = R"({"minAvailable":1,"selector":{"matchLabels":{"app":"web"}}})";
   BudgetSync recent = SyncBudget(
       MakeBudget(spec, R"({"disruptedPods":{"web-0":"2023-11-14T22:12:20Z"}})"), pods,
-      NoScaleLookup, kNow);
+      NoScaleLookup, kBudgetNow);
   EXPECT_EQ(Int(recent.status, "currentHealthy"), 2);
   EXPECT_EQ(Int(recent.status, "disruptionsAllowed"), 1);
   EXPECT_EQ(json::serialize(recent.status.at("disruptedPods")),
             R"({"web-0":"2023-11-14T22:12:20Z"})");
   ASSERT_TRUE(recent.recheck_unix.has_value());
-  EXPECT_EQ(*recent.recheck_unix, kNow + 60);
+  EXPECT_EQ(*recent.recheck_unix, kBudgetNow + 60);
 
   BudgetSync old = SyncBudget(
       MakeBudget(spec, R"({"disruptedPods":{"web-0":"2023-11-14T22:10:00Z","gone":)"
                        R"("2023-11-14T22:13:00Z"}})"),
-      pods, NoScaleLookup, kNow);
+      pods, NoScaleLookup, kBudgetNow);
   EXPECT_EQ(Int(old.status, "currentHealthy"), 3);
   EXPECT_FALSE(old.status.contains("disruptedPods"));
   EXPECT_FALSE(old.recheck_unix.has_value());
@@ -166,12 +166,12 @@ TEST(DisruptionTest, ANilSelectorSelectsNothingAndAnEmptyOneEverythingInTheNames
   std::vector<json::object> pods = {BudgetPod("web-0").Obj(),
                                     BudgetPod("db-0").Labels(R"({"app":"db"})").Obj(),
                                     BudgetPod("elsewhere").Labels("{}").Namespace("other").Obj()};
-  BudgetSync none = SyncBudget(MakeBudget(R"({"minAvailable":1})"), pods, NoScaleLookup, kNow);
+  BudgetSync none = SyncBudget(MakeBudget(R"({"minAvailable":1})"), pods, NoScaleLookup, kBudgetNow);
   EXPECT_EQ(Int(none.status, "expectedPods"), 0);
   EXPECT_EQ(Int(none.status, "disruptionsAllowed"), 0);
   EXPECT_THAT(none.events, ElementsAre(Field(&BudgetEvent::reason, "NoPods")));
   BudgetSync all =
-      SyncBudget(MakeBudget(R"({"minAvailable":1,"selector":{}})"), pods, NoScaleLookup, kNow);
+      SyncBudget(MakeBudget(R"({"minAvailable":1,"selector":{}})"), pods, NoScaleLookup, kBudgetNow);
   EXPECT_EQ(Int(all.status, "expectedPods"), 2);
   EXPECT_EQ(Int(all.status, "disruptionsAllowed"), 1);
 }
@@ -189,20 +189,20 @@ TEST(DisruptionTest, ScalesOfControllersOrAFailSafeStatus) {
   };
   BudgetSync max = SyncBudget(
       MakeBudget(R"({"maxUnavailable":"25%","selector":{"matchLabels":{"app":"web"}}})"), pods,
-      four, kNow);
+      four, kBudgetNow);
   EXPECT_EQ(Int(max.status, "expectedPods"), 4);
   EXPECT_EQ(Int(max.status, "desiredHealthy"), 3);
   EXPECT_EQ(Int(max.status, "disruptionsAllowed"), 0);
   BudgetSync min = SyncBudget(
       MakeBudget(R"({"minAvailable":"50%","selector":{"matchLabels":{"app":"web"}}})"), pods,
-      four, kNow);
+      four, kBudgetNow);
   EXPECT_EQ(Int(min.status, "desiredHealthy"), 2);
   EXPECT_EQ(Int(min.status, "disruptionsAllowed"), 1);
 
   BudgetSync failed = SyncBudget(
       MakeBudget(R"({"maxUnavailable":1,"selector":{"matchLabels":{"app":"web"}}})",
                  R"({"disruptionsAllowed":2,"currentHealthy":3})"),
-      pods, NoScaleLookup, kNow);
+      pods, NoScaleLookup, kBudgetNow);
   EXPECT_TRUE(failed.changed);
   EXPECT_EQ(Int(failed.status, "disruptionsAllowed"), 0);
   EXPECT_EQ(Int(failed.status, "currentHealthy"), 3);  // failSafe changes nothing else
