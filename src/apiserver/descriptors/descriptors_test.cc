@@ -264,6 +264,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
               UnorderedElementsAre(GroupVersion{"", "v1"}, GroupVersion{"scheduling.k8s.io", "v1"},
                                    GroupVersion{"coordination.k8s.io", "v1"},
                                    GroupVersion{"policy", "v1"},
+                                   GroupVersion{"apiextensions.k8s.io", "v1"},
                                    GroupVersion{"authentication.k8s.io", "v1"},
                                    GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
@@ -350,7 +351,8 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   std::vector<std::string> groups;
   for (const value& item : items->as_array()) groups.push_back(Str(At(item, {"metadata", "name"})));
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
-                                           "authentication.k8s.io", "authorization.k8s.io",
+                                           "apiextensions.k8s.io", "authentication.k8s.io",
+                                           "authorization.k8s.io",
                                            "batch.volcano.sh", "scheduling.volcano.sh",
                                            "bus.volcano.sh"));
 

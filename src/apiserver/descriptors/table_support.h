@@ -68,4 +68,9 @@ boost::json::array LeaseCells(const boost::json::value& lease, int64_t now_unix)
 boost::json::array PodDisruptionBudgetColumns();
 boost::json::array PodDisruptionBudgetCells(const boost::json::value& pdb, int64_t now_unix);
 
+// apiextensions.k8s.io/v1 CustomResourceDefinition: NAME, CREATED AT (kube's default table
+// convertor, which apiextensions uses: the creation time in RFC 3339, not an age).
+boost::json::array CustomResourceDefinitionColumns();
+boost::json::array CustomResourceDefinitionCells(const boost::json::value& crd);
+
 }  // namespace muster::apiserver::table

@@ -39,6 +39,8 @@ using table::PodColumns;
 using table::PodDisruptionBudgetCells;
 using table::PodDisruptionBudgetColumns;
 using table::PriorityClassCells;
+using table::CustomResourceDefinitionCells;
+using table::CustomResourceDefinitionColumns;
 using table::PriorityClassColumns;
 using table::Since;
 using table::StrAt;
@@ -363,6 +365,9 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassColumns();
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseColumns();
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetColumns();
+  if (Is(r, "apiextensions.k8s.io", "customresourcedefinitions")) {
+    return CustomResourceDefinitionColumns();
+  }
   return DefaultColumns();
 }
 
@@ -378,6 +383,9 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "scheduling.k8s.io", "priorityclasses")) return PriorityClassCells(obj, now_unix);
   if (Is(r, "coordination.k8s.io", "leases")) return LeaseCells(obj, now_unix);
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetCells(obj, now_unix);
+  if (Is(r, "apiextensions.k8s.io", "customresourcedefinitions")) {
+    return CustomResourceDefinitionCells(obj);
+  }
   return DefaultCells(obj, now_unix);
 }
 
