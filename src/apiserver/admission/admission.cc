@@ -15,6 +15,9 @@
 //                     config_data.cc (ConfigMaps and Secrets)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - policy:         pkg/apis/policy/validation (poddisruptionbudgets.cc)
+//   - apiextensions:  apiextensions-apiserver pkg/apis/apiextensions/validation and the naming
+//                     and establishing controllers (customresourcedefinitions.cc); custom
+//                     resources through their CRD's schema (custom_resources.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc); Commands,
 //                     which Volcano does not check, by muster's own rules (commands.cc)
@@ -40,6 +43,8 @@ namespace muster::apiserver {
 
 using admission::AdmitCommand;
 using admission::AdmitConfigMap;
+using admission::AdmitCustomResource;
+using admission::AdmitCustomResourceDefinition;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
@@ -71,7 +76,11 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
 
   const ResourceInfo& res = *req.resource;
   std::optional<ApiError> refused;
-  if (res.group.empty()) {
+  if (res.custom != nullptr) {
+    refused = AdmitCustomResource(c);
+  } else if (res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions") {
+    refused = AdmitCustomResourceDefinition(c);
+  } else if (res.group.empty()) {
     if (res.resource == "pods") refused = AdmitPod(c);
     if (res.resource == "namespaces") refused = AdmitNamespace(c);
     if (res.resource == "events") refused = AdmitEvent(c);
