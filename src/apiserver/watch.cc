@@ -27,6 +27,7 @@
 #include <string>
 
 #include "api/json_access.h"
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/tables.h"
 #include "apiserver/handlers.h"
 #include "boost/json/parse.hpp"
@@ -46,7 +47,10 @@ constexpr size_t kFlushBytes = size_t{64} * 1024;
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
 
 struct WatchParams {
-  const ResourceInfo* resource = nullptr;
+  std::shared_ptr<const ResourceInfo> resource;
+  // A custom resource served in another version than it is stored in: events carry this
+  // apiVersion (conversion None); empty otherwise.
+  std::string served_api_version;
   std::string ns;
   std::shared_ptr<const ObjectFilter> filter;
   bool filtered = false;
@@ -252,8 +256,19 @@ class WatchStream : public StreamSource {
   }
 
   // One event: as text, or handed over parsed to a sink that takes events.
-  void Append(std::string_view type, const std::string& object,
+  void Append(std::string_view type, const std::string& stored,
               std::shared_ptr<const json::value> parsed) {
+    std::string converted;
+    if (!p_.served_api_version.empty()) {
+      json::error_code ec;
+      json::value v = json::parse(stored, ec);
+      if (!ec && v.is_object()) {
+        v.get_object()["apiVersion"] = p_.served_api_version;
+        converted = json::serialize(v);
+        parsed = std::make_shared<const json::value>(std::move(v));
+      }
+    }
+    const std::string& object = converted.empty() ? stored : converted;
     if (events_) {
       if (!Flush()) return;
       if (!parsed) parsed = Parse(object);
@@ -326,6 +341,9 @@ class WatchStream : public StreamSource {
 HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
   WatchParams p;
   p.resource = t.resource;
+  if (t.resource->custom != nullptr && t.resource->custom->storage_version != t.resource->version) {
+    p.served_api_version = t.resource->ApiVersion();
+  }
   p.ns = t.ns;
   auto filter = CompileFilter(req, *t.resource);
   if (!filter.ok()) return ErrorResponse(filter.error());

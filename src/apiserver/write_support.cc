@@ -261,6 +261,9 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
                                  {"currentHealthy", 0},
                                  {"desiredHealthy", 0},
                                  {"expectedPods", 0}};
+  } else if (res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions") {
+    // Admission sets the whole status (customresourcedefinition_status.cc).
+    obj.erase("status");
   } else if (!res.builtin && StatusOnlyThroughSubresource(res)) {
     obj.erase("status");
     if (res.kind == "Queue") {
