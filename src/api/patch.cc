@@ -33,11 +33,13 @@ using patch_internal::MergeListField;
 // --- Patch metadata ------------------------------------------------------------------------------
 
 // The built-in kinds the API server serves (apiserver/descriptors/resources.cc): their Go types are
-// what strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have
-// no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
+// what strategic merge patches are written against. Event, ConfigMap, PriorityClass, Lease and
+// CustomResourceDefinition (`kubectl apply` of a changed CRD) have no merge lists of their own
+// (only ObjectMeta's); every other list of theirs is atomic.
 constexpr auto kStrategicKinds = std::to_array<std::string_view>(
     {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease",
-     "PodDisruptionBudget"});
+     "PodDisruptionBudget",
+     "CustomResourceDefinition"});
 
 // From the `patchStrategy:"merge"` / `patchMergeKey` struct tags of k8s.io/api core/v1 and
 // k8s.io/apimachinery meta/v1 (v1.32; the served kinds only). Notable absences, as upstream: Node

@@ -101,6 +101,10 @@ expect "a strategic merge patch is refused for a custom resource" "is not suppor
 expect "a patch past the schema's maximum is refused" "should be less than or equal to 10" \
   k patch widget small --type=merge -p '{"spec":{"replicas":11}}'
 
+sed 's/shortNames: \[wd\]/shortNames: [wd, wdg]/' "$work/crd.yaml" >"$work/crd2.yaml"
+expect "kubectl apply of a changed CRD" "widgets.example.com configured" k apply -f "$work/crd2.yaml"
+expect_re "its new short name is served" '^small +large' k get wdg
+
 expect "muster's own Volcano CRDs apply" "jobs.batch.volcano.sh created" \
   k apply -f "$here/../../deploy/crds/volcano-crds.yaml"
 expect_re "and Volcano Jobs are still muster's" '^jobs +vcjob,vj +batch\.volcano\.sh/v1alpha1' \

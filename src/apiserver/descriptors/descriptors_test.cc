@@ -631,7 +631,9 @@ std::string SchemaFileOf(std::string_view name) {
                               std::pair{"io.k8s.apimachinery.pkg.api.resource", "resource"},
                               std::pair{"io.k8s.apimachinery.pkg.util.intstr", "intstr"},
                               std::pair{"io.k8s.api.core.v1", "core.v1"},
-                              std::pair{"io.k8s.api.policy.v1", "policy.v1"}}) {
+                              std::pair{"io.k8s.api.policy.v1", "policy.v1"},
+                              std::pair{"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+                                        "apiextensions.k8s.io.v1"}}) {
     if (package == prefix) return fmt::format("{}.json", file);
   }
   const size_t dot = package.rfind('.');

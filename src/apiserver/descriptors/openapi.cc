@@ -566,6 +566,11 @@ std::string SchemaName(const ResourceInfo& resource, bool list) {
   if (group.find('.') == std::string_view::npos) {
     return fmt::format("io.k8s.api.{}.{}.{}", group, resource.version, kind);
   }
+  // apiextensions' kinds live in their own module, which names them.
+  if (group == "apiextensions.k8s.io") {
+    return fmt::format("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{}",
+                       resource.version, kind);
+  }
   constexpr std::string_view kK8sSuffix = ".k8s.io";
   if (group.ends_with(kK8sSuffix)) {
     group.remove_suffix(kK8sSuffix.size());
