@@ -125,7 +125,7 @@ ResourceInfo PodDisruptionBudgets() {
 // apiextensions.k8s.io/v1 CustomResourceDefinition: what makes the resources of the dynamic
 // registry (custom_resource.h, apiserver/resource_registry.h); checked and given its status by
 // admission/customresourcedefinitions.cc.
-ResourceInfo CustomResourceDefinitions() {
+ResourceInfo CustomResourceDefinitionsResource() {
   ResourceInfo info = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                "customresourcedefinition", "CustomResourceDefinition", false);
   info.short_names = {"crd", "crds"};
@@ -217,7 +217,7 @@ std::vector<ResourceInfo> BuildRegistry() {
           PriorityClasses(),
           Leases(),
           PodDisruptionBudgets(),
-          CustomResourceDefinitions(),
+          CustomResourceDefinitionsResource(),
           ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
                          "SelfSubjectReview"),
           ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
