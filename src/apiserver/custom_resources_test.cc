@@ -468,6 +468,31 @@ TEST_F(CustomResourcesTest, DeletingTheCrdDeletesItsResourcesAndStopsServingThem
   EXPECT_THAT(Call("GET", "/apis").body, ::testing::Not(HasSubstr("example.com")));
 }
 
+// An operator's CRD holds a pod template in its schema: its JSON nests far deeper than Boost's
+// default limit of 32, as do such objects. Both are taken, stored, and read back after a restart.
+TEST_F(CustomResourcesTest, DeepSchemasAndObjectsAreTakenAndSurviveARestart) {
+  std::string schema = R"({"type":"string"})";
+  std::string object = R"("leaf")";
+  for (int i = 0; i < 30; ++i) {
+    schema = fmt::format(R"({{"type":"object","properties":{{"f":{}}}}})", schema);
+    object = fmt::format(R"({{"f":{}}})", object);
+  }
+  std::string crd = WidgetCrd(fmt::format(
+      R"([{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":)"
+      R"({{"type":"object","properties":{{"spec":{}}}}}}}}}])",
+      schema));
+  HttpResponse r = Call("POST", kCrds, crd);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Call("POST", kWidgets, Widget("deep", object));
+  ASSERT_EQ(r.status, 201) << r.body;
+  Close();
+  Open();
+  EXPECT_TRUE(store_->Damaged().empty());
+  r = Call("GET", std::string(kWidgets) + "/deep");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr(R"("f":"leaf")"));
+}
+
 TEST_F(CustomResourcesTest, WhatIsServedIsRebuiltFromTheStoreAfterARestart) {
   CreateWidgetCrd();
   ASSERT_EQ(Call("POST", kWidgets, Widget("w", R"({"size":"small"})")).status, 201);

@@ -258,7 +258,7 @@ std::string ServedVersionOf(const ResourceInfo& resource, std::string body) {
     return body;
   }
   json::error_code ec;
-  json::value v = json::parse(body, ec);
+  json::value v = api::ParseJsonText(body, ec);
   if (ec || !v.is_object()) return body;
   json::object& o = v.get_object();
   const std::string kind = StringAt(&o, "kind");

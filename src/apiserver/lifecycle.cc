@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_parse.h"
 #include "absl/status/status.h"
 #include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/resource_registry.h"
@@ -194,7 +195,7 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
     return p;
   }
   boost::system::error_code ec;
-  json::value parsed = json::parse(*live.json, ec);
+  json::value parsed = api::ParseJsonText(*live.json, ec);
   if (ec || !parsed.is_object()) {
     return absl::InternalError(fmt::format("stored object {} does not parse", live.key.name));
   }
@@ -325,7 +326,7 @@ struct Summary {
 Summary Summarize(const std::string& text) {
   Summary s;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = api::ParseJsonText(text, ec);
   if (ec || !v.is_object()) return s;
   const json::object& obj = v.get_object();
   const json::object* meta = ObjectAt(obj, "metadata");
@@ -357,7 +358,7 @@ Summary Summarize(const std::string& text) {
 // deletion; nullopt when it does not parse.
 std::optional<json::object> Unblocked(const std::string& text, const std::string& uid) {
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = api::ParseJsonText(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   json::value* refs = EnsureObject(v.as_object(), "metadata")->if_contains("ownerReferences");
   if (refs != nullptr && refs->is_array()) {
@@ -524,7 +525,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
         if (orphan) {
           // Drop the reference to the owner from the dependent.
           boost::system::error_code ec;
-          json::value v = json::parse(*d.object.json, ec);
+          json::value v = api::ParseJsonText(*d.object.json, ec);
           if (ec || !v.is_object()) continue;
           json::object& meta = *EnsureObject(v.as_object(), "metadata");
           json::array kept;
@@ -564,7 +565,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     }
     if (!all_released) continue;
     boost::system::error_code ec;
-    json::value v = json::parse(*e.object.json, ec);
+    json::value v = api::ParseJsonText(*e.object.json, ec);
     if (ec || !v.is_object()) continue;
     json::object& meta = *EnsureObject(v.as_object(), "metadata");
     std::vector<std::string> finalizers = Finalizers(meta);
@@ -664,7 +665,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
 
 bool Lifecycle::CleanUpCustomResources(const store::Object& crd, int64_t now_unix) {
   boost::system::error_code ec;
-  json::value v = json::parse(*crd.json, ec);
+  json::value v = api::ParseJsonText(*crd.json, ec);
   if (ec || !v.is_object()) return false;
   json::object& obj = v.as_object();
   const json::object* spec = ObjectAt(obj, "spec");

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/json_parse.h"
 #include "apiserver/descriptors/custom_resource.h"
 #include "boost/json/parse.hpp"
 
@@ -55,7 +56,7 @@ void ResourceRegistry::Rebuild() {
     CrdEntry entry;
     entry.revision = object.revision;
     boost::json::error_code ec;
-    boost::json::value crd = boost::json::parse(*object.json, ec);
+    boost::json::value crd = api::ParseJsonText(*object.json, ec);
     std::vector<ResourceInfo> infos;
     if (!ec && crd.is_object()) infos = CustomResourcesOf(crd.get_object());
     // A resource muster serves itself stays its own (a Volcano CRD applied over it).

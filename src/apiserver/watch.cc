@@ -27,6 +27,7 @@
 #include <string>
 
 #include "api/json_access.h"
+#include "api/json_parse.h"
 #include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/tables.h"
 #include "apiserver/handlers.h"
@@ -209,7 +210,7 @@ class WatchStream : public StreamSource {
   // A stored state the store no longer holds parsed; null if it is not a JSON object.
   static std::shared_ptr<const json::value> Parse(const std::string& text) {
     json::error_code ec;
-    json::value v = json::parse(text, ec);
+    json::value v = api::ParseJsonText(text, ec);
     if (ec || !v.is_object()) return nullptr;
     return std::make_shared<const json::value>(std::move(v));
   }
@@ -261,7 +262,7 @@ class WatchStream : public StreamSource {
     std::string converted;
     if (!p_.served_api_version.empty()) {
       json::error_code ec;
-      json::value v = json::parse(stored, ec);
+      json::value v = api::ParseJsonText(stored, ec);
       if (!ec && v.is_object()) {
         v.get_object()["apiVersion"] = p_.served_api_version;
         converted = json::serialize(v);
@@ -281,7 +282,7 @@ class WatchStream : public StreamSource {
     if (p_.table) {
       std::vector<json::value> items;
       json::error_code ec;
-      items.push_back(json::parse(object, ec));
+      items.push_back(api::ParseJsonText(object, ec));
       json::value table = ToTable(*p_.resource, items, ResourceVersionOf(items[0]), p_.now_unix(),
                                   p_.table_options);
       buffer_ += json::serialize(table);

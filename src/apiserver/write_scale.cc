@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "api/json_parse.h"
 #include "api/managed_fields.h"
 #include "api/patch.h"
 #include "api/time.h"
@@ -106,7 +107,7 @@ HttpResponse Handlers::Scale(const HttpRequest& req, const Target& t) {
       return ErrorResponse(UnsupportedMediaType(media, true));
     }
     json::error_code ec;
-    patch = json::parse(req.body, ec);
+    patch = api::ParseJsonText(req.body, ec);
     if (ec) return ErrorResponse(BadRequest("couldn't decode the patch as JSON"));
   }
   std::optional<json::object> body;
@@ -173,7 +174,7 @@ HttpResponse Handlers::Scale(const HttpRequest& req, const Target& t) {
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     json::error_code ec;
-    json::value stored = json::parse(**result, ec);
+    json::value stored = api::ParseJsonText(**result, ec);
     if (ec || !stored.is_object()) return ErrorResponse(Internal("the stored object is not JSON"));
     return JsonResponse(200, json::serialize(ScaleOf(res, stored.get_object())));
   }

@@ -290,7 +290,7 @@ std::optional<json::object> LiveObject(const store::Object& live) {
     return object;
   }
   json::error_code ec;
-  json::value v = json::parse(*live.json, ec);
+  json::value v = api::ParseJsonText(*live.json, ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.get_object());
 }
@@ -305,7 +305,7 @@ std::optional<LiveState> ReadLive(const store::Object& live) {
     return state;
   }
   json::error_code ec;
-  json::value v = json::parse(*live.json, ec);
+  json::value v = api::ParseJsonText(*live.json, ec);
   if (ec || !v.is_object()) return std::nullopt;
   if (json::value* meta = v.get_object().if_contains("metadata"); meta && meta->is_object()) {
     if (json::value* managed = meta->get_object().if_contains("managedFields")) {
