@@ -1134,6 +1134,18 @@ TEST(JsonPathTest, EvaluatesSimplePaths) {
   EXPECT_EQ(LookupJsonPath(obj, ".status.state.phase.deeper"), nullptr);
 }
 
+// The filters of CRDs' printer columns (JobSet's COMPLETED, KubeRay's, ...): the first element
+// whose field has the value.
+TEST(JsonPathTest, FiltersPickTheFirstMatchingElement) {
+  value obj = boost::json::parse(
+      R"({"status":{"conditions":[{"type":"Ready","status":"False"},)"
+      R"({"type":"Completed","status":"True"}]}})");
+  EXPECT_EQ(Str(LookupJsonPath(obj, R"(.status.conditions[?(@.type=="Completed")].status)")),
+            "True");
+  EXPECT_EQ(Str(LookupJsonPath(obj, ".status.conditions[?(@.type=='Ready')].status")), "False");
+  EXPECT_EQ(LookupJsonPath(obj, R"(.status.conditions[?(@.type=="Failed")].status)"), nullptr);
+}
+
 // --- Tables: pods
 // ----------------------------------------------------------------------------------
 

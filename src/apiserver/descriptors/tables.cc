@@ -331,6 +331,30 @@ const value* LookupJsonPath(const value& obj, std::string_view path) {
       if (end == std::string_view::npos) end = path.size();
       if (end > pos) v = Get(v, path.substr(pos, end - pos));
       pos = end;
+    } else if (path.substr(pos).starts_with("[?(@.")) {
+      // A filter, as CRDs' printer columns use it: [?(@.type=="Ready")], the first match.
+      const size_t close = path.find(")]", pos);
+      if (close == std::string_view::npos || !v->is_array()) return nullptr;
+      const std::string_view filter = path.substr(pos + 5, close - pos - 5);
+      const size_t eq = filter.find("==");
+      if (eq == std::string_view::npos) return nullptr;
+      std::string_view want = filter.substr(eq + 2);
+      if (want.size() < 2 || (want.front() != '"' && want.front() != '\'') ||
+          want.back() != want.front()) {
+        return nullptr;
+      }
+      want = want.substr(1, want.size() - 2);
+      const std::string field = "." + std::string(filter.substr(0, eq));
+      const value* match = nullptr;
+      for (const value& item : v->get_array()) {
+        const value* got = LookupJsonPath(item, field);
+        if (got != nullptr && got->is_string() && got->get_string() == want) {
+          match = &item;
+          break;
+        }
+      }
+      v = match;
+      pos = close + 2;
     } else if (path[pos] == '[') {
       size_t close = path.find(']', pos);
       if (close == std::string_view::npos) return nullptr;
