@@ -62,7 +62,6 @@ struct HandlerOptions {
 };
 
 class ResourceRegistry;
-struct ServedResources;
 
 // What a resource URL names.
 struct Target {
@@ -113,9 +112,6 @@ class Handlers {
   // kube-public and kube-node-lease, and the Volcano queues default and root (weight 1, Open).
   // Idempotent. Every namespace stored gets its "default" ServiceAccount where it lacks one.
   absl::Status Bootstrap();
-
-  // What is served (the compiled-in resources and those of the stored CustomResourceDefinitions).
-  ResourceRegistry& registry() { return *registry_; }
 
  private:
   // The namespace's "default" ServiceAccount, as kube's serviceaccounts controller creates it:
@@ -186,6 +182,7 @@ class Handlers {
   store::Store& store_;
   HandlerOptions options_;
   std::string continue_key_;  // signs `continue` tokens (random per server)
+  // What is served: the compiled-in resources and those of the stored CRDs.
   std::unique_ptr<ResourceRegistry> registry_;
 };
 
