@@ -134,13 +134,17 @@ class OutOfRangeFinder {
 
 }  // namespace
 
+json::value ParseJsonText(std::string_view text, json::error_code& ec) {
+  return json::parse(text, ec, {}, JsonParseOptions());
+}
+
 absl::StatusOr<json::value> ParseJson(std::string_view text) {
   json::error_code ec;
-  json::value value = json::parse(text, ec);
+  json::value value = ParseJsonText(text, ec);
   if (ec) return absl::InvalidArgumentError(ec.message());
   if (!HasNonFinite(value)) return value;
   // Parse once more, only to say which number and where.
-  json::basic_parser<OutOfRangeFinder> finder(json::parse_options{});
+  json::basic_parser<OutOfRangeFinder> finder(JsonParseOptions());
   finder.write_some(false, text.data(), text.size(), ec);
   const OutOfRangeFinder& found = finder.handler();
   if (!found.found()) return absl::InvalidArgumentError("a number is out of range");

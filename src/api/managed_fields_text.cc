@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "api/json_parse.h"
 #include "api/managed_fields.h"
 #include "boost/json/parse.hpp"
 #include "simdjson.h"
@@ -32,7 +33,7 @@ std::optional<boost::json::value> ManagedFieldsInText(std::string_view json) {
     return std::nullopt;
   }
   boost::system::error_code error;
-  boost::json::value value = boost::json::parse(raw, error);
+  boost::json::value value = ParseJsonText(raw, error);
   if (error) return std::nullopt;
   return value;
 }

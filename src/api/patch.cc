@@ -33,11 +33,13 @@ using patch_internal::MergeListField;
 // --- Patch metadata ------------------------------------------------------------------------------
 
 // The built-in kinds the API server serves (apiserver/descriptors/resources.cc): their Go types are
-// what strategic merge patches are written against. Event, ConfigMap, PriorityClass and Lease have
-// no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
+// what strategic merge patches are written against. Event, ConfigMap, Secret, ServiceAccount,
+// Endpoints, PriorityClass, Lease and CustomResourceDefinition (`kubectl apply` of a changed CRD)
+// have no merge lists of their own (only ObjectMeta's); every other list of theirs is atomic.
 constexpr auto kStrategicKinds = std::to_array<std::string_view>(
-    {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "PriorityClass", "Lease",
-     "PodDisruptionBudget", "Job", "CronJob"});
+    {"Namespace", "Node", "Pod", "Event", "Service", "ConfigMap", "Secret", "ServiceAccount",
+     "Endpoints", "PriorityClass", "Lease", "PodDisruptionBudget", "Job", "CronJob",
+     "CustomResourceDefinition"});
 
 // batch/v1 kinds embed a PodTemplateSpec: its spec's lists merge as a Pod's spec's do.
 struct PodTemplateAt {

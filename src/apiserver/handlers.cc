@@ -12,10 +12,13 @@
 #include "api/json_parse.h"
 #include "api/text.h"
 #include "api/yaml.h"
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/discovery.h"
 #include "apiserver/descriptors/openapi.h"
 #include "apiserver/descriptors/tables.h"
 #include "apiserver/protobuf/protobuf.h"
+#include "apiserver/resource_registry.h"
+#include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
 
@@ -246,6 +249,43 @@ HttpResponse JsonResponse(int status, std::string body) {
   return r;
 }
 
+std::shared_ptr<const ResourceInfo> Builtin(const ResourceInfo& resource) {
+  return std::shared_ptr<const ResourceInfo>(std::shared_ptr<const ResourceInfo>(), &resource);
+}
+
+std::string ServedVersionOf(const ResourceInfo& resource, std::string body) {
+  if (resource.custom == nullptr || resource.custom->storage_version == resource.version) {
+    return body;
+  }
+  json::error_code ec;
+  json::value v = api::ParseJsonText(body, ec);
+  if (ec || !v.is_object()) return body;
+  json::object& o = v.get_object();
+  const std::string kind = StringAt(&o, "kind");
+  if (kind == resource.kind) {
+    ConvertToServedVersion(resource, o);
+  } else if (kind == resource.list_kind) {
+    if (json::value* items = o.if_contains("items"); items != nullptr && items->is_array()) {
+      for (json::value& item : items->get_array()) {
+        if (item.is_object()) ConvertToServedVersion(resource, item.get_object());
+      }
+    }
+  } else if (kind == "Table") {
+    if (json::value* rows = o.if_contains("rows"); rows != nullptr && rows->is_array()) {
+      for (json::value& row : rows->get_array()) {
+        json::value* object = row.is_object() ? row.get_object().if_contains("object") : nullptr;
+        if (object != nullptr && object->is_object() &&
+            StringAt(&object->get_object(), "kind") == resource.kind) {
+          ConvertToServedVersion(resource, object->get_object());
+        }
+      }
+    }
+  } else {
+    return body;
+  }
+  return json::serialize(v);
+}
+
 ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& object) {
   return Internal(fmt::format(
       "{} \"{}\" cannot be read: the stored object is damaged ({}); deleting it removes it "
@@ -281,7 +321,9 @@ bool IsLongRunning(const HttpRequest& req) {
 // --- Handlers ------------------------------------------------------------------------------------
 
 Handlers::Handlers(store::Store& store, HandlerOptions options)
-    : store_(store), options_(std::move(options)) {
+    : store_(store),
+      options_(std::move(options)),
+      registry_(std::make_unique<ResourceRegistry>(store)) {
   std::random_device random;
   for (int i = 0; i < 8; ++i) {
     const uint32_t word = random();
@@ -317,6 +359,8 @@ void Handlers::LogSkippedDamaged(std::string_view what, const store::Object& obj
 
 HttpResponse Handlers::Handle(const HttpRequest& req) {
   const std::string& path = req.path;
+  const std::shared_ptr<const ServedResources> served = registry_->Current();
+  const ResourceSet& resources = *served->resources;
   const bool get = req.method == "GET" || req.method == "HEAD";
 
   if (path == "/version" || path == "/version/") {
@@ -328,12 +372,12 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
     bool core = path.rfind("/api", 0) == 0 && path.rfind("/apis", 0) != 0;
     if (AcceptsAggregatedDiscovery(req.accept)) {
-      HttpResponse r = JsonResponse(200, json::serialize(AggregatedDiscovery(core)));
+      HttpResponse r = JsonResponse(200, json::serialize(AggregatedDiscovery(resources, core)));
       r.content_type = std::string(kAggregatedDiscoveryContentType);
       return r;
     }
     return JsonResponse(200, json::serialize(core ? LegacyApiVersions(options_.server_address)
-                                                  : LegacyApiGroupList()));
+                                                  : LegacyApiGroupList(resources)));
   }
   if (path == "/openapi/v2" || path == "/openapi/v2/") {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
@@ -350,11 +394,11 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
   }
   if (path == "/openapi/v3" || path == "/openapi/v3/") {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
-    return JsonResponse(200, json::serialize(OpenApiIndex()));
+    return JsonResponse(200, json::serialize(served->openapi->Index()));
   }
   if (path.rfind("/openapi/v3/", 0) == 0) {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
-    const OpenApiDocument* doc = FindOpenApiDocument(std::string_view(path).substr(12));
+    const OpenApiDocument* doc = served->openapi->Find(std::string_view(path).substr(12));
     if (doc == nullptr) return ErrorResponse(PathNotFound());
     HttpResponse r = JsonResponse(200, doc->json);
     if (req.Param("hash") == doc->hash) {
@@ -375,7 +419,7 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
     group = parts[1];
     if (parts.size() == 2) {
       if (!get) return ErrorResponse(MethodNotAllowed(req.method));
-      auto g = LegacyApiGroup(group);
+      auto g = LegacyApiGroup(resources, group);
       if (!g) return ErrorResponse(PathNotFound());
       return JsonResponse(200, json::serialize(*g));
     }
@@ -386,7 +430,7 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
   }
   if (parts.size() == rest) {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
-    auto list = ApiResourceList(group, version);
+    auto list = ApiResourceList(resources, group, version);
     if (!list) return ErrorResponse(PathNotFound());
     return JsonResponse(200, json::serialize(*list));
   }
@@ -412,7 +456,7 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
   // cluster-info lists kube-system services: the list must exist even where the registry does
   // not serve services.
   if (group.empty() && version == "v1" && resource == "services" && name.empty() &&
-      FindResource(group, version, resource) == nullptr) {
+      resources.Find(group, version, resource) == nullptr) {
     if (!get) return ErrorResponse(MethodNotAllowed(req.method));
     return JsonResponse(200, fmt::format(R"({{"kind":"ServiceList","apiVersion":"v1","metadata":)"
                                          R"({{"resourceVersion":"{}"}},"items":[]}})",
@@ -420,7 +464,7 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
   }
 
   Target target;
-  target.resource = FindResource(group, version, resource);
+  target.resource = resources.Find(group, version, resource);
   if (target.resource == nullptr) return ErrorResponse(PathNotFound());
   if (!ns.empty() && !target.resource->namespaced) return ErrorResponse(PathNotFound());
   if (ns.empty() && target.resource->namespaced && !name.empty()) {
@@ -439,6 +483,22 @@ HttpResponse Handlers::Handle(const HttpRequest& req) {
 }
 
 HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
+  const CustomResourceSpec* custom = t.resource->custom.get();
+  // kube's crdHandler: nothing new while the CRD is being deleted.
+  if (custom != nullptr && custom->terminating && t.name.empty() && req.method == "POST") {
+    ApiError e = MethodNotAllowed(req.method);
+    e.message = "create not allowed while custom resource definition is terminating";
+    return ErrorResponse(e);
+  }
+  HttpResponse r = HandleResourceVerb(req, t);
+  if (custom != nullptr && custom->storage_version != t.resource->version && !r.stream &&
+      r.status < 300) {
+    r.body = ServedVersionOf(*t.resource, std::move(r.body));
+  }
+  return r;
+}
+
+HttpResponse Handlers::HandleResourceVerb(const HttpRequest& req, const Target& t) {
   const std::string& m = req.method;
   if (t.resource->review) {
     // Only the collection's POST is routed upstream: any other method there is 405, and there
@@ -459,6 +519,11 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
       if (t.resource->namespaced && t.ns.empty()) return ErrorResponse(MethodNotAllowed(m));
       return Create(req, t);
     }
+    if (m == "DELETE") return DeleteCollection(req, t);
+    return ErrorResponse(MethodNotAllowed(m));
+  }
+  if (t.subresource == "scale") {
+    if (m == "GET" || m == "PUT" || m == "PATCH") return Scale(req, t);
     return ErrorResponse(MethodNotAllowed(m));
   }
   if (t.subresource.empty() || t.subresource == "status" || t.subresource == "finalize") {

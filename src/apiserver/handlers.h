@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,9 +61,13 @@ struct HandlerOptions {
   std::function<void(std::string_view)> log;
 };
 
+class ResourceRegistry;
+
 // What a resource URL names.
 struct Target {
-  const ResourceInfo* resource = nullptr;
+  // Held for the request (and by a watch for its life): a custom resource's entry outlives a
+  // change of its CustomResourceDefinition while a request uses it.
+  std::shared_ptr<const ResourceInfo> resource;
   std::string ns;           // from the URL; "" for cluster-scoped or all-namespaces requests
   std::string name;         // "" for the collection
   std::string subresource;  // "", "status", "binding", "eviction", "log", "finalize"
@@ -114,7 +119,14 @@ class Handlers {
   // before the first pod. Best effort, as the controller's: a namespace being deleted gets none.
   void EnsureDefaultServiceAccount(const std::string& ns);
   HttpResponse HandleResource(const HttpRequest& req, const Target& target);
+  HttpResponse HandleResourceVerb(const HttpRequest& req, const Target& target);
 
+  // DELETE of a collection (write_delete.cc): every object the selectors match, each as DELETE
+  // of it would, as kube's deletecollection.
+  HttpResponse DeleteCollection(const HttpRequest& req, const Target& t);
+  // GET, PUT and PATCH of a custom resource's /scale (write_scale.cc): an autoscaling/v1 Scale
+  // read from and written to the CRD's replica paths.
+  HttpResponse Scale(const HttpRequest& req, const Target& t);
   // Reads (handlers.cc).
   HttpResponse Get(const HttpRequest& req, const Target& t);
   HttpResponse List(const HttpRequest& req, const Target& t);
@@ -170,6 +182,8 @@ class Handlers {
   store::Store& store_;
   HandlerOptions options_;
   std::string continue_key_;  // signs `continue` tokens (random per server)
+  // What is served: the compiled-in resources and those of the stored CRDs.
+  std::unique_ptr<ResourceRegistry> registry_;
 };
 
 // --- Helpers shared by the handler files -------------------------------------------------------
@@ -214,6 +228,11 @@ bool IsWatch(const HttpRequest& req);
 std::optional<ApiError> CheckListOptions(const HttpRequest& req, bool watch);
 // A JSON response with the given code.
 HttpResponse JsonResponse(int status, std::string body);
+// A non-owning handle on an entry of the compiled-in table, which lives for the process.
+std::shared_ptr<const ResourceInfo> Builtin(const ResourceInfo& resource);
+// A custom resource's object (or list, or Table) as `resource`'s version serves it: stored in the
+// CRD's storage version, it gets the served apiVersion (conversion None). Anything else as it is.
+std::string ServedVersionOf(const ResourceInfo& resource, std::string body);
 // The 500 for reading or changing an object whose stored text cannot be served
 // (store::Object::damaged): what is wrong, and that deleting it works.
 ApiError DamagedObjectError(const ResourceInfo& resource, const store::Object& object);

@@ -16,7 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_parse.h"
 #include "absl/status/status.h"
+#include "apiserver/descriptors/custom_resource.h"
+#include "apiserver/resource_registry.h"
 #include "api/json_access.h"
 #include "api/time.h"
 #include "boost/json.hpp"
@@ -192,7 +195,7 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
     return p;
   }
   boost::system::error_code ec;
-  json::value parsed = json::parse(*live.json, ec);
+  json::value parsed = api::ParseJsonText(*live.json, ec);
   if (ec || !parsed.is_object()) {
     return absl::InternalError(fmt::format("stored object {} does not parse", live.key.name));
   }
@@ -262,6 +265,30 @@ absl::StatusOr<DeletePlan> PlanDelete(const ResourceInfo& resource, const store:
     Remove(finalizers, kForegroundFinalizer);
   }
 
+  if (resource.group == kCrdGroup && resource.resource == kCrdResource) {
+    // apiextensions' CRD REST Delete: held until the finalizer controller removed its objects.
+    if (!Contains(finalizers, kCrdCleanupFinalizer)) {
+      finalizers.emplace_back(kCrdCleanupFinalizer);
+    }
+    json::object& status = *EnsureObject(obj, "status");
+    json::value& conditions = status["conditions"];
+    if (!conditions.is_array()) conditions = json::array();
+    json::array& list = conditions.get_array();
+    json::object terminating{{"type", "Terminating"},
+                             {"status", "True"},
+                             {"lastTransitionTime", api::FormatUnixTime(now_unix)},
+                             {"reason", "InstanceDeletionInProgress"},
+                             {"message", "CustomResource deletion is in progress"}};
+    auto it = std::find_if(list.begin(), list.end(), [](const json::value& c) {
+      return c.is_object() && StringAt(c.get_object(), "type") == "Terminating";
+    });
+    if (it == list.end()) {
+      list.emplace_back(std::move(terminating));
+    } else {
+      *it = std::move(terminating);
+    }
+  }
+
   int64_t period = IsPods(resource) ? PodGracePeriod(obj, options) : 0;
   if (period == 0 && finalizers.empty()) return finish(delete_now());
   meta["deletionTimestamp"] = api::FormatUnixTime(now_unix + period);
@@ -299,7 +326,7 @@ struct Summary {
 Summary Summarize(const std::string& text) {
   Summary s;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = api::ParseJsonText(text, ec);
   if (ec || !v.is_object()) return s;
   const json::object& obj = v.get_object();
   const json::object* meta = ObjectAt(obj, "metadata");
@@ -331,7 +358,7 @@ Summary Summarize(const std::string& text) {
 // deletion; nullopt when it does not parse.
 std::optional<json::object> Unblocked(const std::string& text, const std::string& uid) {
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = api::ParseJsonText(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   json::value* refs = EnsureObject(v.as_object(), "metadata")->if_contains("ownerReferences");
   if (refs != nullptr && refs->is_array()) {
@@ -370,7 +397,10 @@ struct Lifecycle::Cache {
 };
 
 Lifecycle::Lifecycle(store::Store& store, LifecycleOptions options)
-    : store_(store), options_(options), cache_(std::make_unique<Cache>()) {}
+    : store_(store),
+      registry_(std::make_unique<ResourceRegistry>(store)),
+      options_(options),
+      cache_(std::make_unique<Cache>()) {}
 
 Lifecycle::~Lifecycle() { Stop(); }
 
@@ -424,13 +454,15 @@ void Lifecycle::Loop() {
 void Lifecycle::RunOnce(int64_t now_unix) {
   std::lock_guard<std::mutex> run_lock(run_mu_);
 
-  // The stored resources of the registry, each once.
+  // The stored resources of the registry, each once (a custom resource served in several
+  // versions is one store resource). The snapshot holds them for the pass.
+  const std::shared_ptr<const ServedResources> served = registry_->Current();
   std::vector<const ResourceInfo*> resources;
   std::map<std::string, const ResourceInfo*> by_store_resource;
-  for (const ResourceInfo& info : AllResources()) {
-    if (info.review) continue;
-    if (by_store_resource.emplace(info.StoreResource(), &info).second) {
-      resources.push_back(&info);
+  for (const auto& info : served->resources->all()) {
+    if (info->review) continue;
+    if (by_store_resource.emplace(info->StoreResource(), info.get()).second) {
+      resources.push_back(info.get());
     }
   }
   auto commit = [this](std::vector<store::Op> ops) {
@@ -493,7 +525,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
         if (orphan) {
           // Drop the reference to the owner from the dependent.
           boost::system::error_code ec;
-          json::value v = json::parse(*d.object.json, ec);
+          json::value v = api::ParseJsonText(*d.object.json, ec);
           if (ec || !v.is_object()) continue;
           json::object& meta = *EnsureObject(v.as_object(), "metadata");
           json::array kept;
@@ -533,7 +565,7 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     }
     if (!all_released) continue;
     boost::system::error_code ec;
-    json::value v = json::parse(*e.object.json, ec);
+    json::value v = api::ParseJsonText(*e.object.json, ec);
     if (ec || !v.is_object()) continue;
     json::object& meta = *EnsureObject(v.as_object(), "metadata");
     std::vector<std::string> finalizers = Finalizers(meta);
@@ -555,7 +587,8 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     if (s.owners.empty() || s.marked || deleted.contains(CacheKey(e.object.key))) continue;
     bool owner_alive = false;
     for (const OwnerRef& owner : s.owners) {
-      const ResourceInfo* owner_resource = FindByKind(owner.api_version, owner.kind);
+      const std::shared_ptr<const ResourceInfo> owner_resource =
+          served->resources->FindByKind(owner.api_version, owner.kind);
       // An owner of a kind muster does not serve or store (ResourceInfo::refuse_writes) cannot be
       // looked up: leave the dependent be.
       if (owner_resource == nullptr || !owner_resource->refuse_writes.empty() ||
@@ -603,7 +636,19 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     }
   }
 
-  // 4. Marked objects that nothing holds any more: finalizers gone and grace period over.
+  // 4. Deleted CustomResourceDefinitions: their custom resources first, then the finalizer.
+  for (const Entry& e : entries) {
+    const Summary& s = *e.summary;
+    if (e.resource->group != kCrdGroup || e.resource->resource != kCrdResource || !s.marked ||
+        !Contains(s.finalizers, kCrdCleanupFinalizer)) {
+      continue;
+    }
+    if (CleanUpCustomResources(e.object, now_unix)) {
+      deleted.insert(CacheKey(e.object.key));
+    }
+  }
+
+  // 5. Marked objects that nothing holds any more: finalizers gone and grace period over.
   int64_t next_due = 0;
   for (const Entry& e : entries) {
     const Summary& s = *e.summary;
@@ -618,6 +663,41 @@ void Lifecycle::RunOnce(int64_t now_unix) {
     }
   }
   next_due_unix_ = next_due;
+}
+
+bool Lifecycle::CleanUpCustomResources(const store::Object& crd, int64_t now_unix) {
+  boost::system::error_code ec;
+  json::value v = api::ParseJsonText(*crd.json, ec);
+  if (ec || !v.is_object()) return false;
+  json::object& obj = v.as_object();
+  const json::object* spec = ObjectAt(obj, "spec");
+  const std::string group = StringAt(spec, "group");
+  const std::string plural = StringAt(ObjectAt(spec, "names"), "plural");
+  // A Volcano kind muster serves itself keeps its objects: its CRD only described them.
+  bool native = false;
+  for (const ResourceInfo& info : AllResources()) {
+    native = native || (info.group == group && info.resource == plural);
+  }
+  if (!native && !group.empty() && !plural.empty()) {
+    ResourceInfo custom;  // what PlanDelete needs of a custom resource: not a pod, queue, ...
+    custom.group = group;
+    custom.resource = plural;
+    custom.builtin = false;
+    store::ListResult left = store_.List(custom.StoreResource(), "");
+    bool empty = true;
+    for (const store::Object& object : left.items) {
+      empty = false;
+      if (object.json == nullptr || Summarize(*object.json).marked) continue;
+      absl::StatusOr<DeletePlan> plan = PlanDelete(custom, object, DeleteOptions{}, now_unix);
+      if (plan.ok() && !plan->ops.empty()) store_.Commit(std::move(plan->ops)).IgnoreError();
+    }
+    if (!empty) return false;  // the next pass looks again
+  }
+  json::object& meta = *EnsureObject(obj, "metadata");
+  std::vector<std::string> finalizers = Finalizers(meta);
+  Remove(finalizers, kCrdCleanupFinalizer);
+  SetFinalizers(meta, finalizers);
+  return store_.Commit({UpdateOp(crd, std::move(obj))}).ok();
 }
 
 }  // namespace muster::apiserver

@@ -1,8 +1,10 @@
 #pragma once
 
 // Object lifecycle the API server owns: deletion (immediate, graceful for bound pods, held by
-// finalizers), namespace termination, and ownerReference garbage collection (deleting a Volcano
-// Job removes its PodGroup and pods). Runs as a background controller over the store.
+// finalizers), namespace termination, ownerReference garbage collection (deleting a Volcano
+// Job removes its PodGroup and pods; custom resources are owners and dependents like any kind),
+// and the removal of a deleted CustomResourceDefinition's custom resources. Runs as a background
+// controller over the store.
 
 #include <atomic>
 #include <chrono>
@@ -21,6 +23,8 @@
 #include "store/store.h"
 
 namespace muster::apiserver {
+
+class ResourceRegistry;
 
 struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;   // DeleteOptions.gracePeriodSeconds
@@ -44,7 +48,9 @@ struct DeletePlan {
 // now. A second delete of a marked object may only shorten a pending grace period (0 deletes
 // now unless finalizers hold it); otherwise it changes nothing (empty ops, result = live).
 // propagation_policy Orphan / Foreground adds the "orphan" / "foregroundDeletion" finalizer that
-// Lifecycle then works off; Background removes both. Ops carry expected_revision = live.revision
+// Lifecycle then works off; Background removes both. A CustomResourceDefinition gets kube's
+// "customresourcecleanup.apiextensions.k8s.io" finalizer and its Terminating condition: it stays
+// until Lifecycle has deleted its custom resources. Ops carry expected_revision = live.revision
 // (on Aborted from Commit, re-read and plan again). dry_run returns the plan without ops.
 // Errors (messages are kube's / Volcano's text, ready to show):
 //   Aborted             precondition_revision differs: "Precondition failed: ResourceVersion in
@@ -75,7 +81,9 @@ struct LifecycleOptions {
 // confirmed them. It also does the garbage collector's part of the Orphan and Foreground
 // propagation policies (the "orphan" and "foregroundDeletion" finalizers).
 //
-// Every pass works from a fresh listing of every stored resource of the registry; writes carry
+// Every pass works from a fresh listing of every stored resource of the registry (the compiled-in
+// table and the custom resources of established CRDs, followed through a ResourceRegistry of its
+// own); writes carry
 // the revision they were planned against, so a concurrent change makes the write fail and the
 // next pass plan again. Before deleting a dependent for a missing owner it reads the owner
 // directly (listing is not atomic across resources). Owners of kinds the registry does not serve
@@ -97,8 +105,13 @@ class Lifecycle {
   struct Cache;  // parsed summaries of stored objects, reused while their revision holds
 
   void Loop();
+  // A marked CRD holding the cleanup finalizer: its custom resources deleted (each as a DELETE
+  // would), and once none is left the finalizer removed, so that the CRD goes. Returns whether
+  // the CRD was released.
+  bool CleanUpCustomResources(const store::Object& crd, int64_t now_unix);
 
   store::Store& store_;
+  std::unique_ptr<ResourceRegistry> registry_;
   LifecycleOptions options_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "api/json_parse.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/descriptors/resources.h"
 #include "apiserver/handlers.h"
@@ -94,7 +95,7 @@ class EventSink : public StreamSink {
   void Line(std::string_view line) {
     if (line.empty()) return;
     json::error_code ec;
-    json::value v = json::parse(line, ec);
+    json::value v = api::ParseJsonText(line, ec);
     json::object* o = ec ? nullptr : v.if_object();
     const json::value* type = o == nullptr ? nullptr : o->if_contains("type");
     json::value* object = o == nullptr ? nullptr : o->if_contains("object");

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_parse.h"
 #include "api/selector.h"
 #include "apiserver/continue_token.h"
 #include "apiserver/descriptors/tables.h"
@@ -62,7 +63,8 @@ HttpResponse Handlers::Get(const HttpRequest& req, const Target& t) {
   if (obj->damaged) return ErrorResponse(DamagedObjectError(res, *obj));
   if (WantsTable(req.accept)) {
     std::vector<json::value> items;
-    items.push_back(json::parse(*obj->json));
+    json::error_code ec;
+    items.push_back(api::ParseJsonText(*obj->json, ec));
     json::value table =
         ToTable(res, items, std::to_string(obj->revision), Now(), TableOptionsFor(req));
     return JsonResponse(200, json::serialize(table));
@@ -153,7 +155,8 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
     }
     std::optional<json::object> obj;
     if (filtered || table) {
-      json::value v = json::parse(*item.json);
+      json::error_code ec;
+      json::value v = api::ParseJsonText(*item.json, ec);
       if (!v.is_object()) continue;
       obj = std::move(v.get_object());
       if (filtered && !FilterMatches(**filter, res, *obj)) continue;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/openapi.h"
 #include "apiserver/handlers.h"
 #include "fmt/format.h"
@@ -107,6 +108,11 @@ class Walker {
 }  // namespace
 
 std::vector<std::string> UnknownFields(const ResourceInfo& resource, const json::object& obj) {
+  // A custom resource's unknown fields are those its schema's pruning drops.
+  if (resource.custom != nullptr) {
+    json::object copy = obj;
+    return PruneUnknownFields(*resource.custom->schema, copy);
+  }
   std::vector<std::string> unknown;
   const json::value& doc = DocumentFor(resource.group, resource.version);
   if (!doc.is_object()) return unknown;

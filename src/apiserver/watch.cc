@@ -27,6 +27,8 @@
 #include <string>
 
 #include "api/json_access.h"
+#include "api/json_parse.h"
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/tables.h"
 #include "apiserver/handlers.h"
 #include "boost/json/parse.hpp"
@@ -46,7 +48,10 @@ constexpr size_t kFlushBytes = size_t{64} * 1024;
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
 
 struct WatchParams {
-  const ResourceInfo* resource = nullptr;
+  std::shared_ptr<const ResourceInfo> resource;
+  // A custom resource served in another version than it is stored in: events carry this
+  // apiVersion (conversion None); empty otherwise.
+  std::string served_api_version;
   std::string ns;
   std::shared_ptr<const ObjectFilter> filter;
   bool filtered = false;
@@ -205,7 +210,7 @@ class WatchStream : public StreamSource {
   // A stored state the store no longer holds parsed; null if it is not a JSON object.
   static std::shared_ptr<const json::value> Parse(const std::string& text) {
     json::error_code ec;
-    json::value v = json::parse(text, ec);
+    json::value v = api::ParseJsonText(text, ec);
     if (ec || !v.is_object()) return nullptr;
     return std::make_shared<const json::value>(std::move(v));
   }
@@ -252,8 +257,19 @@ class WatchStream : public StreamSource {
   }
 
   // One event: as text, or handed over parsed to a sink that takes events.
-  void Append(std::string_view type, const std::string& object,
+  void Append(std::string_view type, const std::string& stored,
               std::shared_ptr<const json::value> parsed) {
+    std::string converted;
+    if (!p_.served_api_version.empty()) {
+      json::error_code ec;
+      json::value v = api::ParseJsonText(stored, ec);
+      if (!ec && v.is_object()) {
+        v.get_object()["apiVersion"] = p_.served_api_version;
+        converted = json::serialize(v);
+        parsed = std::make_shared<const json::value>(std::move(v));
+      }
+    }
+    const std::string& object = converted.empty() ? stored : converted;
     if (events_) {
       if (!Flush()) return;
       if (!parsed) parsed = Parse(object);
@@ -266,7 +282,7 @@ class WatchStream : public StreamSource {
     if (p_.table) {
       std::vector<json::value> items;
       json::error_code ec;
-      items.push_back(json::parse(object, ec));
+      items.push_back(api::ParseJsonText(object, ec));
       json::value table = ToTable(*p_.resource, items, ResourceVersionOf(items[0]), p_.now_unix(),
                                   p_.table_options);
       buffer_ += json::serialize(table);
@@ -326,6 +342,9 @@ class WatchStream : public StreamSource {
 HttpResponse Handlers::Watch(const HttpRequest& req, const Target& t) {
   WatchParams p;
   p.resource = t.resource;
+  if (t.resource->custom != nullptr && t.resource->custom->storage_version != t.resource->version) {
+    p.served_api_version = t.resource->ApiVersion();
+  }
   p.ns = t.ns;
   auto filter = CompileFilter(req, *t.resource);
   if (!filter.ok()) return ErrorResponse(filter.error());

@@ -164,7 +164,10 @@ std::vector<std::optional<ApiError>> Handlers::CreateAll(
   const std::string now = api::FormatUnixTime(Now());
   for (size_t i = 0; i < objects.size(); ++i) {
     auto& [ns, obj] = objects[i];
-    Target t{.resource = &res, .ns = res.namespaced ? ns : "", .name = "", .subresource = ""};
+    Target t{.resource = Builtin(res),
+             .ns = res.namespaced ? ns : "",
+             .name = "",
+             .subresource = ""};
     if (auto e = CheckTypeMeta(obj, res)) {
       out[i] = std::move(*e);
       continue;

@@ -207,6 +207,36 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
   return ErrorResponse(ModifiedConflict(res.StoreResource(), t.name));
 }
 
-// --- Binding -------------------------------------------------------------------------------------
+// DELETE of a collection (kube's registry Store.DeleteCollection): the objects the label and field
+// selectors pick, each deleted as its own DELETE with the same options; the reply lists what
+// was deleted or marked. An object gone meanwhile is skipped; any other refusal ends it there.
+HttpResponse Handlers::DeleteCollection(const HttpRequest& req, const Target& t) {
+  const ResourceInfo& res = *t.resource;
+  if (res.namespaced && t.ns.empty()) return ErrorResponse(MethodNotAllowed(req.method));
+  if (std::find(res.verbs.begin(), res.verbs.end(), "deletecollection") == res.verbs.end()) {
+    return ErrorResponse(MethodNotAllowed(req.method));
+  }
+  auto filter = CompileFilter(req, res);
+  if (!filter.ok()) return ErrorResponse(filter.error());
+  store::ListResult list = store_.List(res.StoreResource(), t.ns);
+  std::string items;
+  for (const store::Object& item : list.items) {
+    if (!FilterIsEmpty(**filter)) {
+      std::optional<json::object> obj = item.damaged ? std::nullopt : LiveObject(item);
+      if (!obj || !FilterMatches(**filter, res, *obj)) continue;
+    }
+    Target one = t;
+    one.ns = item.key.ns;
+    one.name = item.key.name;
+    HttpResponse deleted = Delete(req, one);
+    if (deleted.status == 404) continue;
+    if (deleted.status >= 300) return deleted;
+    if (!items.empty()) items += ',';
+    items += deleted.body;
+  }
+  return JsonResponse(200, fmt::format(R"({{"kind":"{}","apiVersion":"{}","metadata":{{}},)"
+                                       R"("items":[{}]}})",
+                                       res.list_kind, res.ApiVersion(), items));
+}
 
 }  // namespace muster::apiserver

@@ -16,6 +16,7 @@
 #include "api/time.h"
 #include "api/yaml.h"
 #include "apiserver/admission/admission.h"
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/handlers.h"
 #include "apiserver/lifecycle.h"
 #include "boost/json/parse.hpp"
@@ -202,6 +203,11 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       return ErrorResponse(BadRequest("the patched object is not a JSON object"));
     }
     json::object& obj = patched->get_object();
+    // A custom resource is stored in its CRD's storage version: patched, it is the URL's again.
+    if (res.custom != nullptr &&
+        StringAt(&obj, "apiVersion") == res.group + "/" + res.custom->storage_version) {
+      obj["apiVersion"] = res.ApiVersion();
+    }
     if (auto e = CheckTypeMeta(obj, res)) return ErrorResponse(*e);
     if (auto e = CheckNameAndNamespace(obj, res, t)) return ErrorResponse(*e);
     // A resourceVersion in the patch is a precondition.

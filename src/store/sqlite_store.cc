@@ -47,6 +47,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "api/json_parse.h"  // JsonParseOptions only: header-only
 #include "boost/json/monotonic_resource.hpp"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -241,7 +242,8 @@ absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, const boost:
     return Stamp(key, object, revision);
   }
   boost::system::error_code error;
-  boost::json::value object = boost::json::parse(*entry.json, error);
+  boost::json::value object =
+      boost::json::parse(*entry.json, error, {}, muster::api::JsonParseOptions());
   if (error) {
     return absl::InternalError(
         fmt::format("{}: stored object is not valid JSON: {}", KeyText(key), error.message()));
@@ -676,7 +678,7 @@ std::optional<std::string> StoredObjectProblem(std::string_view json) {
   // Open checks every stored object: a monotonic resource halves the cost of the parse.
   unsigned char buffer[8192];
   boost::json::monotonic_resource resource(buffer, sizeof buffer);
-  boost::json::stream_parser parser;
+  boost::json::stream_parser parser({}, muster::api::JsonParseOptions());
   parser.reset(&resource);
   boost::system::error_code error;
   const size_t parsed = parser.write(json.data(), json.size(), error);

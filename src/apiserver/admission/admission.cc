@@ -17,6 +17,9 @@
 //   - policy:         pkg/apis/policy/validation (poddisruptionbudgets.cc)
 //   - batch:          pkg/apis/batch/v1/defaults.go, pkg/registry/batch/job/strategy.go,
 //                     pkg/apis/batch/validation (batch_jobs.cc, cronjobs.cc)
+//   - apiextensions:  apiextensions-apiserver pkg/apis/apiextensions/validation and the naming
+//                     and establishing controllers (customresourcedefinitions.cc); custom
+//                     resources through their CRD's schema (custom_resources.cc)
 //   - Volcano:        pkg/webhooks/admission/{jobs,podgroups,queues}/{mutate,validate}
 //                     (jobs_mutate.cc, jobs_validate.cc, podgroups.cc, queues.cc); Commands,
 //                     which Volcano does not check, by muster's own rules (commands.cc)
@@ -44,6 +47,8 @@ using admission::AdmitBatchJob;
 using admission::AdmitCommand;
 using admission::AdmitConfigMap;
 using admission::AdmitCronJob;
+using admission::AdmitCustomResource;
+using admission::AdmitCustomResourceDefinition;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
@@ -75,7 +80,11 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
 
   const ResourceInfo& res = *req.resource;
   std::optional<ApiError> refused;
-  if (res.group.empty()) {
+  if (res.custom != nullptr) {
+    refused = AdmitCustomResource(c);
+  } else if (res.group == "apiextensions.k8s.io" && res.resource == "customresourcedefinitions") {
+    refused = AdmitCustomResourceDefinition(c);
+  } else if (res.group.empty()) {
     if (res.resource == "pods") refused = AdmitPod(c);
     if (res.resource == "namespaces") refused = AdmitNamespace(c);
     if (res.resource == "events") refused = AdmitEvent(c);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/json_parse.h"
 #include "api/text.h"
 #include "boost/json.hpp"
 #include "fmt/format.h"
@@ -49,7 +50,7 @@ std::optional<json::object> GetObject(const store::Store* st, const std::string&
   absl::StatusOr<store::Object> got = st->Get(store::Key{resource, ns, name});
   if (!got.ok() || got->json == nullptr) return std::nullopt;
   boost::system::error_code ec;
-  json::value v = json::parse(*got->json, ec);
+  json::value v = api::ParseJsonText(*got->json, ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.as_object());
 }
@@ -61,7 +62,7 @@ std::vector<json::object> ListObjects(const store::Store* st, const std::string&
   for (const store::Object& item : list.items) {
     if (item.json == nullptr) continue;
     boost::system::error_code ec;
-    json::value v = json::parse(*item.json, ec);
+    json::value v = api::ParseJsonText(*item.json, ec);
     if (!ec && v.is_object()) out.push_back(std::move(v.as_object()));
   }
   return out;

@@ -37,7 +37,8 @@ enum class ErrorType {
   kForbidden,
   kDuplicate,
   kTooLong,
-  kNotFound
+  kNotFound,
+  kTooMany
 };
 
 struct FieldError {
@@ -66,6 +67,8 @@ struct FieldError {
         return {"Too long", "FieldValueTooLong"};
       case ErrorType::kNotFound:
         return {"Not found", "FieldValueNotFound"};
+      case ErrorType::kTooMany:
+        return {"Too many", "FieldValueTooMany"};
     }
     return {"Invalid value", "FieldValueInvalid"};
   }

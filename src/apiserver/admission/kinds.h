@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apiserver/admission/context.h"
+#include "apiserver/descriptors/structural_schema.h"
 #include "apiserver/api_error.h"
 #include "store/store.h"
 
@@ -71,6 +73,21 @@ std::optional<ApiError> AdmitSecret(Context& c);
 
 // priorityclasses.cc
 std::optional<ApiError> AdmitPriorityClass(Context& c);
+
+// --- CustomResourceDefinitions and custom resources ----------------------------------------------
+
+// customresourcedefinitions.cc: apiextensions' defaults and validation (names, scope, versions,
+// schemas, subresources, printer columns), what muster serves itself, and the status the
+// naming and establishing controllers would write (acceptedNames, NamesAccepted, Established,
+// storedVersions), set at once.
+std::optional<ApiError> AdmitCustomResourceDefinition(Context& c);
+
+// custom_resources.cc: a custom resource through its version's structural schema: unknown fields
+// pruned, defaults filled in, then validated; stored in the CRD's storage version.
+std::optional<ApiError> AdmitCustomResource(Context& c);
+
+// custom_resources.cc: schema violations as field errors.
+void AppendSchemaViolations(Errors& errs, std::vector<SchemaViolation> violations);
 
 // poddisruptionbudgets.cc: the spec (minAvailable and maxUnavailable exclusive, each a
 // non-negative integer or a percent up to 100%, the selector) on writes of the object, the status

@@ -266,6 +266,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
               UnorderedElementsAre(GroupVersion{"", "v1"}, GroupVersion{"scheduling.k8s.io", "v1"},
                                    GroupVersion{"coordination.k8s.io", "v1"},
                                    GroupVersion{"policy", "v1"}, GroupVersion{"batch", "v1"},
+                                   GroupVersion{"apiextensions.k8s.io", "v1"},
                                    GroupVersion{"authentication.k8s.io", "v1"},
                                    GroupVersion{"authorization.k8s.io", "v1"},
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
@@ -354,7 +355,7 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   std::vector<std::string> groups;
   for (const value& item : items->as_array()) groups.push_back(Str(At(item, {"metadata", "name"})));
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
-                                           "batch", "authentication.k8s.io",
+                                           "batch", "apiextensions.k8s.io", "authentication.k8s.io",
                                            "authorization.k8s.io", "batch.volcano.sh",
                                            "scheduling.volcano.sh", "bus.volcano.sh", "apps",
                                            "networking.k8s.io"));
@@ -641,7 +642,9 @@ std::string SchemaFileOf(std::string_view name) {
                               std::pair{"io.k8s.apimachinery.pkg.util.intstr", "intstr"},
                               std::pair{"io.k8s.api.core.v1", "core.v1"},
                               std::pair{"io.k8s.api.policy.v1", "policy.v1"},
-                              std::pair{"io.k8s.api.batch.v1", "batch.v1"}}) {
+                              std::pair{"io.k8s.api.batch.v1", "batch.v1"},
+                              std::pair{"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+                                        "apiextensions.k8s.io.v1"}}) {
     if (package == prefix) return fmt::format("{}.json", file);
   }
   const size_t dot = package.rfind('.');
@@ -1140,6 +1143,18 @@ TEST(JsonPathTest, EvaluatesSimplePaths) {
   EXPECT_EQ(LookupJsonPath(obj, ".spec.tasks[2].name"), nullptr);
   EXPECT_EQ(LookupJsonPath(obj, ".status.running"), nullptr);
   EXPECT_EQ(LookupJsonPath(obj, ".status.state.phase.deeper"), nullptr);
+}
+
+// The filters of CRDs' printer columns (JobSet's COMPLETED, KubeRay's, ...): the first element
+// whose field has the value.
+TEST(JsonPathTest, FiltersPickTheFirstMatchingElement) {
+  value obj = boost::json::parse(
+      R"({"status":{"conditions":[{"type":"Ready","status":"False"},)"
+      R"({"type":"Completed","status":"True"}]}})");
+  EXPECT_EQ(Str(LookupJsonPath(obj, R"(.status.conditions[?(@.type=="Completed")].status)")),
+            "True");
+  EXPECT_EQ(Str(LookupJsonPath(obj, ".status.conditions[?(@.type=='Ready')].status")), "False");
+  EXPECT_EQ(LookupJsonPath(obj, R"(.status.conditions[?(@.type=="Failed")].status)"), nullptr);
 }
 
 // --- Tables: pods

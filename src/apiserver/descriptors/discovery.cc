@@ -50,11 +50,12 @@ object ResourceDiscovery(const ResourceInfo& info) {
   return resource;
 }
 
-object GroupDiscovery(const std::string& group, const std::vector<GroupVersion>& versions) {
+object GroupDiscovery(const ResourceSet& set, const std::string& group,
+                      const std::vector<GroupVersion>& versions) {
   array version_list;
   for (const GroupVersion& gv : versions) {
     array resources;
-    for (const ResourceInfo* info : ResourcesIn(gv.group, gv.version)) {
+    for (const ResourceInfo* info : set.In(gv.group, gv.version)) {
       resources.emplace_back(ResourceDiscovery(*info));
     }
     version_list.emplace_back(object{
@@ -67,9 +68,10 @@ object GroupDiscovery(const std::string& group, const std::vector<GroupVersion>&
 }
 
 // Non-core groups in registry order, each with its versions (the first is preferred).
-std::vector<std::pair<std::string, std::vector<GroupVersion>>> NonCoreGroups() {
+std::vector<std::pair<std::string, std::vector<GroupVersion>>> NonCoreGroups(
+    const ResourceSet& set) {
   std::vector<std::pair<std::string, std::vector<GroupVersion>>> groups;
-  for (const GroupVersion& gv : ServedGroupVersions()) {
+  for (const GroupVersion& gv : set.GroupVersions()) {
     if (gv.group.empty()) continue;
     auto it = groups.begin();
     while (it != groups.end() && it->first != gv.group) ++it;
@@ -128,16 +130,20 @@ bool AcceptsAggregatedDiscovery(std::string_view accept_header) {
 }
 
 value AggregatedDiscovery(bool core_group) {
+  return AggregatedDiscovery(*BuiltinResources(), core_group);
+}
+
+value AggregatedDiscovery(const ResourceSet& set, bool core_group) {
   array items;
   if (core_group) {
     std::vector<GroupVersion> core;
-    for (const GroupVersion& gv : ServedGroupVersions()) {
+    for (const GroupVersion& gv : set.GroupVersions()) {
       if (gv.group.empty()) core.push_back(gv);
     }
-    items.emplace_back(GroupDiscovery("", core));
+    items.emplace_back(GroupDiscovery(set, "", core));
   } else {
-    for (const auto& [group, versions] : NonCoreGroups()) {
-      items.emplace_back(GroupDiscovery(group, versions));
+    for (const auto& [group, versions] : NonCoreGroups(set)) {
+      items.emplace_back(GroupDiscovery(set, group, versions));
     }
   }
   return object{{"kind", "APIGroupDiscoveryList"},
@@ -159,15 +165,21 @@ value LegacyApiVersions(std::string_view server_address) {
   };
 }
 
-value LegacyApiGroupList() {
+value LegacyApiGroupList() { return LegacyApiGroupList(*BuiltinResources()); }
+
+value LegacyApiGroupList(const ResourceSet& set) {
   array groups;
-  for (const auto& [group, versions] : NonCoreGroups())
+  for (const auto& [group, versions] : NonCoreGroups(set))
     groups.emplace_back(ApiGroup(group, versions));
   return object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
 }
 
 std::optional<value> LegacyApiGroup(std::string_view group) {
-  for (const auto& [name, versions] : NonCoreGroups()) {
+  return LegacyApiGroup(*BuiltinResources(), group);
+}
+
+std::optional<value> LegacyApiGroup(const ResourceSet& set, std::string_view group) {
+  for (const auto& [name, versions] : NonCoreGroups(set)) {
     if (name != group) continue;
     object result{{"kind", "APIGroup"}, {"apiVersion", "v1"}};
     object group_fields = ApiGroup(name, versions);
@@ -178,7 +190,12 @@ std::optional<value> LegacyApiGroup(std::string_view group) {
 }
 
 std::optional<value> ApiResourceList(std::string_view group, std::string_view version) {
-  std::vector<const ResourceInfo*> infos = ResourcesIn(group, version);
+  return ApiResourceList(*BuiltinResources(), group, version);
+}
+
+std::optional<value> ApiResourceList(const ResourceSet& set, std::string_view group,
+                                     std::string_view version) {
+  std::vector<const ResourceInfo*> infos = set.In(group, version);
   if (infos.empty()) return std::nullopt;
   array resources;
   for (const ResourceInfo* info : infos) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "apiserver/descriptors/custom_resource.h"
 #include "apiserver/descriptors/schemas/schema_files.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
@@ -155,6 +156,35 @@ Catalog BuildCatalog() {
 const Catalog& SchemaCatalog() {
   static const auto* const catalog = new Catalog(BuildCatalog());
   return *catalog;
+}
+
+// A custom resource's kind as kube-apiserver publishes a CRD version's schema: the schema, with
+// apiVersion and kind described and metadata an ObjectMeta, tagged with its GVK.
+value CustomKindSchema(const ResourceInfo& info) {
+  object schema = info.custom->schema_json;
+  schema["type"] = "object";
+  object properties;
+  if (const value* p = schema.if_contains("properties"); p != nullptr && p->is_object()) {
+    properties = p->get_object();
+  }
+  properties["apiVersion"] = Str(kApiVersionDoc);
+  properties["kind"] = Str(kKindDoc);
+  properties["metadata"] = Ref(kObjectMeta, kMetadataDoc);
+  schema["properties"] = std::move(properties);
+  schema["x-kubernetes-group-version-kind"] = array{Gvk(info.group, info.version, info.kind)};
+  return schema;
+}
+
+value ListKindSchema(const ResourceInfo& info) {
+  return KindSchema(info.group, info.version, info.list_kind,
+                    fmt::format("{} is a list of {}", info.list_kind, info.kind),
+                    {{"metadata", Ref(kListMeta, kListMetadataDoc)},
+                     {"items", ArrayOfRef(SchemaName(info), fmt::format("List of {}. More info: "
+                                                                        "https://k8s.io/docs/"
+                                                                        "reference/using-api/"
+                                                                        "api-concepts",
+                                                                        info.resource))}},
+                    {"items"});
 }
 
 // --- Paths ---------------------------------------------------------------------------------------
@@ -536,6 +566,11 @@ std::string SchemaName(const ResourceInfo& resource, bool list) {
   if (group.find('.') == std::string_view::npos) {
     return fmt::format("io.k8s.api.{}.{}.{}", group, resource.version, kind);
   }
+  // apiextensions' kinds live in their own module, which names them.
+  if (group == "apiextensions.k8s.io") {
+    return fmt::format("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{}",
+                       resource.version, kind);
+  }
   constexpr std::string_view kK8sSuffix = ".k8s.io";
   if (group.ends_with(kK8sSuffix)) {
     group.remove_suffix(kK8sSuffix.size());
@@ -554,36 +589,90 @@ std::string SchemaName(const ResourceInfo& resource, bool list) {
 }
 
 value BuildOpenApiDocument(std::string_view group, std::string_view version) {
-  std::vector<const ResourceInfo*> infos = ResourcesIn(group, version);
+  return BuildOpenApiDocument(*BuiltinResources(), group, version);
+}
+
+value BuildOpenApiDocument(const ResourceSet& set, std::string_view group,
+                           std::string_view version) {
+  std::vector<const ResourceInfo*> infos = set.In(group, version);
   if (infos.empty()) return nullptr;
   object paths;
   std::vector<std::string> pending;
+  Catalog custom;  // the kinds of custom resources, from their CRDs
   for (const ResourceInfo* info : infos) {
     AddResourcePaths(*info, paths);
     pending.push_back(SchemaName(*info));
     if (!info->review) pending.push_back(SchemaName(*info, /*list=*/true));
+    if (info->custom != nullptr) {
+      custom[SchemaName(*info)] = CustomKindSchema(*info);
+      custom[SchemaName(*info, /*list=*/true)] = ListKindSchema(*info);
+    }
   }
   CollectRefs(paths, pending);
 
   // The schemas the paths name, and everything they refer to, sorted by name.
   const Catalog& catalog = SchemaCatalog();
-  std::set<std::string> included;
+  std::map<std::string, const value*> included;
   while (!pending.empty()) {
     std::string name = std::move(pending.back());
     pending.pop_back();
     if (included.contains(name)) continue;
-    auto it = catalog.find(name);
-    if (it == catalog.end()) continue;
-    included.insert(name);
-    CollectRefs(it->second, pending);
+    const value* found = nullptr;
+    if (auto c = custom.find(name); c != custom.end()) {
+      found = &c->second;
+    } else if (auto b = catalog.find(name); b != catalog.end()) {
+      found = &b->second;
+    }
+    if (found == nullptr) continue;
+    included.emplace(name, found);
+    CollectRefs(*found, pending);
   }
   object schemas;
-  for (const std::string& name : included) schemas[name] = catalog.find(name)->second;
+  for (const auto& [name, schema] : included) schemas[name] = *schema;
 
   return object{{"openapi", "3.0.0"},
                 {"info", object{{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
                 {"paths", std::move(paths)},
                 {"components", object{{"schemas", std::move(schemas)}}}};
+}
+
+std::shared_ptr<const OpenApiDocuments> OpenApiDocuments::Build(const ResourceSet& set) {
+  auto result = std::make_shared<OpenApiDocuments>();
+  for (const GroupVersion& gv : set.GroupVersions()) {
+    std::vector<const ResourceInfo*> infos = set.In(gv.group, gv.version);
+    const bool custom = std::any_of(infos.begin(), infos.end(),
+                                    [](const ResourceInfo* r) { return r->custom != nullptr; });
+    const std::string path = DocumentPath(gv.group, gv.version);
+    if (!custom) {
+      // The built-in documents live as long as the process; shared without ownership.
+      if (const OpenApiDocument* doc = FindOpenApiDocument(path)) {
+        result->docs_.emplace_back(std::shared_ptr<const OpenApiDocument>(), doc);
+      }
+      continue;
+    }
+    auto doc = std::make_shared<OpenApiDocument>();
+    doc->path = path;
+    doc->json = boost::json::serialize(BuildOpenApiDocument(set, gv.group, gv.version));
+    doc->hash = fmt::format("{:016X}", common::Fnv1a64(doc->json));
+    result->docs_.push_back(std::move(doc));
+  }
+  return result;
+}
+
+value OpenApiDocuments::Index() const {
+  object paths;
+  for (const auto& doc : docs_) {
+    paths[doc->path] =
+        object{{"serverRelativeURL", fmt::format("/openapi/v3/{}?hash={}", doc->path, doc->hash)}};
+  }
+  return object{{"paths", std::move(paths)}};
+}
+
+const OpenApiDocument* OpenApiDocuments::Find(std::string_view path) const {
+  for (const auto& doc : docs_) {
+    if (doc->path == path) return doc.get();
+  }
+  return nullptr;
 }
 
 value OpenApiIndex() {

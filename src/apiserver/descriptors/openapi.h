@@ -17,8 +17,10 @@
 // Thread-safety: all functions may be called concurrently; documents are built once, on first
 // use, and never change for the life of the process.
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apiserver/descriptors/resources.h"
 #include "boost/json/value.hpp"
@@ -53,6 +55,23 @@ const OpenApiDocument* FindOpenApiDocument(std::string_view path);
 // Builds the document of one group-version (what FindOpenApiDocument serves, unserialized); a
 // null value when the group-version is not served.
 boost::json::value BuildOpenApiDocument(std::string_view group, std::string_view version);
+// The same for a set with custom resources: their kinds' schemas are their CRDs' (metadata as
+// ObjectMeta, apiVersion and kind described), as kube-apiserver publishes them.
+boost::json::value BuildOpenApiDocument(const ResourceSet& set, std::string_view group,
+                                        std::string_view version);
+
+// The documents of every group-version of a ResourceSet, built once (a built-in group-version's
+// document is the one the functions above serve). Immutable: a new set gets new documents.
+class OpenApiDocuments {
+ public:
+  static std::shared_ptr<const OpenApiDocuments> Build(const ResourceSet& set);
+  // What OpenApiIndex and FindOpenApiDocument answer, for this set.
+  boost::json::value Index() const;
+  const OpenApiDocument* Find(std::string_view path) const;
+
+ private:
+  std::vector<std::shared_ptr<const OpenApiDocument>> docs_;
+};
 
 // `GET /openapi/v2`: a valid Swagger 2.0 document without paths or definitions (the schemas are
 // published in /openapi/v3 only), as JSON or, when `protobuf`, in gnostic's openapi_v2.Document

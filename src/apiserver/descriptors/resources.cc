@@ -194,6 +194,18 @@ ResourceInfo CronJobs() {
   return info;
 }
 
+// apiextensions.k8s.io/v1 CustomResourceDefinition: what makes the resources of the dynamic
+// registry (custom_resource.h, apiserver/resource_registry.h); checked and given its status by
+// admission/customresourcedefinitions.cc.
+ResourceInfo CustomResourceDefinitionsResource() {
+  ResourceInfo info = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                               "customresourcedefinition", "CustomResourceDefinition", false);
+  info.short_names = {"crd", "crds"};
+  info.categories = {"api-extensions"};
+  info.subresources = {"status"};
+  return info;
+}
+
 // What the caller may do (`kubectl auth can-i`) and who it is (`kubectl auth whoami`): virtual,
 // create-only, cluster-scoped, as kube-apiserver serves them.
 ResourceInfo ReviewResource(std::string group, std::string resource, std::string singular,
@@ -281,6 +293,7 @@ std::vector<ResourceInfo> BuildRegistry() {
       PodDisruptionBudgets(),
       BatchJobs(),
       CronJobs(),
+      CustomResourceDefinitionsResource(),
       ReviewResource("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview",
                      "SelfSubjectReview"),
       ReviewResource("authorization.k8s.io", "selfsubjectaccessreviews",
@@ -302,27 +315,32 @@ const std::vector<ResourceInfo>& AllResources() {
   return *registry;
 }
 
-const ResourceInfo* FindResource(std::string_view group, std::string_view version,
-                                 std::string_view resource) {
-  for (const ResourceInfo& info : AllResources()) {
-    if (info.group == group && info.version == version && info.resource == resource) {
-      return &info;
+ResourceSet::ResourceSet(std::vector<std::shared_ptr<const ResourceInfo>> resources)
+    : resources_(std::move(resources)) {}
+
+std::shared_ptr<const ResourceInfo> ResourceSet::Find(std::string_view group,
+                                                      std::string_view version,
+                                                      std::string_view resource) const {
+  for (const auto& info : resources_) {
+    if (info->group == group && info->version == version && info->resource == resource) {
+      return info;
     }
   }
   return nullptr;
 }
 
-const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind) {
-  for (const ResourceInfo& info : AllResources()) {
-    if (info.kind == kind && info.ApiVersion() == api_version) return &info;
+std::shared_ptr<const ResourceInfo> ResourceSet::FindByKind(std::string_view api_version,
+                                                            std::string_view kind) const {
+  for (const auto& info : resources_) {
+    if (info->kind == kind && info->ApiVersion() == api_version) return info;
   }
   return nullptr;
 }
 
-std::vector<GroupVersion> ServedGroupVersions() {
+std::vector<GroupVersion> ResourceSet::GroupVersions() const {
   std::vector<GroupVersion> result;
-  for (const ResourceInfo& info : AllResources()) {
-    GroupVersion gv{info.group, info.version};
+  for (const auto& info : resources_) {
+    GroupVersion gv{info->group, info->version};
     if (std::find(result.begin(), result.end(), gv) == result.end()) result.push_back(gv);
   }
   // Core first (it is served at /api, the rest at /apis); stable for the rest.
@@ -331,17 +349,47 @@ std::vector<GroupVersion> ServedGroupVersions() {
   return result;
 }
 
-std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string_view version) {
+std::vector<const ResourceInfo*> ResourceSet::In(std::string_view group,
+                                                 std::string_view version) const {
   std::vector<const ResourceInfo*> result;
-  for (const ResourceInfo& info : AllResources()) {
-    if (info.group == group && info.version == version) result.push_back(&info);
+  for (const auto& info : resources_) {
+    if (info->group == group && info->version == version) result.push_back(info.get());
   }
   return result;
+}
+
+const std::shared_ptr<const ResourceSet>& BuiltinResources() {
+  static const auto* const set = [] {
+    std::vector<std::shared_ptr<const ResourceInfo>> entries;
+    // The table is never freed: the entries share no ownership of it.
+    for (const ResourceInfo& info : AllResources()) {
+      entries.emplace_back(std::shared_ptr<const ResourceInfo>(), &info);
+    }
+    return new std::shared_ptr<const ResourceSet>(
+        std::make_shared<const ResourceSet>(std::move(entries)));
+  }();
+  return *set;
+}
+
+const ResourceInfo* FindResource(std::string_view group, std::string_view version,
+                                 std::string_view resource) {
+  return BuiltinResources()->Find(group, version, resource).get();
+}
+
+const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind) {
+  return BuiltinResources()->FindByKind(api_version, kind).get();
+}
+
+std::vector<GroupVersion> ServedGroupVersions() { return BuiltinResources()->GroupVersions(); }
+
+std::vector<const ResourceInfo*> ResourcesIn(std::string_view group, std::string_view version) {
+  return BuiltinResources()->In(group, version);
 }
 
 SubresourceInfo DescribeSubresource(const ResourceInfo& resource, std::string_view subresource) {
   if (subresource == "binding") return {"", "v1", "Binding", {"create"}};
   if (subresource == "eviction") return {"policy", "v1", "Eviction", {"create"}};
+  if (subresource == "scale") return {"autoscaling", "v1", "Scale", {"get", "patch", "update"}};
   if (subresource == "log") return {resource.group, resource.version, resource.kind, {"get"}};
   if (subresource == "finalize") {
     return {resource.group, resource.version, resource.kind, {"update"}};

@@ -1,14 +1,21 @@
 #pragma once
 
 // The API server's resource registry: every resource it serves, with what discovery, OpenAPI,
-// `kubectl get` tables and the REST handlers need to know about it. One table, built in one
-// function (resources.cc); everything else looks resources up here.
+// `kubectl get` tables and the REST handlers need to know about it. The compiled-in table is
+// built in one function (resources.cc); a server adds the custom resources of its established
+// CustomResourceDefinitions at run time (apiserver/resource_registry.h), each change giving a new
+// immutable ResourceSet. Everything else looks resources up in one of these.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace muster::apiserver {
+
+// What a CustomResourceDefinition says of a resource beyond the fields below: its schema,
+// subresources and versions (custom_resource.h).
+struct CustomResourceSpec;
 
 struct PrinterColumn {
   std::string name;       // "STATUS"
@@ -50,6 +57,9 @@ struct ResourceInfo {
   // Volcano kinds: their CRDs' additionalPrinterColumns (built-in kinds have server-side column
   // code in tables.cc).
   std::vector<PrinterColumn> columns;
+  // Set for a resource that a CustomResourceDefinition stored in this server defines (served
+  // from the dynamic registry); null for the compiled-in table, Volcano's kinds included.
+  std::shared_ptr<const CustomResourceSpec> custom;
 
   // "v1" or "batch.volcano.sh/v1alpha1".
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
@@ -57,19 +67,47 @@ struct ResourceInfo {
   std::string StoreResource() const { return group.empty() ? resource : resource + "." + group; }
 };
 
-// Every served resource, in a stable order.
+struct GroupVersion {
+  std::string group;  // "" for the core group
+  std::string version;
+  bool operator==(const GroupVersion&) const = default;
+};
+
+// An immutable set of served resources: the compiled-in table, then the custom resources of a
+// server's established CustomResourceDefinitions. Lookups are linear over a few dozen entries.
+// Thread-safe: it never changes; a pointer it returns lives as long as the set (or the entry's
+// shared_ptr from all()).
+class ResourceSet {
+ public:
+  explicit ResourceSet(std::vector<std::shared_ptr<const ResourceInfo>> resources);
+
+  const std::vector<std::shared_ptr<const ResourceInfo>>& all() const { return resources_; }
+  // By URL parts; null when not served.
+  std::shared_ptr<const ResourceInfo> Find(std::string_view group, std::string_view version,
+                                           std::string_view resource) const;
+  // By apiVersion and kind of an object; null when not served.
+  std::shared_ptr<const ResourceInfo> FindByKind(std::string_view api_version,
+                                                 std::string_view kind) const;
+  // Every served group-version, core first, then in set order; no duplicates.
+  std::vector<GroupVersion> GroupVersions() const;
+  // The resources of one group-version, in set order (empty when not served).
+  std::vector<const ResourceInfo*> In(std::string_view group, std::string_view version) const;
+
+ private:
+  std::vector<std::shared_ptr<const ResourceInfo>> resources_;
+};
+
+// The compiled-in table as a set (what a server without CustomResourceDefinitions serves).
+const std::shared_ptr<const ResourceSet>& BuiltinResources();
+
+// The compiled-in table, in a stable order; the functions below look only there, and what they
+// return lives for the life of the process.
 const std::vector<ResourceInfo>& AllResources();
 // By URL parts; nullptr when not served.
 const ResourceInfo* FindResource(std::string_view group, std::string_view version,
                                  std::string_view resource);
 // By apiVersion and kind of an object; nullptr when not served.
 const ResourceInfo* FindByKind(std::string_view api_version, std::string_view kind);
-
-struct GroupVersion {
-  std::string group;  // "" for the core group
-  std::string version;
-  bool operator==(const GroupVersion&) const = default;
-};
 // Every served group-version, core first, then in registry order; no duplicates.
 std::vector<GroupVersion> ServedGroupVersions();
 // The resources of one group-version, in registry order (empty when not served).

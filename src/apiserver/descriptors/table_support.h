@@ -79,4 +79,9 @@ boost::json::array JobCells(const boost::json::value& job, int64_t now_unix);
 boost::json::array CronJobColumns();
 boost::json::array CronJobCells(const boost::json::value& cronjob, int64_t now_unix);
 
+// apiextensions.k8s.io/v1 CustomResourceDefinition: NAME, CREATED AT (kube's default table
+// convertor, which apiextensions uses: the creation time in RFC 3339, not an age).
+boost::json::array CustomResourceDefinitionColumns();
+boost::json::array CustomResourceDefinitionCells(const boost::json::value& crd);
+
 }  // namespace muster::apiserver::table

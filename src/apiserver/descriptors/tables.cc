@@ -43,6 +43,8 @@ using table::PodColumns;
 using table::PodDisruptionBudgetCells;
 using table::PodDisruptionBudgetColumns;
 using table::PriorityClassCells;
+using table::CustomResourceDefinitionCells;
+using table::CustomResourceDefinitionColumns;
 using table::PriorityClassColumns;
 using table::Since;
 using table::StrAt;
@@ -333,6 +335,30 @@ const value* LookupJsonPath(const value& obj, std::string_view path) {
       if (end == std::string_view::npos) end = path.size();
       if (end > pos) v = Get(v, path.substr(pos, end - pos));
       pos = end;
+    } else if (path.substr(pos).starts_with("[?(@.")) {
+      // A filter, as CRDs' printer columns use it: [?(@.type=="Ready")], the first match.
+      const size_t close = path.find(")]", pos);
+      if (close == std::string_view::npos || !v->is_array()) return nullptr;
+      const std::string_view filter = path.substr(pos + 5, close - pos - 5);
+      const size_t eq = filter.find("==");
+      if (eq == std::string_view::npos) return nullptr;
+      std::string_view want = filter.substr(eq + 2);
+      if (want.size() < 2 || (want.front() != '"' && want.front() != '\'') ||
+          want.back() != want.front()) {
+        return nullptr;
+      }
+      want = want.substr(1, want.size() - 2);
+      const std::string field = "." + std::string(filter.substr(0, eq));
+      const value* match = nullptr;
+      for (const value& item : v->get_array()) {
+        const value* got = LookupJsonPath(item, field);
+        if (got != nullptr && got->is_string() && got->get_string() == want) {
+          match = &item;
+          break;
+        }
+      }
+      v = match;
+      pos = close + 2;
     } else if (path[pos] == '[') {
       size_t close = path.find(']', pos);
       if (close == std::string_view::npos) return nullptr;
@@ -369,6 +395,9 @@ array TableColumns(const ResourceInfo& r) {
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetColumns();
   if (Is(r, "batch", "jobs")) return JobColumns();
   if (Is(r, "batch", "cronjobs")) return CronJobColumns();
+  if (Is(r, "apiextensions.k8s.io", "customresourcedefinitions")) {
+    return CustomResourceDefinitionColumns();
+  }
   return DefaultColumns();
 }
 
@@ -386,6 +415,9 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   if (Is(r, "policy", "poddisruptionbudgets")) return PodDisruptionBudgetCells(obj, now_unix);
   if (Is(r, "batch", "jobs")) return JobCells(obj, now_unix);
   if (Is(r, "batch", "cronjobs")) return CronJobCells(obj, now_unix);
+  if (Is(r, "apiextensions.k8s.io", "customresourcedefinitions")) {
+    return CustomResourceDefinitionCells(obj);
+  }
   return DefaultCells(obj, now_unix);
 }
 

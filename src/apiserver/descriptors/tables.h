@@ -65,7 +65,9 @@ std::string HumanDuration(int64_t seconds);
 std::string AgeCell(const boost::json::value* timestamp, int64_t now_unix);
 
 // The value at a simple JSONPath (".status.state.phase", ".spec.tasks[0].name",
-// "{.spec.queue}") in `object`; nullptr when any step is missing.
+// "{.spec.queue}", and the filter CRDs' printer columns use:
+// `.status.conditions[?(@.type=="Ready")].status`, the first match) in `object`; nullptr when any
+// step is missing.
 const boost::json::value* LookupJsonPath(const boost::json::value& object, std::string_view path);
 
 }  // namespace muster::apiserver

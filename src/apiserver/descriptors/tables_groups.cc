@@ -1,6 +1,7 @@
 // The tables of the built-in kinds outside the core group (table_support.h), after kube's
 // pkg/printers/internalversion/printers.go: printPriorityClass, printLease,
-// printPodDisruptionBudget.
+// printPodDisruptionBudget; and apiextensions' CustomResourceDefinition, through the default
+// table convertor of k8s.io/apiserver pkg/registry/rest/table.go.
 
 #include <string>
 
@@ -99,6 +100,20 @@ array PodDisruptionBudgetCells(const value& pdb, int64_t now_unix) {
                IntOrStringCell(spec, "maxUnavailable"),
                allowed == nullptr ? 0 : api::TruncatedInt64(*allowed).value_or(0),
                CreatedAgo(pdb, now_unix)};
+}
+
+array CustomResourceDefinitionColumns() {
+  return array{NameColumn(),
+               ColumnDef("Created At", "date",
+                         "CreationTimestamp is a timestamp representing the server time when this "
+                         "object was created. It is not guaranteed to be set in happens-before "
+                         "order across separate operations. Clients may not set this value. It "
+                         "is represented in RFC3339 form and is in UTC.")};
+}
+
+array CustomResourceDefinitionCells(const value& crd) {
+  const object* meta = api::ObjectAt(ObjectOf(crd), "metadata");
+  return array{NameOf(crd), api::StringViewAt(meta, "creationTimestamp")};
 }
 
 }  // namespace muster::apiserver::table
