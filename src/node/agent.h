@@ -38,6 +38,7 @@
 #include "client/informer.h"
 #include "node/cluster_file.h"
 #include "node/pod_manager.h"
+#include "node/pod_streams.h"
 #include "node/process_runtime.h"
 #include "node/simulated_runtime.h"
 
@@ -91,6 +92,10 @@ class NodeAgent {
 
   [[nodiscard]] NodeAgentStats Stats() const;
   [[nodiscard]] const std::vector<NodeConfig>& nodes() const { return nodes_; }
+  // kubectl exec, attach, cp and port-forward into the pods these nodes run (pod_streams.h), for
+  // an API server in the same process (apiserver::Handlers::SetPodStreams). Refuses once
+  // stopping; valid as long as the agent.
+  [[nodiscard]] common::PodStreams& streams() { return *streams_; }
 
  private:
   class Sink;
@@ -110,6 +115,7 @@ class NodeAgent {
   SimulatedRuntime simulated_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<PodManager> pods_;
+  std::unique_ptr<NodePodStreams> streams_;  // declared after pods_: destroyed before it
   std::unique_ptr<client::Informer> informer_;
 
   std::atomic<int> registered_{0};

@@ -31,6 +31,10 @@ struct ContainerLaunch {
   // Names this run in the log's index (common/container_log.h): the containerID the pod status
   // gives it, by which the API server finds the run's output (`kubectl logs --previous`).
   std::string log_run_id;
+  // The container's `stdin: true`: its stdin is a pipe the runtime keeps open for `kubectl
+  // attach -i` (else /dev/null); `stdinOnce` closes it when the first attach lets go of it.
+  bool stdin_pipe = false;
+  bool stdin_once = false;
 
   // Simulated runtime: the container exits with `exit_code` after `run_seconds` (negative: runs
   // until stopped).
