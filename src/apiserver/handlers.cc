@@ -480,6 +480,10 @@ HttpResponse Handlers::HandleResource(const HttpRequest& req, const Target& t) {
     if (m == "GET") return Logs(req, t);
     return ErrorResponse(MethodNotAllowed(m));
   }
+  if (t.subresource == "exec" || t.subresource == "attach" || t.subresource == "portforward") {
+    if (m == "GET" || m == "POST") return PodStream(req, t);
+    return ErrorResponse(MethodNotAllowed(m));
+  }
   return ErrorResponse(PathNotFound());
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "apiserver/handlers.h"
 #include "apiserver/local_transport.h"
 
 namespace muster::cmd {
@@ -45,6 +46,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
     return absl::Status(s.code(), std::string(part) + ": " + std::string(s.message()));
   };
   if (absl::Status s = c->agent_->Start(); !s.ok()) return failed("node agents", s);
+  // kubectl exec, attach, cp and port-forward reach the process nodes' containers in process.
+  c->server_->handlers().SetPodStreams(&c->agent_->streams());
   if (absl::Status s = c->controller_->Start(); !s.ok()) return failed("job controller", s);
   if (absl::Status s = c->podgroup_controller_->Start(); !s.ok()) {
     return failed("podgroup controller", s);
@@ -68,6 +71,7 @@ void LocalCluster::Stop() {
   if (scheduler_) scheduler_->Stop();
   if (taint_eviction_controller_) taint_eviction_controller_->Stop();
   if (disruption_controller_) disruption_controller_->Stop();
+  if (server_) server_->handlers().SetPodStreams(nullptr);  // the agent goes before the server
   if (queue_controller_) queue_controller_->Stop();
   if (podgroup_controller_) podgroup_controller_->Stop();
   if (controller_) controller_->Stop();
