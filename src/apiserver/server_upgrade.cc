@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <map>
@@ -31,10 +32,12 @@
 
 namespace muster::apiserver {
 
+// At namespace scope, as pod_streams.cc has it: the sanitizer trees compile both as one unit.
+namespace rc = remote_command;
+
 namespace {
 
 namespace posix = net::posix;
-namespace rc = remote_command;
 
 constexpr size_t kMaxClientMessage = size_t{16} << 20;
 constexpr size_t kChunk = 32 * 1024;
@@ -329,10 +332,11 @@ class Upgraded : public std::enable_shared_from_this<Upgraded<Stream>>, public S
         [self = this->shared_from_this(), request, fw](beast::error_code ec) {
           if (self->closed_ || !fw->socket) return;
           if (ec) {
+            std::string why = ec.message();  // in Go's words: "connection refused"
+            if (!why.empty()) why[0] = static_cast<char>(std::tolower(why[0]));
             return self->ForwardFailed(
                 request, fw,
-                fmt::format("dial tcp {}:{}: connect: {}", self->upgrade_->pod_ip, fw->port,
-                            ec.message()));
+                fmt::format("dial tcp {}:{}: connect: {}", self->upgrade_->pod_ip, fw->port, why));
           }
           fw->connected = true;
           self->ReadPod(request, fw);
@@ -346,9 +350,8 @@ class Upgraded : public std::enable_shared_from_this<Upgraded<Stream>>, public S
         fmt::format("error forwarding port {} to pod {}, uid {}: {}", fw->port,
                     upgrade_->pod_name, upgrade_->pod_uid, why);
     if (fw->error_stream != 0) Send(spdy_.Data(fw->error_stream, message, false));
-    fw->pod_done = true;
     fw->client_done = true;
-    EndForward(request);
+    EndForward(request);  // the data stream's end too: kubectl waits for it before the error
   }
   void OnData(const spdy::Frame& f) {
     auto it = stream_to_forward_.find(f.stream_id);

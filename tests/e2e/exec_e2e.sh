@@ -5,8 +5,9 @@
 # http.server in its working directory: exec sees the pod's environment and reports a failing
 # command's exit code, `exec -i` takes piped stdin, `exec -it` runs under a pseudo-terminal whose
 # size kubectl sets, `kubectl cp` copies a file in (then served by http.server, fetched through
-# `kubectl port-forward`) and out again; `kubectl attach -i` feeds a container's stdin and reads
-# its output; a simulated pod is refused saying it has nothing to exec into.
+# `kubectl port-forward`, also over its SPDY fallback) and out again; `kubectl attach -i` feeds a
+# container's stdin and reads its output; a simulated pod is refused saying it has nothing to exec
+# into.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -130,6 +131,30 @@ else
 fi
 expect "a second connection through the same forward" "Directory listing" \
   curl -s --max-time 20 "http://127.0.0.1:$local_port/"
+stop_process "$pf" 5
+# kubectl's fallback when the WebSocket tunnel is refused: SPDY over the upgraded connection.
+spdy_port=$(free_port)
+KUBECTL_PORT_FORWARD_WEBSOCKETS=false "$KUBECTL" port-forward pod/box "$spdy_port:$pod_port" \
+  >"$work/pf-spdy.out" 2>&1 &
+pf=$!
+stop_at_exit "$pf"
+eventually "port-forward over a SPDY upgrade listens" 30 \
+  grep -q "Forwarding from 127.0.0.1:$spdy_port" "$work/pf-spdy.out"
+expect "port-forward over a SPDY upgrade reaches the pod" "Directory listing" \
+  curl -s --max-time 20 "http://127.0.0.1:$spdy_port/"
+stop_process "$pf" 5
+
+# Nothing listens on the pod's port: the kubelet's error, and the local connection ends.
+closed_port=$(free_port)
+refused_port=$(free_port)
+"$KUBECTL" port-forward pod/box "$refused_port:$closed_port" >"$work/pf-refused.out" 2>&1 &
+pf=$!
+stop_at_exit "$pf"
+eventually "port-forward to a closed port listens" 30 \
+  grep -q "Forwarding from 127.0.0.1:$refused_port" "$work/pf-refused.out"
+curl -s --max-time 20 "http://127.0.0.1:$refused_port/" >/dev/null 2>&1
+eventually "a refused connection is the kubelet's error" 20 \
+  grep -q "error forwarding port $closed_port to pod box, uid" "$work/pf-refused.out"
 stop_process "$pf" 5
 
 # --- attach ---------------------------------------------------------------------------------------
