@@ -545,6 +545,10 @@ HttpResponse Handlers::HandleResourceVerb(const HttpRequest& req, const Target& 
     if (m == "GET") return Logs(req, t);
     return ErrorResponse(MethodNotAllowed(m));
   }
+  if (t.subresource == "exec" || t.subresource == "attach" || t.subresource == "portforward") {
+    if (m == "GET" || m == "POST") return PodStream(req, t);
+    return ErrorResponse(MethodNotAllowed(m));
+  }
   return ErrorResponse(PathNotFound());
 }
 

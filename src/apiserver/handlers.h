@@ -18,9 +18,11 @@
 //
 // Split across files by concern: handlers.cc (routing, discovery, get, list), write.cc (create,
 // update, patch, delete, binding; write_evict.cc the eviction), reviews.cc (`kubectl auth can-i`
-// and `whoami`), watch.cc, logs.cc, fields.cc (field selectors), strict.cc (fieldValidation),
+// and `whoami`), watch.cc, logs.cc, pod_streams.cc (exec, attach, portforward), fields.cc
+// (field selectors), strict.cc (fieldValidation),
 // bootstrap.cc (default namespaces and queues).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,6 +41,7 @@
 #include "apiserver/status.h"
 #include "boost/json/object.hpp"
 #include "boost/json/value.hpp"
+#include "common/pod_streams.h"
 #include "store/store.h"
 
 namespace muster::apiserver {
@@ -113,6 +116,12 @@ class Handlers {
   // Idempotent. Every namespace stored gets its "default" ServiceAccount where it lacks one.
   absl::Status Bootstrap();
 
+  // The node agents of this process, for pods/exec, pods/attach and pods/portforward
+  // (pod_streams.cc); null (the default, and `muster apiserver` alone): those requests are
+  // refused saying that they need the nodes in the API server's process. `streams` must stay
+  // valid until it is replaced or the server has stopped. Thread-safe.
+  void SetPodStreams(common::PodStreams* streams) { pod_streams_.store(streams); }
+
  private:
   // The namespace's "default" ServiceAccount, as kube's serviceaccounts controller creates it:
   // made with the namespace (CreateObject) and at start-up (Bootstrap), so that it is there
@@ -173,6 +182,9 @@ class Handlers {
   // Streams (watch.cc, logs.cc).
   HttpResponse Watch(const HttpRequest& req, const Target& t);
   HttpResponse Logs(const HttpRequest& req, const Target& t);
+  // pods/exec, pods/attach, pods/portforward (pod_streams.cc): the checks and the connection
+  // upgrade (upgrade.h).
+  HttpResponse PodStream(const HttpRequest& req, const Target& t);
 
   [[nodiscard]] int64_t Now() const;
   void Log(std::string_view message) const;
@@ -184,6 +196,7 @@ class Handlers {
   std::string continue_key_;  // signs `continue` tokens (random per server)
   // What is served: the compiled-in resources and those of the stored CRDs.
   std::unique_ptr<ResourceRegistry> registry_;
+  std::atomic<common::PodStreams*> pod_streams_{nullptr};
 };
 
 // --- Helpers shared by the handler files -------------------------------------------------------
@@ -226,6 +239,10 @@ bool IsWatch(const HttpRequest& req);
 // not with "0"; sendInitialEvents only for a watch, with NotOlderThan. The error is 422
 // `ListOptions.meta.k8s.io "" is invalid: ...` with one cause per broken rule.
 std::optional<ApiError> CheckListOptions(const HttpRequest& req, bool watch);
+// The container a pods/log, exec or attach request names (`requested`), or the pod's only one when
+// it names none; 400 with kube's messages otherwise (pod/strategy.go validateContainer).
+ApiResult<std::string> ChooseContainer(const boost::json::object& pod, const std::string& requested,
+                                       const std::string& pod_name);
 // A JSON response with the given code.
 HttpResponse JsonResponse(int status, std::string body);
 // A non-owning handle on an entry of the compiled-in table, which lives for the process.

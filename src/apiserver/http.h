@@ -18,6 +18,8 @@ class value;
 
 namespace muster::apiserver {
 
+struct Upgrade;  // upgrade.h
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // percent-decoded: "/api/v1/namespaces/default/pods"
@@ -26,6 +28,14 @@ struct HttpRequest {
   std::string accept;
   std::string user_agent;  // the default field manager of a write (api/managed_fields.h)
   std::string body;
+  // A connection upgrade (pods/exec, attach, portforward): the Upgrade field, lower-cased
+  // ("websocket", "spdy/3.1"), the WebSocket handshake's key and its subprotocols (every
+  // Sec-WebSocket-Protocol field, joined with commas), and the SPDY stream protocols asked for
+  // (X-Stream-Protocol-Version fields, joined with commas).
+  std::string upgrade;
+  std::string websocket_key;
+  std::string websocket_protocols;
+  std::string stream_protocols;
 
   // The first value of query parameter `name`; "" when absent.
   [[nodiscard]] std::string_view Param(std::string_view name) const {
@@ -104,6 +114,10 @@ struct HttpResponse {
   // The same stream without a thread (see StreamSource); where set the server uses it instead
   // of `stream`, which stays set for callers that run streams on their own threads.
   std::shared_ptr<StreamSource> source;
+  // When set, the connection switches protocols (upgrade.h): the server writes upgrade->head
+  // (status, headers and body above are unused) and carries the streams until either side ends.
+  // Only over HTTP: an in-process request carries no Upgrade field and is refused.
+  std::shared_ptr<Upgrade> upgrade;
 };
 
 }  // namespace muster::apiserver

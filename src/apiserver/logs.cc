@@ -285,6 +285,30 @@ class LogFormatter {
 
 }  // namespace
 
+ApiResult<std::string> ChooseContainer(const json::object& pod, const std::string& requested,
+                                       const std::string& pod_name) {
+  // pod/strategy.go validateContainer: one container needs no name; any other must be the pod's.
+  std::vector<std::string> containers = ContainerNames(pod, "containers");
+  std::vector<std::string> all = ContainerNames(pod, "initContainers");
+  all.insert(all.end(), containers.begin(), containers.end());
+  for (std::string& c : ContainerNames(pod, "ephemeralContainers")) all.push_back(std::move(c));
+  if (requested.empty()) {
+    if (containers.empty()) {
+      return BadRequest(fmt::format("a container name must be specified for pod {}", pod_name));
+    }
+    if (containers.size() != 1) {
+      return BadRequest(
+          fmt::format("a container name must be specified for pod {}, choose one of: [{}]",
+                      pod_name, fmt::join(all, " ")));
+    }
+    return containers[0];
+  }
+  if (std::find(all.begin(), all.end(), requested) == all.end()) {
+    return BadRequest(fmt::format("container {} is not valid for pod {}", requested, pod_name));
+  }
+  return requested;
+}
+
 HttpResponse Handlers::Logs(const HttpRequest& req, const Target& t) {
   const ResourceInfo& res = *t.resource;
   auto decoded = DecodeLogOptions(req);
@@ -299,27 +323,9 @@ HttpResponse Handlers::Logs(const HttpRequest& req, const Target& t) {
   if (ec || !parsed.is_object()) return ErrorResponse(DamagedObjectError(res, *live));
   const json::object& pod = parsed.get_object();
 
-  // pod/strategy.go validateContainer: one container needs no name; any other must be the pod's.
-  std::vector<std::string> containers = ContainerNames(pod, "containers");
-  std::vector<std::string> all = ContainerNames(pod, "initContainers");
-  all.insert(all.end(), containers.begin(), containers.end());
-  for (std::string& c : ContainerNames(pod, "ephemeralContainers")) all.push_back(std::move(c));
-  std::string container = options.container;
-  if (container.empty()) {
-    if (containers.empty()) {
-      return ErrorResponse(
-          BadRequest(fmt::format("a container name must be specified for pod {}", t.name)));
-    }
-    if (containers.size() != 1) {
-      return ErrorResponse(BadRequest(
-          fmt::format("a container name must be specified for pod {}, choose one of: [{}]", t.name,
-                      fmt::join(all, " "))));
-    }
-    container = containers[0];
-  } else if (std::find(all.begin(), all.end(), container) == all.end()) {
-    return ErrorResponse(
-        BadRequest(fmt::format("container {} is not valid for pod {}", container, t.name)));
-  }
+  ApiResult<std::string> chosen = ChooseContainer(pod, options.container, t.name);
+  if (!chosen.ok()) return ErrorResponse(chosen.error());
+  const std::string& container = *chosen;
 
   HttpResponse r;
   r.content_type = "text/plain";

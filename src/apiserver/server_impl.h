@@ -1,9 +1,9 @@
 #pragma once
 
-// What the accept loop and Stop() (server.cc) share with the connections (server_session.cc): the
-// server's state (Server::Impl: the io_context and its pool, the acceptor, the stream limits and
-// the streams in flight) and how Stop() reaches a connection that serves a stream. Internal to
-// those two files.
+// What the accept loop and Stop() (server.cc) share with the connections (server_session.cc and,
+// once they switch protocols, server_upgrade.cc): the server's state (Server::Impl: the
+// io_context and its pool, the acceptor, the stream limits and the streams in flight) and how
+// Stop() reaches a connection that serves a stream. Internal to those three files.
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +20,7 @@
 
 #include "apiserver/server.h"
 #include "apiserver/status.h"
+#include "apiserver/upgrade.h"
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/defer.hpp"
@@ -29,6 +30,8 @@
 #include "boost/asio/strand.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/beast/core/error.hpp"
+#include "boost/beast/core/tcp_stream.hpp"
+#include "boost/beast/ssl/ssl_stream.hpp"
 
 namespace muster::apiserver {
 
@@ -172,5 +175,13 @@ struct Server::Impl {
 // Serves one accepted connection (TLS when the server has a certificate) until it closes; the
 // session keeps itself alive on the io_context.
 void StartSession(Server::Impl* server, tcp::socket socket);
+
+// Carries a connection that switched protocols (server_upgrade.cc): writes upgrade->head, then
+// serves the streams until either side ends. `early` is what the client sent after its request.
+// Counted as a stream (ServerOptions::max_streams) and ended by Stop() as the other streams are.
+void StartUpgraded(Server::Impl* server, beast::tcp_stream stream, std::string early,
+                   std::shared_ptr<Upgrade> upgrade);
+void StartUpgraded(Server::Impl* server, beast::ssl_stream<beast::tcp_stream> stream,
+                   std::string early, std::shared_ptr<Upgrade> upgrade);
 
 }  // namespace muster::apiserver

@@ -1,6 +1,7 @@
 // One connection of the API server: reading requests with a parser that keeps what the
 // handlers read (RequestParser), answering them on the pool or, for streams, on a thread of their
-// own or as a StreamSource the pool polls (ChunkSink), over plain TCP or TLS. Boost.Beast's HTTP
+// own or as a StreamSource the pool polls (ChunkSink), over plain TCP or TLS; a connection that
+// switches protocols (pods/exec) is handed to server_upgrade.cc. Boost.Beast's HTTP
 // code lives here only (and the accept loop beside it, server.cc).
 
 #include <sys/socket.h>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "apiserver/request_target.h"
 #include "apiserver/server_impl.h"
 #include "apiserver/status.h"
@@ -68,6 +70,10 @@ class RequestParser : public http::basic_parser<true> {
   std::string user_agent;
   std::string expect;
   std::string transfer_encoding;
+  std::string upgrade;
+  std::string websocket_key;
+  std::string websocket_protocols;  // every Sec-WebSocket-Protocol field, joined with commas
+  std::string stream_protocols;     // every X-Stream-Protocol-Version field, likewise
   int transfer_encodings = 0;  // Transfer-Encoding fields
   int hosts = 0;               // Host fields
   std::string body;
@@ -80,9 +86,17 @@ class RequestParser : public http::basic_parser<true> {
     version = static_cast<unsigned>(http_version);
   }
   void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
-  void on_field_impl(http::field name, beast::string_view, beast::string_view value,
+  void on_field_impl(http::field name, beast::string_view name_str, beast::string_view value,
                      beast::error_code&) override {
     if (name == http::field::host) ++hosts;
+    auto join = [value](std::string& list) {
+      if (!list.empty()) list += ",";
+      list.append(value.data(), value.size());
+    };
+    if (name == http::field::sec_websocket_protocol) join(websocket_protocols);
+    if (name == http::field::unknown && beast::iequals(name_str, "X-Stream-Protocol-Version")) {
+      join(stream_protocols);
+    }
     if (name == http::field::transfer_encoding) {
       ++transfer_encodings;
       transfer_encoding = std::string(value);
@@ -91,7 +105,9 @@ class RequestParser : public http::basic_parser<true> {
          {std::pair{http::field::authorization, &authorization},
           std::pair{http::field::content_type, &content_type},
           std::pair{http::field::accept, &accept}, std::pair{http::field::expect, &expect},
-          std::pair{http::field::user_agent, &user_agent}}) {
+          std::pair{http::field::user_agent, &user_agent},
+          std::pair{http::field::upgrade, &upgrade},
+          std::pair{http::field::sec_websocket_key, &websocket_key}}) {
       if (name == field && keep->empty()) *keep = std::string(value);
     }
   }
@@ -349,7 +365,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
     req_.accept = std::move(p.accept);
     req_.user_agent = std::move(p.user_agent);
     req_.body = std::move(p.body);
+    req_.upgrade = absl::AsciiStrToLower(p.upgrade);
+    req_.websocket_key = std::move(p.websocket_key);
+    req_.websocket_protocols = std::move(p.websocket_protocols);
+    req_.stream_protocols = std::move(p.stream_protocols);
     HttpResponse res = server_->Call(req_);
+    if (res.upgrade) return SwitchProtocols(std::move(res.upgrade));
     if (res.source) return StartSource(std::move(res), p.version, p.keep_alive());
     if (res.stream) return StartStream(std::move(res), p.version, p.keep_alive());
     Reply(std::move(res), p.version, p.keep_alive());
@@ -433,6 +454,17 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
         break;
     }
     return true;
+  }
+
+  // The connection leaves this session for the streaming protocol's (server_upgrade.cc), with
+  // what the client may already have sent after its request.
+  void SwitchProtocols(std::shared_ptr<Upgrade> upgrade) {
+    ReleaseInflight();
+    beast::get_lowest_layer(stream_).expires_never();
+    auto data = buffer_.data();
+    std::string early(static_cast<const char*>(data.data()), data.size());
+    buffer_.consume(buffer_.size());
+    StartUpgraded(server_, std::move(stream_), std::move(early), std::move(upgrade));
   }
 
   // Runs on a pool thread, so before Stop() has joined the pool; Stop() waits for every stream

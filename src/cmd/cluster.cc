@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "apiserver/handlers.h"
 #include "apiserver/local_transport.h"
 
 namespace muster::cmd {
@@ -57,6 +58,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
     return absl::Status(s.code(), std::string(part) + ": " + std::string(s.message()));
   };
   if (absl::Status s = c->agent_->Start(); !s.ok()) return failed("node agents", s);
+  // kubectl exec, attach, cp and port-forward reach the process nodes' containers in process.
+  c->server_->handlers().SetPodStreams(&c->agent_->streams());
   for (auto& [name, controller] : c->controllers_) {
     if (absl::Status s = controller->Start(); !s.ok()) return failed(name.c_str(), s);
   }
@@ -71,6 +74,7 @@ void LocalCluster::Stop() {
   stopped_ = true;
   if (scheduler_) scheduler_->Stop();
   for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) it->second->Stop();
+  if (server_) server_->handlers().SetPodStreams(nullptr);  // the agent goes before the server
   if (agent_) agent_->Stop();
   if (server_) server_->Stop();
 }

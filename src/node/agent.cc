@@ -186,6 +186,7 @@ NodeAgent::NodeAgent(client::Client& client, std::vector<NodeConfig> nodes,
   pod_options.worker.backoff_max = options_.backoff_max;
   pod_options.shards = options_.shards;
   pods_ = std::make_unique<PodManager>(nodes_, *sink_, simulated_, process_, pod_options);
+  streams_ = std::make_unique<NodePodStreams>(*pods_, process_);
 }
 
 NodeAgent::~NodeAgent() { Stop(); }
@@ -235,6 +236,7 @@ void NodeAgent::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  streams_->Stop();
   if (informer_) informer_->Stop();
   if (services_) services_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();

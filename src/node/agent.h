@@ -40,6 +40,7 @@
 #include "client/informer.h"
 #include "node/cluster_file.h"
 #include "node/pod_manager.h"
+#include "node/pod_streams.h"
 #include "node/process_runtime.h"
 #include "node/simulated_runtime.h"
 
@@ -93,6 +94,10 @@ class NodeAgent {
 
   [[nodiscard]] NodeAgentStats Stats() const;
   [[nodiscard]] const std::vector<NodeConfig>& nodes() const { return nodes_; }
+  // kubectl exec, attach, cp and port-forward into the pods these nodes run (pod_streams.h), for
+  // an API server in the same process (apiserver::Handlers::SetPodStreams). Refuses once
+  // stopping; valid as long as the agent.
+  [[nodiscard]] common::PodStreams& streams() { return *streams_; }
 
  private:
   class Sink;
@@ -112,6 +117,7 @@ class NodeAgent {
   SimulatedRuntime simulated_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<PodManager> pods_;
+  std::unique_ptr<NodePodStreams> streams_;  // declared after pods_: destroyed before it
   std::unique_ptr<client::Informer> informer_;
   std::unique_ptr<client::Informer> services_;  // with process nodes only
 

@@ -497,6 +497,12 @@ LaunchResult BuildProcessLaunch(const LaunchContext& context, const ContainerToL
   launch.log_path =
       (fs::path(context.data_dir) / "logs" / context.ns / context.name / (name + ".log")).string();
   launch.truncate_log = container.first_run;
+  auto flag = [&](const char* key) {
+    const boost::json::value* v = container.spec.if_contains(key);
+    return v != nullptr && v->is_bool() && v->get_bool();
+  };
+  launch.stdin_pipe = flag("stdin");
+  launch.stdin_once = flag("stdinOnce");
   return {std::move(launch)};
 }
 

@@ -1,6 +1,7 @@
 #include "node/pod_manager.h"
 
 #include <functional>
+#include <future>
 #include <optional>
 #include <utility>
 
@@ -28,24 +29,39 @@ class PodManager::Shard {
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
+    // Whoever waits on a lookup hears that the nodes stop.
+    std::deque<Item> left;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      left.swap(queue_);
+    }
+    for (Item& item : left) {
+      if (item.kind == Item::Kind::kLookup) item.lookup(nullptr, "", /*stopping=*/true);
+    }
   }
 
+  // Runs `lookup` on the shard's thread with the pod's worker (null when it has none); false
+  // once stopping (then it never runs).
+  using Lookup = std::function<void(const PodWorker*, const std::string& node, bool stopping)>;
+
   struct Item {
-    enum class Kind { kUpsert, kRemove, kExit };
+    enum class Kind { kUpsert, kRemove, kExit, kLookup };
     Kind kind = Kind::kUpsert;
     std::shared_ptr<const json::object> pod;
     std::string key, uid;
     ContainerId id = 0;
     ContainerExit exit;
+    Lookup lookup;
   };
 
-  void Push(Item item) {
+  bool Push(Item item) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) return;
+      if (stop_) return false;
       queue_.push_back(std::move(item));
     }
     cv_.notify_one();
+    return true;
   }
 
  private:
@@ -124,6 +140,14 @@ class PodManager::Shard {
           Sync(item.key, *e);
         }
         break;
+      case Item::Kind::kLookup: {
+        auto it = pods_.find(item.key);
+        const bool found = it != pods_.end() &&
+                           (item.uid.empty() || it->second.worker->uid() == item.uid);
+        item.lookup(found ? it->second.worker.get() : nullptr, found ? it->second.node : "",
+                    /*stopping=*/false);
+        break;
+      }
     }
   }
 
@@ -319,6 +343,46 @@ void PodManager::UpsertService(const json::object& service) {
 
 void PodManager::RemoveService(const json::object& service) {
   if (network_) network_->RemoveService(service);
+}
+
+absl::StatusOr<PodManager::ContainerLookup> PodManager::Lookup(const std::string& ns,
+                                                              const std::string& name,
+                                                              const std::string& uid,
+                                                              const std::string& container) {
+  auto answer = std::make_shared<std::promise<absl::StatusOr<ContainerLookup>>>();
+  std::future<absl::StatusOr<ContainerLookup>> result = answer->get_future();
+  Shard::Item item;
+  item.kind = Shard::Item::Kind::kLookup;
+  item.key = Cat(ns, "/", name);
+  item.uid = uid;
+  item.lookup = [this, answer, name, container](const PodWorker* worker, const std::string& node,
+                                                bool stopping) {
+    if (stopping) {
+      answer->set_value(absl::UnavailableError("the node agents are stopping"));
+      return;
+    }
+    if (worker == nullptr) {
+      answer->set_value(absl::NotFoundError(
+          Cat("pod \"", name, "\" is not run by the node agents of this process")));
+      return;
+    }
+    ContainerLookup found;
+    found.node = node;
+    found.runtime = nodes_.at(node)->config().runtime;
+    if (!container.empty()) {
+      std::optional<PodWorker::ContainerRun> run = worker->Run(container);
+      if (!run) {
+        answer->set_value(absl::NotFoundError(Cat("container not found (\"", container, "\")")));
+        return;
+      }
+      found.run = *std::move(run);
+    }
+    answer->set_value(std::move(found));
+  };
+  if (!ShardFor(item.key).Push(std::move(item))) {
+    return absl::UnavailableError("the node agents are stopping");
+  }
+  return result.get();
 }
 
 PodCounts PodManager::Counts() const {

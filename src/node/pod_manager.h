@@ -107,6 +107,18 @@ class PodManager {
   [[nodiscard]] const PodNetwork* network() const { return network_.get(); }
 
   [[nodiscard]] bool HasNode(const std::string& name) const { return nodes_.count(name) != 0; }
+
+  // What exec, attach and port-forward need of a pod (node/pod_streams.h): its node and that
+  // node's runtime, and the named container's current run (none for an empty name). Asked of
+  // the pod's shard, so it waits behind the pod's queued work. NotFound when these nodes do not
+  // run the pod (with `uid`: that pod), or it has no such container; Unavailable once stopping.
+  struct ContainerLookup {
+    std::string node;
+    RuntimeKind runtime = RuntimeKind::kSimulated;
+    PodWorker::ContainerRun run;
+  };
+  absl::StatusOr<ContainerLookup> Lookup(const std::string& ns, const std::string& name,
+                                         const std::string& uid, const std::string& container);
   [[nodiscard]] PodCounts Counts() const;
   // GPU devices of every resource the nodes hand out by device (whole GPUs, MIG devices,
   // time-slicing replicas).

@@ -319,7 +319,10 @@ void PodWorker::StartContainer(Container& c, SyncResult& result) {
     c.started_at = api::FormatTime(std::chrono::system_clock::now());
   }
   c.container_id = Cat("muster://", uid_, "-", c.name, "-", c.restart_count);
-  if (launch.ok()) launch->log_run_id = c.container_id;
+  if (launch.ok()) {
+    launch->log_run_id = c.container_id;
+    c.launch = std::make_shared<const ContainerLaunch>(*launch);
+  }
   absl::StatusOr<ContainerId> id = launch.ok() ? runtime_.Start(*launch, hooks_.on_exit)
                                                : absl::StatusOr<ContainerId>(launch.status());
   if (!id.ok()) {
@@ -507,6 +510,15 @@ void PodWorker::SyncNetwork() {
   } else {
     pod_ip_ = hooks_.network->Publish(*pod_, pod_ip_);
   }
+}
+
+std::optional<PodWorker::ContainerRun> PodWorker::Run(std::string_view container) const {
+  for (const auto* list : {&init_, &app_}) {
+    for (const auto& c : *list) {
+      if (c->name == container) return ContainerRun{c->handle, c->launch};
+    }
+  }
+  return std::nullopt;
 }
 
 void PodWorker::RemoveFiles() const {

@@ -132,6 +132,14 @@ class PodWorker {
   // Containers started and not yet ended.
   [[nodiscard]] int running_containers() const;
 
+  // A container's current run, for exec and attach (node/pod_streams.h): nullopt when the pod
+  // has no container of that name; `id` is set while it runs.
+  struct ContainerRun {
+    std::optional<ContainerId> id;
+    std::shared_ptr<const ContainerLaunch> launch;  // how it was started (null before)
+  };
+  [[nodiscard]] std::optional<ContainerRun> Run(std::string_view container) const;
+
   // Removes the pod's working directories and logs (process runtime); call once it is gone.
   void RemoveFiles() const;
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ struct PodWorker::Container {
   std::string waiting_message;
 
   std::optional<ContainerId> handle;  // while running
+  std::shared_ptr<const ContainerLaunch> launch;  // the current or last run's (exec runs beside it)
   std::string container_id;           // of the current or last run
   std::string started_at;             // of the current or last run
   Clock::time_point started_steady{};

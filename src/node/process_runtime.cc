@@ -4,10 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -85,9 +87,9 @@ class Fd {
     fd_ = -1;
     return fd;
   }
-  void Reset() {
+  void Reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    fd_ = fd;
   }
 
  private:
@@ -103,14 +105,20 @@ struct ChildFailure {
 
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(pid_t parent, const char* path, char* const argv[], char* const envp[],
-                            const char* working_dir, const PodIsolationPlan& isolation,
-                            int null_fd, int output_fd, int error_fd, int max_fd) {
+                            const char* working_dir, const PodIsolationPlan& isolation, int in_fd,
+                            int out_fd, int err_fd, bool tty, int error_fd, int max_fd) {
   auto fail = [&](int err, const char* step = nullptr) {
     const ChildFailure failure{err, step};
     (void)!::write(error_fd, &failure, sizeof(failure));
     ::_exit(127);
   };
-  ::setpgid(0, 0);
+  if (tty) {
+    // A session of its own whose controlling terminal is the pseudo-terminal (as a container
+    // runtime's exec -t): job control and the terminal's signals work in it.
+    if (::setsid() < 0 || ::ioctl(in_fd, TIOCSCTTY, 0) < 0) fail(errno);
+  } else {
+    ::setpgid(0, 0);
+  }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(137);  // the agent is already gone
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
@@ -120,9 +128,7 @@ struct ChildFailure {
   const char* step = nullptr;
   if (int err = EnterPodIsolation(isolation, &step); err != 0) fail(err, step);
   if (::chdir(working_dir) != 0) fail(errno);
-  if (::dup2(null_fd, 0) < 0 || ::dup2(output_fd, 1) < 0 || ::dup2(output_fd, 2) < 0) {
-    fail(errno);
-  }
+  if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(errno);
   if (error_fd != 3) {
     if (::dup2(error_fd, 3) < 0) fail(errno);
     error_fd = 3;
@@ -134,6 +140,14 @@ struct ChildFailure {
   ::execve(path, argv, envp);
   fail(errno);
   ::_exit(127);
+}
+
+int MaxFd() {
+  struct rlimit files;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    return static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
+  }
+  return 65536;
 }
 
 }  // namespace
@@ -188,15 +202,18 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   Fd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (null_fd.get() < 0) return absl::InternalError("opening /dev/null: " + ErrnoText(errno));
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
-  Fd error_read(pipe_fds[0]);
-  Fd error_write(pipe_fds[1]);
   // The container's stdout and stderr: one pipe, so that their lines interleave as written. Only
   // the monitor's end is non-blocking.
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
   Fd output_read(pipe_fds[0]);
   Fd output_write(pipe_fds[1]);
   ::fcntl(output_read.get(), F_SETFL, ::fcntl(output_read.get(), F_GETFL) | O_NONBLOCK);
+  Fd stdin_read, stdin_write;
+  if (launch.stdin_pipe) {
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
+    stdin_read.Reset(pipe_fds[0]);
+    stdin_write.Reset(pipe_fds[1]);
+  }
 
   Spawn spawn;
   spawn.path = *path;
@@ -204,58 +221,94 @@ absl::StatusOr<ContainerId> ProcessRuntime::Start(const ContainerLaunch& launch,
   spawn.envp = CStrings(launch.env);
   spawn.working_dir = launch.working_dir.c_str();
   spawn.isolation = &launch.isolation;
-  spawn.null_fd = null_fd.get();
-  spawn.error_read = error_read.get();
-  spawn.error_write = error_write.Release();  // RunSpawn closes it
+  spawn.child_stdin = launch.stdin_pipe ? stdin_read.get() : null_fd.get();
+  spawn.child_stdout = spawn.child_stderr = output_write.get();
+  spawn.child_ends = {output_write.Release()};  // RunSpawn closes them
+  if (launch.stdin_pipe) spawn.child_ends.push_back(stdin_read.Release());
   spawn.output_read = output_read.get();
-  spawn.output_write = output_write.Release();  // RunSpawn closes it
+  spawn.stdin_write = stdin_write.get();
   spawn.log = std::move(*log);
   spawn.on_exit = std::move(on_exit);
-  struct rlimit files;
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-    spawn.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
+  spawn.max_fd = MaxFd();
+  absl::StatusOr<ContainerId> id = RunOnMonitor(spawn, launch.argv[0]);
+  if (id.ok()) {
+    (void)output_read.Release();  // the monitor copies from it now
+    (void)stdin_write.Release();  // kept with the container
   }
-  // The monitor thread forks: PR_SET_PDEATHSIG follows the thread that forked, and the monitor
-  // lives exactly as long as the runtime has children.
-  std::unique_lock<std::mutex> lock(mu_);
-  if (shutting_down_) return absl::FailedPreconditionError("the runtime is shut down");
-  spawns_.push_back(&spawn);
-  changed_.notify_all();
-  Wake();
-  spawned_.wait(lock, [&] { return spawn.done; });
-  if (spawn.id != 0) (void)output_read.Release();  // the monitor copies from it now
-  if (spawn.fork_errno != 0) return absl::ResourceExhaustedError("fork: " + ErrnoText(spawn.fork_errno));
+  return id;
+}
+
+absl::StatusOr<ContainerId> ProcessRuntime::RunOnMonitor(Spawn& spawn,
+                                                         const std::string& command) {
+  // The child reports a failed execve through this close-on-exec pipe.
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    for (int fd : spawn.child_ends) ::close(fd);
+    return absl::InternalError("pipe: " + ErrnoText(errno));
+  }
+  Fd error_read(pipe_fds[0]);
+  spawn.error_read = error_read.get();
+  spawn.error_write = pipe_fds[1];  // RunSpawn closes it
+  absl::Status refused;
+  {
+    // The monitor thread forks: PR_SET_PDEATHSIG follows the thread that forked, and the
+    // monitor lives exactly as long as the runtime has children.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (shutting_down_) {
+      refused = absl::FailedPreconditionError("the runtime is shut down");
+    } else {
+      spawns_.push_back(&spawn);
+      changed_.notify_all();
+      Wake();
+      spawned_.wait(lock, [&] { return spawn.done; });
+    }
+  }
+  if (!refused.ok()) {
+    ::close(spawn.error_write);
+    for (int fd : spawn.child_ends) ::close(fd);
+    return refused;
+  }
+  if (spawn.fork_errno != 0) {
+    return absl::ResourceExhaustedError("fork: " + ErrnoText(spawn.fork_errno));
+  }
   if (spawn.isolation_step != nullptr) {
     return absl::FailedPreconditionError(
-        Cat("pod namespaces (", PodIsolationName(launch.isolation.isolation),
+        Cat("pod namespaces (", PodIsolationName(spawn.isolation->isolation),
             "): ", spawn.isolation_step, ": ", ErrnoText(spawn.exec_errno)));
   }
   if (spawn.exec_errno != 0) {
     return absl::FailedPreconditionError(
-        Cat("exec: \"", launch.argv[0], "\": ", ErrnoText(spawn.exec_errno)));
+        Cat("exec: \"", command, "\": ", ErrnoText(spawn.exec_errno)));
   }
   return spawn.id;
 }
 
 void ProcessRuntime::RunSpawn(Spawn& spawn) {
+  const PodIsolationPlan machine;  // made before the fork: the child only reads it
+  const PodIsolationPlan& isolation = spawn.isolation != nullptr ? *spawn.isolation : machine;
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
+  auto close_child_ends = [&spawn] {
+    ::close(spawn.error_write);
+    spawn.error_write = -1;
+    // The child's now: a pipe ends when the child's writers do.
+    for (int fd : spawn.child_ends) ::close(fd);
+    spawn.child_ends.clear();
+  };
   if (pid < 0) {
     spawn.fork_errno = errno;
-    ::close(spawn.error_write);
-    ::close(spawn.output_write);
+    close_child_ends();
     return;
   }
   if (pid == 0) {
     ExecChild(parent, spawn.path.c_str(), spawn.argv.data(), spawn.envp.data(), spawn.working_dir,
-              *spawn.isolation, spawn.null_fd, spawn.output_write, spawn.error_write,
-              spawn.max_fd);
+              isolation, spawn.child_stdin, spawn.child_stdout, spawn.child_stderr,
+              spawn.tty, spawn.error_write, spawn.max_fd);
   }
-  ::setpgid(pid, pid);  // also here, so that a Kill right after Start reaches the group
-  ::close(spawn.error_write);
-  spawn.error_write = -1;
-  ::close(spawn.output_write);  // the child's now: the pipe ends when the container's writers do
-  spawn.output_write = -1;
+  // Also here, so that a Kill right after Start reaches the group; not for a new session, which
+  // setsid cannot make of a process that already leads a group.
+  if (!spawn.tty) ::setpgid(pid, pid);
+  close_child_ends();
   ChildFailure failure;
   ssize_t n;
   do {
@@ -293,16 +346,17 @@ void ProcessRuntime::Kill(ContainerId id, std::chrono::milliseconds grace) {
   Wake();
 }
 
-ProcessRuntime::CopyResult ProcessRuntime::CopyOutput(LogCopy& copy) {
+ProcessRuntime::CopyResult ProcessRuntime::CopyOutput(ContainerId id, LogCopy& copy) {
   // A bounded amount per call, so that a chatty container cannot hold up reaping and kills.
   constexpr int kMaxReads = 16;
   char buffer[1 << 16];
   for (int i = 0; i < kMaxReads; ++i) {
     const ssize_t n = ::read(copy.read_fd, buffer, sizeof(buffer));
     if (n > 0) {
+      const std::string_view data(buffer, static_cast<size_t>(n));
       // A write error (a full disk) loses this output; the container goes on regardless.
-      (void)copy.log.Append(std::string_view(buffer, static_cast<size_t>(n)),
-                            std::chrono::system_clock::now());
+      (void)copy.log.Append(data, std::chrono::system_clock::now());
+      Fanout(id, data);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -310,6 +364,33 @@ ProcessRuntime::CopyResult ProcessRuntime::CopyOutput(LogCopy& copy) {
     return CopyResult::kClosed;  // end of output, or a broken pipe
   }
   return CopyResult::kMore;
+}
+
+void ProcessRuntime::Fanout(ContainerId id, std::string_view data) {
+  std::lock_guard<std::mutex> lock(attach_mu_);
+  auto it = attached_.find(id);
+  if (it == attached_.end()) return;
+  std::vector<int>& readers = it->second;
+  for (auto r = readers.begin(); r != readers.end();) {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::write(*r, data.data() + done, data.size() - done);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;  // full (the reader is too slow) or gone
+      }
+    }
+    if (done == data.size()) {
+      ++r;
+      continue;
+    }
+    ::close(*r);
+    r = readers.erase(r);
+  }
+  if (readers.empty()) attached_.erase(it);
 }
 
 void ProcessRuntime::PollOutput(std::chrono::milliseconds timeout) {
@@ -332,7 +413,7 @@ void ProcessRuntime::PollOutput(std::chrono::milliseconds timeout) {
     if (fds[i].revents == 0) continue;
     auto it = log_copies_.find(ids[i - first]);
     if (it == log_copies_.end()) continue;
-    if (CopyOutput(it->second) == CopyResult::kClosed) {
+    if (CopyOutput(it->first, it->second) == CopyResult::kClosed) {
       // Every writer closed the pipe (or it broke): nothing more will come.
       ::close(it->second.read_fd);
       log_copies_.erase(it);
@@ -341,17 +422,29 @@ void ProcessRuntime::PollOutput(std::chrono::milliseconds timeout) {
 }
 
 void ProcessRuntime::FinishOutput(ContainerId id) {
-  auto it = log_copies_.find(id);
-  if (it == log_copies_.end()) return;
-  // The group is dead: what it wrote is in the pipe. A process that left the group and still
-  // holds the pipe open keeps nothing from being read now, and what it writes later is lost.
-  while (CopyOutput(it->second) == CopyResult::kMore) {
+  if (auto it = log_copies_.find(id); it != log_copies_.end()) {
+    // The group is dead: what it wrote is in the pipe. A process that left the group and still
+    // holds the pipe open keeps nothing from being read now, and what it writes later is lost.
+    while (CopyOutput(id, it->second) == CopyResult::kMore) {
+    }
+    ::close(it->second.read_fd);
+    log_copies_.erase(it);
   }
-  ::close(it->second.read_fd);
-  log_copies_.erase(it);
+  // Attached readers see the end.
+  std::lock_guard<std::mutex> lock(attach_mu_);
+  if (auto a = attached_.find(id); a != attached_.end()) {
+    for (int fd : a->second) ::close(fd);
+    attached_.erase(a);
+  }
 }
 
 void ProcessRuntime::Monitor() {
+  // A write to an attached reader that has gone is EPIPE here, not a signal to the process.
+  // (Children get an empty mask: ExecChild.)
+  sigset_t pipe_signal;
+  ::sigemptyset(&pipe_signal);
+  ::sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     while (!spawns_.empty()) {
@@ -364,8 +457,11 @@ void ProcessRuntime::Monitor() {
         spawn->id = next_id_++;
         Proc& proc = procs_[spawn->id];
         proc.pid = spawn->pid;
+        proc.stdin_write = spawn->stdin_write;
         proc.on_exit = std::move(spawn->on_exit);
-        log_copies_.emplace(spawn->id, LogCopy{spawn->output_read, std::move(*spawn->log)});
+        if (spawn->output_read >= 0) {
+          log_copies_.emplace(spawn->id, LogCopy{spawn->output_read, std::move(*spawn->log)});
+        }
         if (shutting_down_) {
           ::kill(-proc.pid, SIGKILL);
           proc.kill_at = std::chrono::steady_clock::now();
@@ -407,6 +503,7 @@ void ProcessRuntime::Monitor() {
           ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
         }
         reaped.push_back(it->first);
+        if (proc.stdin_write >= 0) ::close(proc.stdin_write);
         it = procs_.erase(it);
         continue;
       }
@@ -419,6 +516,7 @@ void ProcessRuntime::Monitor() {
           ended.emplace_back(std::move(proc.on_exit), std::make_pair(it->first, exit));
         }
         reaped.push_back(it->first);
+        if (proc.stdin_write >= 0) ::close(proc.stdin_write);
         it = procs_.erase(it);
         continue;
       }
@@ -484,6 +582,113 @@ std::optional<pid_t> ProcessRuntime::Pid(ContainerId id) const {
   auto it = procs_.find(id);
   if (it == procs_.end()) return std::nullopt;
   return it->second.pid;
+}
+
+absl::StatusOr<ProcessRuntime::ExecStreams> ProcessRuntime::Exec(const ExecLaunch& launch,
+                                                                 ExitCallback on_exit) {
+  if (!monitor_started_.ok()) return monitor_started_;
+  if (launch.argv.empty() || launch.argv[0].empty()) {
+    return absl::InvalidArgumentError("no command to run");
+  }
+  absl::StatusOr<std::string> path = ResolveExecutable(launch.argv[0], launch.env);
+  if (!path.ok()) return path.status();
+  // Every descriptor is owned here until the spawn has taken the child's ends.
+  Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  Fd null_out(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  if (null_in.get() < 0 || null_out.get() < 0) {
+    return absl::InternalError("opening /dev/null: " + ErrnoText(errno));
+  }
+  Fd mine[3];       // the caller's ends: stdin's write end, stdout's and stderr's read ends
+  Fd theirs[3];     // the child's ends
+  Fd terminal;      // a tty's master, for resizing
+  if (launch.tty) {
+    Fd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    char name[128];
+    if (master.get() < 0 || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0 ||
+        ::ptsname_r(master.get(), name, sizeof(name)) != 0) {
+      return absl::InternalError("pseudo-terminal: " + ErrnoText(errno));
+    }
+    theirs[0].Reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (theirs[0].get() < 0) return absl::InternalError("pseudo-terminal: " + ErrnoText(errno));
+    struct winsize size = {};
+    size.ws_row = 24;
+    size.ws_col = 80;
+    ::ioctl(master.get(), TIOCSWINSZ, &size);
+    if (launch.use_stdin) mine[0].Reset(::fcntl(master.get(), F_DUPFD_CLOEXEC, 0));
+    terminal.Reset(::fcntl(master.get(), F_DUPFD_CLOEXEC, 0));
+    mine[1].Reset(master.Release());
+  } else {
+    const bool wanted[3] = {launch.use_stdin, launch.use_stdout, launch.use_stderr};
+    for (int i = 0; i < 3; ++i) {
+      if (!wanted[i]) continue;
+      int fds[2];
+      if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
+      mine[i].Reset(i == 0 ? fds[1] : fds[0]);
+      theirs[i].Reset(i == 0 ? fds[0] : fds[1]);
+    }
+  }
+  Spawn spawn;
+  spawn.path = *path;
+  spawn.argv = CStrings(launch.argv);
+  spawn.envp = CStrings(launch.env);
+  spawn.working_dir = launch.working_dir.c_str();
+  spawn.isolation = &launch.isolation;
+  spawn.tty = launch.tty;
+  if (launch.tty) {
+    spawn.child_stdin = spawn.child_stdout = spawn.child_stderr = theirs[0].get();
+  } else {
+    spawn.child_stdin = theirs[0].get() >= 0 ? theirs[0].get() : null_in.get();
+    spawn.child_stdout = theirs[1].get() >= 0 ? theirs[1].get() : null_out.get();
+    spawn.child_stderr = theirs[2].get() >= 0 ? theirs[2].get() : null_out.get();
+  }
+  for (Fd& fd : theirs) {
+    if (fd.get() >= 0) spawn.child_ends.push_back(fd.Release());  // RunSpawn closes them
+  }
+  spawn.on_exit = std::move(on_exit);
+  spawn.max_fd = MaxFd();
+  absl::StatusOr<ContainerId> id = RunOnMonitor(spawn, launch.argv[0]);
+  if (!id.ok()) return id.status();
+  ExecStreams streams;
+  streams.id = *id;
+  streams.stdin_fd = mine[0].Release();
+  streams.stdout_fd = mine[1].Release();
+  streams.stderr_fd = mine[2].Release();
+  streams.terminal = terminal.Release();
+  return streams;
+}
+
+absl::StatusOr<ProcessRuntime::Attachment> ProcessRuntime::Attach(ContainerId id, bool use_stdin,
+                                                                  bool use_output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) return absl::NotFoundError("the container is not running");
+  Fd in, out;
+  if (use_stdin && it->second.stdin_write >= 0) {
+    in.Reset(::fcntl(it->second.stdin_write, F_DUPFD_CLOEXEC, 0));
+    if (in.get() < 0) return absl::InternalError("dup: " + ErrnoText(errno));
+  }
+  if (use_output) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + ErrnoText(errno));
+    out.Reset(fds[0]);
+    // The monitor's end: never blocks it (a reader that falls this far behind is cut off).
+    ::fcntl(fds[1], F_SETFL, ::fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    ::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+    std::lock_guard<std::mutex> attach_lock(attach_mu_);
+    attached_[id].push_back(fds[1]);
+  }
+  Attachment a;
+  a.stdin_fd = in.Release();
+  a.output_fd = out.Release();
+  return a;
+}
+
+void ProcessRuntime::CloseStdin(ContainerId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end() || it->second.stdin_write < 0) return;
+  ::close(it->second.stdin_write);
+  it->second.stdin_write = -1;
 }
 
 }  // namespace muster::node

@@ -35,6 +35,10 @@ struct ContainerLaunch {
   // The pod's own /etc/hosts and host name (pod_network.h, pod_isolation.h); kNone: the
   // machine's.
   PodIsolationPlan isolation;
+  // The container's `stdin: true`: its stdin is a pipe the runtime keeps open for `kubectl
+  // attach -i` (else /dev/null); `stdinOnce` closes it when the first attach lets go of it.
+  bool stdin_pipe = false;
+  bool stdin_once = false;
 
   // Simulated runtime: the container exits with `exit_code` after `run_seconds` (negative: runs
   // until stopped).

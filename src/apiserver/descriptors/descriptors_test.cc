@@ -192,7 +192,8 @@ TEST(RegistryTest, FindsResourcesByUrlParts) {
   EXPECT_TRUE(pods->builtin);
   EXPECT_THAT(pods->short_names, ElementsAre("po"));
   EXPECT_THAT(pods->categories, ElementsAre("all"));
-  EXPECT_THAT(pods->subresources, UnorderedElementsAre("status", "binding", "eviction", "log"));
+  EXPECT_THAT(pods->subresources, UnorderedElementsAre("status", "binding", "eviction", "log",
+                                                      "exec", "attach", "portforward"));
   EXPECT_EQ(pods->ApiVersion(), "v1");
   EXPECT_EQ(pods->StoreResource(), "pods");
 

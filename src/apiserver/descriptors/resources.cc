@@ -57,7 +57,7 @@ ResourceInfo Pods() {
   info.short_names = {"po"};
   info.categories = {"all"};
   // eviction: kube's EvictionREST (write_evict.cc), which `kubectl drain` posts to.
-  info.subresources = {"binding", "eviction", "log", "status"};
+  info.subresources = {"attach", "binding", "eviction", "exec", "log", "portforward", "status"};
   return info;
 }
 
@@ -391,6 +391,9 @@ SubresourceInfo DescribeSubresource(const ResourceInfo& resource, std::string_vi
   if (subresource == "eviction") return {"policy", "v1", "Eviction", {"create"}};
   if (subresource == "scale") return {"autoscaling", "v1", "Scale", {"get", "patch", "update"}};
   if (subresource == "log") return {resource.group, resource.version, resource.kind, {"get"}};
+  if (subresource == "exec") return {"", "v1", "PodExecOptions", {"create", "get"}};
+  if (subresource == "attach") return {"", "v1", "PodAttachOptions", {"create", "get"}};
+  if (subresource == "portforward") return {"", "v1", "PodPortForwardOptions", {"create", "get"}};
   if (subresource == "finalize") {
     return {resource.group, resource.version, resource.kind, {"update"}};
   }
