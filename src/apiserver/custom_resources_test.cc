@@ -8,14 +8,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apiserver/descriptors/crds.h"
 #include "apiserver/handlers.h"
 #include "apiserver/lifecycle.h"
+#include "apiserver/resource_registry.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -501,6 +504,31 @@ TEST_F(CustomResourcesTest, WhatIsServedIsRebuiltFromTheStoreAfterARestart) {
   HttpResponse got = Call("GET", std::string(kWidgets) + "/w");
   ASSERT_EQ(got.status, 200) << got.body;
   EXPECT_EQ(Call("POST", kWidgets, Widget("v", R"({"size":"medium"})")).status, 422);
+}
+
+// The first requests of a fresh server come at once from many threads (informers starting): every
+// one gets what is served, none the empty snapshot of a rebuild another thread has begun (which
+// crashed the handlers once, under load).
+TEST(ResourceRegistryTest, CallsRacingTheFirstRebuildAllGetTheSnapshot) {
+  char pattern[] = "/tmp/muster-registry-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  auto store = store::Store::Open(dir + "/store.db");
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (int round = 0; round < 50; ++round) {
+    ResourceRegistry registry(**store);
+    std::atomic<int> missing{0};
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 8; ++i) {
+      callers.emplace_back([&] {
+        std::shared_ptr<const ServedResources> current = registry.Current();
+        if (current == nullptr || current->resources == nullptr) ++missing;
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    ASSERT_EQ(missing.load(), 0) << "round " << round;
+  }
+  store->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ ResourceRegistry::ResourceRegistry(store::Store& store) : store_(store) {
   // registry to rebuild on every call (correct, only slower).
   if (auto watch = store_.WatchFrom(std::string(kCrdStoreResource), "", 0); watch.ok()) {
     watch_ = std::move(*watch);
-    watch_->SetReadyCallback([this] { stale_.store(true, std::memory_order_release); });
+    watch_->SetReadyCallback([this] { wanted_.fetch_add(1, std::memory_order_acq_rel); });
   }
 }
 
@@ -30,17 +30,28 @@ std::shared_ptr<const ServedResources> ResourceRegistry::Builtin() {
 }
 
 std::shared_ptr<const ServedResources> ResourceRegistry::Current() {
-  if (stale_.load(std::memory_order_acquire) || watch_ == nullptr) Rebuild();
+  // A caller that comes while another rebuilds waits for that rebuild (Rebuild takes the lock)
+  // rather than take the snapshot before it: never none, never one older than a CRD write it
+  // follows.
+  if (watch_ == nullptr ||
+      built_.load(std::memory_order_acquire) < wanted_.load(std::memory_order_acquire)) {
+    Rebuild();
+  }
   return current_.load(std::memory_order_acquire);
 }
 
 void ResourceRegistry::Rebuild() {
   std::lock_guard lock(rebuild_mu_);
-  // Cleared before listing: a CRD written from here on marks it stale again.
-  if (!stale_.exchange(false, std::memory_order_acq_rel) && watch_ != nullptr &&
-      current_.load() != nullptr) {
+  // The generation read before listing: a CRD written from here on asks for another rebuild.
+  const uint64_t target = wanted_.load(std::memory_order_acquire);
+  if (watch_ != nullptr && built_.load(std::memory_order_acquire) >= target) {
     return;  // another caller rebuilt it meanwhile
   }
+  struct MarkBuilt {
+    std::atomic<uint64_t>& built;
+    uint64_t target;
+    ~MarkBuilt() { built.store(target, std::memory_order_release); }
+  } mark_built{built_, target};
   const ResourceSet& builtin = *BuiltinResources();
   store::ListResult crds = store_.List(std::string(kCrdStoreResource), "");
   std::map<std::string, CrdEntry> next;

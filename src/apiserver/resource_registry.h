@@ -7,7 +7,7 @@
 // lifecycle controller removing one, a restart over an existing store) changes what is served
 // from the next request on.
 //
-// How: a store watch on CRDs whose ready callback only marks the registry stale (it runs on the
+// How: a store watch on CRDs whose ready callback only asks for a rebuild (it runs on the
 // writer's thread, before that write's Commit returns, so the reply to a CRD write is never
 // followed by a request that misses it). The next Current() lists the CRDs and publishes a new
 // immutable snapshot; until one changes, Current() is an atomic load and a shared_ptr copy.
@@ -20,6 +20,7 @@
 // Thread-safety: every method may be called from any thread.
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,7 +64,10 @@ class ResourceRegistry {
   };
 
   store::Store& store_;
-  std::atomic<bool> stale_{true};
+  // Generations: every CRD change bumps wanted_; built_ is the one current_ shows. The first
+  // Current() builds (wanted_ starts ahead).
+  std::atomic<uint64_t> wanted_{1};
+  std::atomic<uint64_t> built_{0};
   std::mutex rebuild_mu_;                 // one rebuild at a time
   std::map<std::string, CrdEntry> crds_;  // guarded by rebuild_mu_
   std::atomic<std::shared_ptr<const ServedResources>> current_;
