@@ -3,8 +3,8 @@
 # process node and four simulated one-GPU nodes (tainted, so that only the gang goes there).
 # `kubectl create job` runs to Complete (kubectl wait, get, describe, logs); `kubectl get jobs`
 # is batch/v1 while Volcano's stay `vcjob`; `kubectl create cronjob` shows its columns and
-# `kubectl create job --from=cronjob/...` runs its template (firing on schedule is shown with a
-# fake clock in CronJobStateTest and BatchControllersTest); an Indexed Job of four gang-scheduled
+# `kubectl create job --from=cronjob/...` runs its template, and the CronJob fires at the next whole
+# minute (up to 70 s); an Indexed Job of four gang-scheduled
 # one-GPU pods waits whole (no pod bound) while another pod holds a GPU, then starts whole on the
 # four nodes; a Job with negative completions is refused naming the field. One PASS/FAIL line
 # per check; the last line is "N passed, M failed". Exit 0 only when nothing failed, 77
@@ -134,6 +134,17 @@ expect "negative completions are refused naming the field" \
   'The Job "bad" is invalid: spec.completions: Invalid value: -1: must be greater than or equal '\
 'to 0' k create -f "$work/bad.yaml"
 expect "nothing is stored for it" "NotFound" k get job bad
+
+# --- the CronJob fires on its schedule: at the next whole minute (here within 70 s), a Job named
+# for that minute (tick-<minutes since the epoch>, as kube's controller names it) runs to Complete.
+scheduled_job() { k get jobs -o name | grep -E '^job\.batch/tick-[0-9]+$'; }
+eventually "the CronJob fires on its schedule" 70 scheduled_job
+fired=$(scheduled_job | head -1 | sed 's|^job.batch/||')
+last=$(k get cronjob tick -o jsonpath='{.status.lastScheduleTime}')
+expect_eq "the Job is named for the minute of lastScheduleTime" "tick-$(($(date -u -d "$last" +%s) / 60))" \
+  echo "$fired"
+expect "the scheduled Job runs to Complete" "condition met" \
+  k wait --for=condition=complete "job/$fired" --timeout=60s
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

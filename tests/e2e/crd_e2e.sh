@@ -110,6 +110,13 @@ expect "muster's own Volcano CRDs apply" "jobs.batch.volcano.sh created" \
 expect_re "and Volcano Jobs are still muster's" '^jobs +vcjob,vj +batch\.volcano\.sh/v1alpha1' \
   k api-resources --api-group=batch.volcano.sh
 
+# A CRD whose schema is malformed: refused naming the field, nothing stored.
+sed 's/widgets/gizmos/g; s/widget/gizmo/; s/Widget/Gizmo/g; s/shortNames: \[wd\]/shortNames: [gz]/;
+  s/size: {type: string/size: {type: strin/' "$work/crd.yaml" >"$work/gizmo-crd.yaml"
+expect "a CRD with a malformed schema is refused naming the field" \
+  'openAPIV3Schema.properties[spec].properties[size].type: Unsupported value: "strin"' \
+  k apply -f "$work/gizmo-crd.yaml"
+expect_eq "nothing of it is stored" "" k get crd gizmos.example.com -o name --ignore-not-found
 expect "delete the CRD" 'customresourcedefinition.apiextensions.k8s.io "widgets.example.com" deleted' \
   k delete crd widgets.example.com --timeout=30s
 expect "widgets are no longer served" "the server could not find the requested resource" k get wd
