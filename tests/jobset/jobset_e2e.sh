@@ -130,17 +130,18 @@ YAML
 expect "the JobSet and its PodGroup apply" "jobset.jobset.x-k8s.io/train created" \
   k apply -f "$work/gang.yaml"
 child_jobs() { [ "$(k get jobs -l jobset.sigs.k8s.io/jobset-name=train -o name | wc -l)" = "$1" ]; }
-if wait_for 60 child_jobs 2; then
+if wait_for 120 child_jobs 2; then
   ok "JobSet's controller creates its 2 Jobs"
 else
   bad "JobSet's controller creates its 2 Jobs" "2 Jobs" \
     "$(k get jobs 2>&1; tail -20 "$work/jobset-controller.log")"
 fi
 four_pods() { [ "$(k get pods -l jobset.sigs.k8s.io/jobset-name=train -o name | wc -l)" = "4" ]; }
-if wait_for 60 four_pods; then
+if wait_for 120 four_pods; then
   ok "its Jobs create the 4 pods"
 else
-  bad "its Jobs create the 4 pods" "4 pods" "$(k get pods 2>&1)"
+  bad "its Jobs create the 4 pods" "4 pods" \
+    "$(k get jobs,pods 2>&1; tail -20 "$work/jobset-controller.log")"
 fi
 bound() { k get pods -l jobset.sigs.k8s.io/jobset-name=train \
   -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .; }
