@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apiserver/handlers.h"
+#include "apiserver/testing/handlers_fixture.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 
@@ -23,42 +24,8 @@ namespace json = boost::json;
 constexpr char kBatchJobsPath[] = "/apis/batch/v1/namespaces/default/jobs";
 constexpr char kCronJobsPath[] = "/apis/batch/v1/namespaces/default/cronjobs";
 
-class BatchHandlersTest : public ::testing::Test {
+class BatchHandlersTest : public testing::HandlersFixture {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/muster-batch-handlers-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    auto store = store::Store::Open(dir_ + "/store.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    HandlerOptions options;
-    options.data_dir = dir_;
-    options.now_unix = [] { return int64_t{1700000000}; };
-    options.log = [](std::string_view) {};
-    handlers_ = std::make_unique<Handlers>(*store_, options);
-    ASSERT_TRUE(handlers_->Bootstrap().ok());
-  }
-  void TearDown() override {
-    handlers_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  HttpResponse Call(std::string method, std::string path, std::string body = "",
-                    std::string content_type = "application/json") {
-    HttpRequest req;
-    req.method = std::move(method);
-    req.path = std::move(path);
-    req.body = std::move(body);
-    req.content_type = std::move(content_type);
-    req.accept = "application/json";
-    return handlers_->Handle(req);
-  }
-  static json::value Body(const HttpResponse& r) { return json::parse(r.body); }
-
-  std::string dir_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<Handlers> handlers_;
 };
 
 constexpr char kPiJob[] =

@@ -17,6 +17,7 @@
 
 #include "apiserver/descriptors/crds.h"
 #include "apiserver/handlers.h"
+#include "apiserver/testing/handlers_fixture.h"
 #include "apiserver/lifecycle.h"
 #include "apiserver/resource_registry.h"
 #include "boost/json/parse.hpp"
@@ -76,47 +77,8 @@ std::string Widget(std::string_view name, std::string_view spec) {
                      name, spec);
 }
 
-class CustomResourcesTest : public ::testing::Test {
+class CustomResourcesTest : public testing::HandlersFixture {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/muster-crd-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    Open();
-  }
-  void Open() {
-    auto store = store::Store::Open(dir_ + "/store.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    HandlerOptions h;
-    h.data_dir = dir_;
-    h.now_unix = [] { return int64_t{1700000000}; };
-    h.log = [](std::string_view) {};
-    handlers_ = std::make_unique<Handlers>(*store_, h);
-    ASSERT_TRUE(handlers_->Bootstrap().ok());
-  }
-  void Close() {
-    handlers_.reset();
-    store_.reset();
-  }
-  void TearDown() override {
-    Close();
-    std::filesystem::remove_all(dir_);
-  }
-
-  HttpResponse Call(std::string method, std::string path, std::string body = "",
-                    std::string content_type = "application/json",
-                    std::vector<std::pair<std::string, std::string>> query = {},
-                    std::string accept = "application/json") {
-    HttpRequest req;
-    req.method = std::move(method);
-    req.path = std::move(path);
-    req.body = std::move(body);
-    req.content_type = std::move(content_type);
-    req.query = std::move(query);
-    req.accept = std::move(accept);
-    return handlers_->Handle(req);
-  }
-  static json::value Body(const HttpResponse& r) { return json::parse(r.body); }
   void CreateWidgetCrd() {
     HttpResponse r = Call("POST", kCrds, WidgetCrd());
     ASSERT_EQ(r.status, 201) << r.body;
@@ -126,10 +88,6 @@ class CustomResourcesTest : public ::testing::Test {
     Lifecycle lifecycle(*store_);
     for (int i = 0; i < 5; ++i) lifecycle.RunOnce(1700000000);
   }
-
-  std::string dir_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<Handlers> handlers_;
 };
 
 std::vector<std::string> CauseFields(const json::value& status) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apiserver/handlers.h"
+#include "apiserver/testing/handlers_fixture.h"
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "fmt/format.h"
@@ -28,38 +29,8 @@ constexpr char kPodsPath[] = "/api/v1/namespaces/default/pods";
 constexpr char kBudgetsPath[] = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
 constexpr int64_t kNow = 1700000000;
 
-class EvictionTest : public ::testing::Test {
+class EvictionTest : public testing::HandlersFixture {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/muster-eviction-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    auto store = store::Store::Open(dir_ + "/store.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    HandlerOptions options;
-    options.data_dir = dir_;
-    options.now_unix = [] { return kNow; };
-    options.log = [](std::string_view) {};
-    handlers_ = std::make_unique<Handlers>(*store_, options);
-    ASSERT_TRUE(handlers_->Bootstrap().ok());
-  }
-  void TearDown() override {
-    handlers_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  HttpResponse Call(std::string method, std::string path, std::string body = "") {
-    HttpRequest req;
-    req.method = std::move(method);
-    req.path = std::move(path);
-    req.body = std::move(body);
-    req.content_type = "application/json";
-    req.accept = "application/json";
-    return handlers_->Handle(req);
-  }
-  static json::value Body(const HttpResponse& r) { return json::parse(r.body); }
-
   // A pod labelled app=web; bound to n1 and Running (Ready or not) unless `pending`.
   void MakePod(std::string_view name, bool ready = true, bool pending = false) {
     auto created = Call("POST", kPodsPath,
@@ -116,10 +87,6 @@ class EvictionTest : public ::testing::Test {
   json::value Pod(std::string_view name) {
     return Body(Call("GET", fmt::format("{}/{}", kPodsPath, name)));
   }
-
-  std::string dir_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<Handlers> handlers_;
 };
 
 std::string Str(const json::value& v) { return v.is_string() ? std::string(v.get_string()) : ""; }

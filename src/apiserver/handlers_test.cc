@@ -3,6 +3,7 @@
 // sink that records the chunks.
 
 #include "apiserver/handlers.h"
+#include "apiserver/testing/handlers_fixture.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,25 +50,11 @@ class RecordingSink : public StreamSink {
   std::atomic<bool> cancel{false};
 };
 
-class HandlersTest : public ::testing::Test {
+class HandlersTest : public testing::HandlersFixture {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/muster-handlers-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    Open();
-  }
-  void Open() {
-    store::StoreOptions options;
-    options.history = 64;
-    auto store = store::Store::Open(dir_ + "/store.db", options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    HandlerOptions h;
-    h.data_dir = dir_;
-    h.now_unix = [] { return int64_t{1700000000}; };
-    h.log = [this](std::string_view line) { log_.emplace_back(line); };
-    handlers_ = std::make_unique<Handlers>(*store_, h);
-    ASSERT_TRUE(handlers_->Bootstrap().ok());
+    store_options_.history = 64;
+    HandlersFixture::SetUp();
   }
   // Rewrites a stored object's text behind the store's back, as a damaged file or a write from
   // before the store refused non-finite numbers leaves it, and opens the store again.
@@ -91,38 +78,11 @@ class HandlersTest : public ::testing::Test {
     ASSERT_TRUE(std::any_of(damaged.begin(), damaged.end(),
                             [&](const store::DamagedObject& d) { return d.key == key; }));
   }
-  void TearDown() override {
-    handlers_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  HttpResponse Call(std::string method, std::string path, std::string body = "",
-                    std::string content_type = "application/json",
-                    std::vector<std::pair<std::string, std::string>> query = {},
-                    std::string accept = "application/json") {
-    HttpRequest req;
-    req.method = std::move(method);
-    req.path = std::move(path);
-    req.body = std::move(body);
-    req.content_type = std::move(content_type);
-    req.query = std::move(query);
-    req.accept = std::move(accept);
-    return handlers_->Handle(req);
-  }
-
-  static json::value Body(const HttpResponse& r) { return json::parse(r.body); }
-
   static std::string PodJson(std::string_view name, std::string_view labels = "{}") {
     return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}","labels":{}}},)"
                        R"("spec":{{"containers":[{{"name":"c","image":"busybox"}}]}}}})",
                        name, labels);
   }
-
-  std::string dir_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<Handlers> handlers_;
-  std::vector<std::string> log_;  // HandlerOptions::log
 };
 
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
