@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
@@ -45,6 +46,17 @@ inline std::string StringAt(const boost::json::object& o, std::string_view key) 
 
 inline std::string StringAt(const boost::json::object* o, std::string_view key) {
   return o == nullptr ? std::string() : StringAt(*o, key);
+}
+
+// The strings of the array member `key` (its other elements left out); empty when there is none.
+inline std::vector<std::string> StringsAt(const boost::json::object* o, std::string_view key) {
+  std::vector<std::string> out;
+  const boost::json::value* v = o == nullptr ? nullptr : o->if_contains(key);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const boost::json::value& s : v->get_array()) {
+    if (s.is_string()) out.emplace_back(s.get_string());
+  }
+  return out;
 }
 
 // As StringAt, without a copy: a view into `o`, valid while `o` is unchanged (for hot paths that

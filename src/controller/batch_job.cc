@@ -40,16 +40,6 @@ int64_t TimeAt(const json::object* o, std::string_view key) {
   return text.empty() ? 0 : api::ParseUnixTime(text).value_or(0);
 }
 
-std::vector<std::string> StringsAt(const json::object* o, std::string_view key) {
-  std::vector<std::string> out;
-  const json::array* arr = o == nullptr ? nullptr : api::ArrayAt(*o, key);
-  if (arr == nullptr) return out;
-  for (const json::value& v : *arr) {
-    if (v.is_string()) out.emplace_back(v.get_string());
-  }
-  return out;
-}
-
 std::map<std::string, std::string> StringMapAt(const json::object* o) {
   std::map<std::string, std::string> out;
   if (o == nullptr) return out;
@@ -102,8 +92,8 @@ BatchJobStatus DecodeStatus(const json::object* status) {
     s.failed_indexes = std::string(f->get_string());
   }
   const json::object* uncounted = ObjectAt(status, "uncountedTerminatedPods");
-  s.uncounted_succeeded = StringsAt(uncounted, "succeeded");
-  s.uncounted_failed = StringsAt(uncounted, "failed");
+  s.uncounted_succeeded = api::StringsAt(uncounted, "succeeded");
+  s.uncounted_failed = api::StringsAt(uncounted, "failed");
   if (const json::array* conds = api::ArrayAt(*status, "conditions")) {
     for (const json::value& v : *conds) {
       if (!v.is_object()) continue;
@@ -214,7 +204,7 @@ BatchPod DecodeBatchPod(const json::object& pod) {
   p.uid = StringAt(meta, "uid");
   p.terminating = !StringAt(meta, "deletionTimestamp").empty();
   p.created = TimeAt(meta, "creationTimestamp");
-  for (const std::string& f : StringsAt(meta, "finalizers")) {
+  for (const std::string& f : api::StringsAt(meta, "finalizers")) {
     if (f == kJobTrackingFinalizer) p.tracked = true;
   }
   const std::map<std::string, std::string> annotations = StringMapAt(ObjectAt(meta, "annotations"));

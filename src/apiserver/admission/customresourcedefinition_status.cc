@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_access.h"
 #include "api/time.h"
 #include "apiserver/admission/kinds.h"
 #include "apiserver/descriptors/custom_resource.h"
@@ -24,23 +25,6 @@ const json::object* StatusField(const json::object* o, std::string_view key) {
   if (o == nullptr) return nullptr;
   const json::value* v = o->if_contains(key);
   return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
-
-std::string StatusText(const json::object* o, std::string_view key) {
-  if (o == nullptr) return "";
-  const json::value* v = o->if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-std::vector<std::string> StatusStrings(const json::object* o, std::string_view key) {
-  std::vector<std::string> out;
-  if (o == nullptr) return out;
-  const json::value* v = o->if_contains(key);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& s : v->get_array()) {
-    if (s.is_string()) out.emplace_back(s.get_string());
-  }
-  return out;
 }
 
 bool NameTaken(const std::vector<std::string>& list, const std::string& s) {
@@ -58,21 +42,21 @@ std::optional<std::pair<std::string, std::string>> NameConflict(const json::obje
   auto in_use = [](const std::string& name) {
     return fmt::format("\"{}\" is already in use", name);
   };
-  const std::string plural = StatusText(&names, "plural");
+  const std::string plural = api::StringAt(&names, "plural");
   if (NameTaken(taken.plurals, plural)) return std::make_pair("PluralConflict", in_use(plural));
-  const std::string singular = StatusText(&names, "singular");
+  const std::string singular = api::StringAt(&names, "singular");
   if (NameTaken(taken.singulars, singular)) {
     return std::make_pair("SingularConflict", in_use(singular));
   }
-  for (const std::string& s : StatusStrings(&names, "shortNames")) {
+  for (const std::string& s : api::StringsAt(&names, "shortNames")) {
     if (NameTaken(taken.short_names, s) || NameTaken(taken.plurals, s) ||
         NameTaken(taken.singulars, s)) {
       return std::make_pair("ShortNamesConflict", in_use(s));
     }
   }
-  const std::string kind = StatusText(&names, "kind");
+  const std::string kind = api::StringAt(&names, "kind");
   if (NameTaken(taken.kinds, kind)) return std::make_pair("KindConflict", in_use(kind));
-  const std::string list_kind = StatusText(&names, "listKind");
+  const std::string list_kind = api::StringAt(&names, "listKind");
   if (NameTaken(taken.list_kinds, list_kind)) {
     return std::make_pair("ListKindConflict", in_use(list_kind));
   }
@@ -80,18 +64,18 @@ std::optional<std::pair<std::string, std::string>> NameConflict(const json::obje
 }
 
 void AddNames(TakenNames& taken, const json::object& names) {
-  taken.plurals.push_back(StatusText(&names, "plural"));
-  taken.singulars.push_back(StatusText(&names, "singular"));
-  for (std::string& s : StatusStrings(&names, "shortNames")) taken.short_names.push_back(s);
-  taken.kinds.push_back(StatusText(&names, "kind"));
-  taken.list_kinds.push_back(StatusText(&names, "listKind"));
+  taken.plurals.push_back(api::StringAt(&names, "plural"));
+  taken.singulars.push_back(api::StringAt(&names, "singular"));
+  for (std::string& s : api::StringsAt(&names, "shortNames")) taken.short_names.push_back(s);
+  taken.kinds.push_back(api::StringAt(&names, "kind"));
+  taken.list_kinds.push_back(api::StringAt(&names, "listKind"));
 }
 
 TakenNames TakenInGroup(const Context& c, const std::string& group, const std::string& plural) {
   TakenNames taken;
   for (const json::object& other : ListObjects(c.req.store, std::string(kCrdStoreResource))) {
-    if (StatusText(StatusField(&other, "metadata"), "name") == c.name) continue;
-    if (StatusText(StatusField(&other, "spec"), "group") != group) continue;
+    if (api::StringAt(StatusField(&other, "metadata"), "name") == c.name) continue;
+    if (api::StringAt(StatusField(&other, "spec"), "group") != group) continue;
     if (const json::object* accepted = StatusField(StatusField(&other, "status"), "acceptedNames");
         accepted != nullptr) {
       AddNames(taken, *accepted);
@@ -115,8 +99,8 @@ void SetCondition(json::array& conditions, std::string_view type, std::string_vi
                   std::string_view reason, std::string_view message, const std::string& now) {
   for (json::value& existing : conditions) {
     json::object* o = existing.if_object();
-    if (o == nullptr || StatusText(o, "type") != type) continue;
-    if (StatusText(o, "status") != status) (*o)["lastTransitionTime"] = now;
+    if (o == nullptr || api::StringAt(o, "type") != type) continue;
+    if (api::StringAt(o, "status") != status) (*o)["lastTransitionTime"] = now;
     (*o)["status"] = status;
     (*o)["reason"] = reason;
     (*o)["message"] = message;
@@ -132,7 +116,7 @@ void SetCondition(json::array& conditions, std::string_view type, std::string_vi
 bool ConditionIsTrue(const json::array& conditions, std::string_view type) {
   for (const json::value& existing : conditions) {
     const json::object* o = existing.if_object();
-    if (o != nullptr && StatusText(o, "type") == type) return StatusText(o, "status") == "True";
+    if (o != nullptr && api::StringAt(o, "type") == type) return api::StringAt(o, "status") == "True";
   }
   return false;
 }
@@ -141,7 +125,7 @@ bool ConditionIsTrue(const json::array& conditions, std::string_view type) {
 
 void SetCustomResourceDefinitionStatus(Context& c) {
   const json::object& spec = c.obj.at("spec").get_object();
-  const std::string group = StatusText(&spec, "group");
+  const std::string group = api::StringAt(&spec, "group");
   const json::object* names = StatusField(&spec, "names");
   json::object status;
   if (const json::value* s = c.obj.if_contains("status"); s != nullptr && s->is_object()) {
@@ -154,7 +138,7 @@ void SetCustomResourceDefinitionStatus(Context& c) {
   const std::string now = api::FormatUnixTime(c.req.now_unix);
 
   std::optional<std::pair<std::string, std::string>> conflict =
-      NameConflict(*names, TakenInGroup(c, group, StatusText(names, "plural")));
+      NameConflict(*names, TakenInGroup(c, group, api::StringAt(names, "plural")));
   if (conflict) {
     SetCondition(conditions, "NamesAccepted", "False", conflict->first, conflict->second, now);
     if (!ConditionIsTrue(conditions, "Established")) {
@@ -175,17 +159,17 @@ void SetCustomResourceDefinitionStatus(Context& c) {
   status["conditions"] = std::move(conditions);
 
   // Every version objects were ever stored in, the storage version included.
-  std::vector<std::string> stored = StatusStrings(&status, "storedVersions");
+  std::vector<std::string> stored = api::StringsAt(&status, "storedVersions");
   std::string storage;
   std::vector<std::string> declared;
   if (const json::value* versions = spec.if_contains("versions");
       versions != nullptr && versions->is_array()) {
     for (const json::value& v : versions->get_array()) {
       const json::object* version = v.if_object();
-      declared.push_back(StatusText(version, "name"));
+      declared.push_back(api::StringAt(version, "name"));
       const json::value* flag = version != nullptr ? version->if_contains("storage") : nullptr;
       if (flag != nullptr && flag->is_bool() && flag->get_bool()) {
-        storage = StatusText(version, "name");
+        storage = api::StringAt(version, "name");
       }
     }
   }

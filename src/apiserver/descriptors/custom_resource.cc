@@ -1,4 +1,5 @@
 #include "apiserver/descriptors/custom_resource.h"
+#include "api/json_access.h"
 
 #include <algorithm>
 #include <charconv>
@@ -24,17 +25,6 @@ bool CrdBool(const json::object* o, std::string_view key) {
   if (o == nullptr) return false;
   const json::value* v = o->if_contains(key);
   return v != nullptr && v->is_bool() && v->get_bool();
-}
-
-std::vector<std::string> CrdStrings(const json::object* o, std::string_view key) {
-  std::vector<std::string> out;
-  if (o == nullptr) return out;
-  const json::value* v = o->if_contains(key);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& s : v->get_array()) {
-    if (s.is_string()) out.emplace_back(s.get_string());
-  }
-  return out;
 }
 
 bool ConditionTrue(const json::object& crd, std::string_view type) {
@@ -142,8 +132,8 @@ std::vector<ResourceInfo> CustomResourcesOf(const json::object& crd) {
     if (info.list_kind.empty()) info.list_kind = info.kind + "List";
     info.namespaced = CrdString(spec, "scope") != "Cluster";
     info.builtin = false;
-    info.short_names = CrdStrings(names, "shortNames");
-    info.categories = CrdStrings(names, "categories");
+    info.short_names = api::StringsAt(names, "shortNames");
+    info.categories = api::StringsAt(names, "categories");
     info.verbs = {"create", "delete", "deletecollection", "get",
                   "list",   "patch",  "update",           "watch"};
 
