@@ -279,6 +279,48 @@ TEST_F(CommandsControllerTest, QueueClosesOnceItsPodGroupsAreGoneAndOpensAgain) 
       << QueueState("team");
 }
 
+// Forwards to another transport, but holds back every event of the Volcano Job watch by `delay`:
+// a Job's add then reaches the controller after the Command issued right behind it.
+class SlowJobWatchTransport : public client::Transport {
+ public:
+  SlowJobWatchTransport(std::shared_ptr<client::Transport> inner, std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  absl::StatusOr<client::Response> Do(const client::Request& r) override { return inner_->Do(r); }
+  absl::StatusOr<client::Response> Stream(const client::Request& r,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          const std::atomic<bool>& stop) override {
+    if (r.path.find("/batch.volcano.sh/") == std::string::npos) {
+      return inner_->Stream(r, on_line, stop);
+    }
+    return inner_->Stream(
+        r,
+        [this, &on_line](std::string_view line) {
+          std::this_thread::sleep_for(delay_);
+          return on_line(line);
+        },
+        stop);
+  }
+
+ private:
+  std::shared_ptr<client::Transport> inner_;
+  std::chrono::milliseconds delay_;
+};
+
+// A Command issued right after its Job is created may overtake the Job's add (each comes through
+// a watch of its own): it is carried out all the same, never dropped as a Command for no Job.
+TEST_F(CommandsControllerTest, ACommandThatOvertakesItsJobsAddIsCarriedOut) {
+  client::Client slow(std::make_shared<SlowJobWatchTransport>(
+      std::make_shared<apiserver::LocalTransport>(*server_), 500ms));
+  JobControllerOptions options;
+  options.workers = 2;
+  job_controller_ = NewJobController(slow, options);
+  ASSERT_TRUE(job_controller_->Start(10s).ok());
+  Issue("AbortJob", client::VolcanoJobs(), CreateJob("late", 1));
+  EXPECT_TRUE(CommandTestEventually([&] { return JobPhase("late") == "Aborted"; }))
+      << JobPhase("late");
+  job_controller_.reset();  // before `slow` goes
+}
+
 // Each controller takes only the Commands for its kind: the job controller leaves a queue's.
 TEST_F(CommandsControllerTest, TheJobControllerLeavesQueueCommandsToTheQueueController) {
   StartJobController();

@@ -1,11 +1,13 @@
 #include "controller/job_controller.h"
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -237,7 +239,14 @@ struct JobController final : public Controller {
   // A Job's Command, deleted already (processNextCommand): recorded on the Job, then its action.
   void OnCommand(const Command& command) {
     const std::string key = Key(command.ns, command.target->name);
+    // Commands come through a watch of their own: a Command issued right after its Job was
+    // created can come before the Job's add reaches this controller's cache. Admission lets a
+    // Command in only for a Job that exists, so give the cache a moment (Handle retries too).
     std::optional<json::object> object = CurrentJob(key);
+    for (int i = 0; !object && i < 100; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      object = CurrentJob(key);
+    }
     absl::StatusOr<Job> job = object ? DecodeJob(*object) : absl::NotFoundError(key);
     if (job.ok()) {
       RecordJobEvent(*job, "Normal", kCommandIssuedEvent, CommandIssuedMessage(command.action));
@@ -663,7 +672,11 @@ struct JobController final : public Controller {
   bool Handle(const WorkItem& item, int retries) {
     if (item.kind == WorkItem::Kind::kTtl) return HandleTtl(item.key);
     std::optional<json::object> object = CurrentJob(item.key);
-    if (!object) return true;  // deleted: its dependents go with it
+    if (!object) {
+      // Deleted: its dependents go with it. A Command's Job may not be in the cache yet
+      // (OnCommand): retry that, until the retries run out.
+      return !(item.request.event == kCommandIssuedEvent && retries + 1 < options.max_requeues);
+    }
     absl::StatusOr<Job> job = DecodeJob(*object);
     if (!job.ok()) {
       std::fprintf(stderr, "job controller: %s\n", Message(job.status()).c_str());
