@@ -279,17 +279,18 @@ TEST_F(CommandsControllerTest, QueueClosesOnceItsPodGroupsAreGoneAndOpensAgain) 
       << QueueState("team");
 }
 
-// Forwards to another transport, but holds back every event of the Volcano Job watch by `delay`:
-// a Job's add then reaches the controller after the Command issued right behind it.
-class SlowJobWatchTransport : public client::Transport {
+// Forwards to another transport, but holds back by `delay` every event of the watches whose path
+// has `part`: an object's add then reaches the controller after the Command issued right behind it.
+class SlowWatchTransport : public client::Transport {
  public:
-  SlowJobWatchTransport(std::shared_ptr<client::Transport> inner, std::chrono::milliseconds delay)
-      : inner_(std::move(inner)), delay_(delay) {}
+  SlowWatchTransport(std::shared_ptr<client::Transport> inner, std::string part,
+                     std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), part_(std::move(part)), delay_(delay) {}
   absl::StatusOr<client::Response> Do(const client::Request& r) override { return inner_->Do(r); }
   absl::StatusOr<client::Response> Stream(const client::Request& r,
                                           const std::function<bool(std::string_view)>& on_line,
                                           const std::atomic<bool>& stop) override {
-    if (r.path.find("/batch.volcano.sh/") == std::string::npos) {
+    if (r.path.find(part_) == std::string::npos) {
       return inner_->Stream(r, on_line, stop);
     }
     return inner_->Stream(
@@ -303,14 +304,15 @@ class SlowJobWatchTransport : public client::Transport {
 
  private:
   std::shared_ptr<client::Transport> inner_;
+  std::string part_;
   std::chrono::milliseconds delay_;
 };
 
 // A Command issued right after its Job is created may overtake the Job's add (each comes through
 // a watch of its own): it is carried out all the same, never dropped as a Command for no Job.
 TEST_F(CommandsControllerTest, ACommandThatOvertakesItsJobsAddIsCarriedOut) {
-  client::Client slow(std::make_shared<SlowJobWatchTransport>(
-      std::make_shared<apiserver::LocalTransport>(*server_), 500ms));
+  client::Client slow(std::make_shared<SlowWatchTransport>(
+      std::make_shared<apiserver::LocalTransport>(*server_), "/batch.volcano.sh/", 500ms));
   JobControllerOptions options;
   options.workers = 2;
   job_controller_ = NewJobController(slow, options);
@@ -319,6 +321,21 @@ TEST_F(CommandsControllerTest, ACommandThatOvertakesItsJobsAddIsCarriedOut) {
   EXPECT_TRUE(CommandTestEventually([&] { return JobPhase("late") == "Aborted"; }))
       << JobPhase("late");
   job_controller_.reset();  // before `slow` goes
+}
+
+// The same for a queue: a CloseQueue issued right after the Queue was created is carried out.
+TEST_F(CommandsControllerTest, ACommandThatOvertakesItsQueuesAddIsCarriedOut) {
+  client::Client slow(std::make_shared<SlowWatchTransport>(
+      std::make_shared<apiserver::LocalTransport>(*server_), "/queues", 500ms));
+  queue_controller_ = NewQueueController(slow);
+  ASSERT_TRUE(queue_controller_->Start(10s).ok());
+  json::object queue = Create(client::Queues(), "", R"({"apiVersion":
+      "scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"late"},
+      "spec":{"weight":1}})");
+  Issue("CloseQueue", client::Queues(), queue);
+  EXPECT_TRUE(CommandTestEventually([&] { return QueueState("late") == "Closed"; }))
+      << QueueState("late");
+  queue_controller_.reset();  // before `slow` goes
 }
 
 // Each controller takes only the Commands for its kind: the job controller leaves a queue's.

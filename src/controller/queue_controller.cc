@@ -126,11 +126,13 @@ struct QueueController final : public Controller {
     const std::string& name = item.key;
     const std::string& action = item.request.action;
     std::optional<json::object> cached = queues.Get("", name);
-    if (!cached) return true;  // deleted
+    // Not in the cache: deleted, or, for a Command (which comes through a watch of its own), a
+    // queue whose add has not reached the cache yet: that is read from the API below.
+    if (!cached && action == kSyncQueueAction) return true;
     // The sync every PodGroup's going brings changes nothing of an open queue; anything else is
     // decided on the queue as stored, not on a watch that may not have this controller's last
     // write yet.
-    const std::string cached_state = QueueStateOf(*cached);
+    const std::string cached_state = cached ? QueueStateOf(*cached) : std::string();
     if (action == kSyncQueueAction && (cached_state.empty() || cached_state == kQueueOpen)) {
       return true;
     }
