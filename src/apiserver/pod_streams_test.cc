@@ -128,6 +128,11 @@ class PodStreamsHttpTest : public ::testing::Test {
   }
   void TearDown() override {
     server_->handlers().SetPodStreams(nullptr);
+    // The exit callback a session left holds the server's strand: it goes before the server does.
+    if (streams_.on_exit) {
+      std::lock_guard<std::mutex> lock(*streams_.mu);
+      *streams_.on_exit = nullptr;
+    }
     testing::StopTestServer(server_, dir_);
   }
   HttpResponse Call(const std::string& method, const std::string& path, std::string body = "") {

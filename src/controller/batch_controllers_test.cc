@@ -210,9 +210,10 @@ TEST_F(BatchControllersTest, PodsOfADeletedJobAreLetGo) {
 }
 
 TEST_F(BatchControllersTest, CronJobFiresOnScheduleByTheControllersClock) {
-  std::atomic<int64_t> now{std::time(nullptr)};
+  // Shared with the controller's threads, which may read it until TearDown stops them.
+  auto now = std::make_shared<std::atomic<int64_t>>(std::time(nullptr));
   CronJobControllerOptions options;
-  options.now_unix = [&now] { return now.load(); };
+  options.now_unix = [now] { return now->load(); };
   options.local_zone = absl::UTCTimeZone();
   cronjobs_ = NewCronJobController(*api_, options);
   ASSERT_TRUE(cronjobs_->Start().ok());
@@ -225,12 +226,12 @@ TEST_F(BatchControllersTest, CronJobFiresOnScheduleByTheControllersClock) {
   const int64_t created_at =
       api::ParseUnixTime(At(*created, {"metadata", "creationTimestamp"})).value_or(0);
   const int64_t first = (created_at / 60 + 1) * 60;  // the next whole minute
-  if (now.load() < first) {
+  if (now->load() < first) {
     auto none = api_->List(client::BatchJobs(), "default");
     ASSERT_TRUE(none.ok());
     EXPECT_TRUE(none->items.empty());  // not before its time
   }
-  now = first + 5;
+  *now = first + 5;
   // Any change of the CronJob syncs it again, now past its first schedule time by the clock.
   auto touched = api_->Patch(client::CronJobs(), "default", "tick", client::PatchType::kMerge,
                              R"({"metadata":{"annotations":{"touched":"1"}}})");
