@@ -66,7 +66,7 @@ HttpResponse Handlers::Get(const HttpRequest& req, const Target& t) {
     json::error_code ec;
     items.push_back(api::ParseJsonText(*obj->json, ec));
     json::value table =
-        ToTable(res, items, std::to_string(obj->revision), Now(), TableOptionsFor(req));
+        ToTable(res, std::move(items), std::to_string(obj->revision), Now(), TableOptionsFor(req));
     return JsonResponse(200, json::serialize(table));
   }
   return JsonResponse(200, *obj->json);
@@ -174,7 +174,7 @@ HttpResponse Handlers::List(const HttpRequest& req, const Target& t) {
   if (table) {
     TableOptions options = TableOptionsFor(req);
     options.continue_token = next_continue;
-    json::value out = ToTable(res, parsed, std::to_string(revision), Now(), options);
+    json::value out = ToTable(res, std::move(parsed), std::to_string(revision), Now(), options);
     return JsonResponse(200, json::serialize(out));
   }
 

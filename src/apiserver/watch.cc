@@ -283,7 +283,8 @@ class WatchStream : public StreamSource {
       std::vector<json::value> items;
       json::error_code ec;
       items.push_back(api::ParseJsonText(object, ec));
-      json::value table = ToTable(*p_.resource, items, ResourceVersionOf(items[0]), p_.now_unix(),
+      std::string rv = ResourceVersionOf(items[0]);
+      json::value table = ToTable(*p_.resource, std::move(items), rv, p_.now_unix(),
                                   p_.table_options);
       buffer_ += json::serialize(table);
     } else {

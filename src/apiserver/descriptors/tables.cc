@@ -274,11 +274,11 @@ bool Is(const ResourceInfo& r, std::string_view group, std::string_view resource
   return r.group == group && r.resource == resource;
 }
 
-value RowObject(const value& obj, IncludeObject include) {
-  if (include == IncludeObject::kObject) return obj;
+value RowObject(value&& obj, IncludeObject include) {
+  if (include == IncludeObject::kObject) return std::move(obj);
   object partial{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}};
-  const value* metadata = Get(&obj, "metadata");
-  partial["metadata"] = metadata != nullptr ? *metadata : value(object{});
+  value* metadata = obj.is_object() ? obj.get_object().if_contains("metadata") : nullptr;
+  partial["metadata"] = metadata != nullptr ? std::move(*metadata) : value(object{});
   return partial;
 }
 
@@ -421,18 +421,19 @@ array TableCells(const ResourceInfo& r, const value& obj, int64_t now_unix) {
   return DefaultCells(obj, now_unix);
 }
 
-value ToTable(const ResourceInfo& resource, const std::vector<value>& objects,
+value ToTable(const ResourceInfo& resource, std::vector<value> objects,
               const std::string& list_resource_version, int64_t now_unix) {
-  return ToTable(resource, objects, list_resource_version, now_unix, TableOptions{});
+  return ToTable(resource, std::move(objects), list_resource_version, now_unix, TableOptions{});
 }
 
-value ToTable(const ResourceInfo& resource, const std::vector<value>& objects,
+value ToTable(const ResourceInfo& resource, std::vector<value> objects,
               const std::string& list_resource_version, int64_t now_unix,
               const TableOptions& options) {
   object metadata{{"resourceVersion", list_resource_version}};
   if (!options.continue_token.empty()) metadata["continue"] = options.continue_token;
   array rows;
-  for (const value& obj : objects) {
+  rows.reserve(objects.size());
+  for (value& obj : objects) {
     object row{{"cells", TableCells(resource, obj, now_unix)}};
     // printPod marks finished pods; kubectl uses it to tell them apart.
     if (resource.group.empty() && resource.resource == "pods") {
@@ -447,7 +448,7 @@ value ToTable(const ResourceInfo& resource, const std::vector<value>& objects,
       }
     }
     if (options.include_object != IncludeObject::kNone) {
-      row["object"] = RowObject(obj, options.include_object);
+      row["object"] = RowObject(std::move(obj), options.include_object);
     }
     rows.emplace_back(std::move(row));
   }

@@ -36,12 +36,11 @@ struct TableOptions {
 };
 
 // A Table of `objects` (each a full object of `resource`), metadata.resourceVersion set to
-// `list_resource_version`. For a watch event or a single GET, pass one object.
-boost::json::value ToTable(const ResourceInfo& resource,
-                           const std::vector<boost::json::value>& objects,
+// `list_resource_version`. For a watch event or a single GET, pass one object. The objects are
+// taken: a row's object (or its metadata) is moved out of them, not copied.
+boost::json::value ToTable(const ResourceInfo& resource, std::vector<boost::json::value> objects,
                            const std::string& list_resource_version, int64_t now_unix);
-boost::json::value ToTable(const ResourceInfo& resource,
-                           const std::vector<boost::json::value>& objects,
+boost::json::value ToTable(const ResourceInfo& resource, std::vector<boost::json::value> objects,
                            const std::string& list_resource_version, int64_t now_unix,
                            const TableOptions& options);
 
