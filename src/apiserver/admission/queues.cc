@@ -38,8 +38,11 @@ ResourceSum ResourcesAt(const json::object& spec, std::string_view a, std::strin
   if (list != nullptr && !b.empty()) list = FindObject(*list, b);
   if (list == nullptr) return out;
   for (const auto& [name, value] : *list) {
-    if (!value.is_string()) continue;
-    absl::StatusOr<common::Quantity> q = common::Quantity::Parse(value.get_string());
+    // A quantity is a string, or a number as YAML's `nvidia.com/gpu: 8` gives it.
+    std::string text = value.is_string() ? std::string(value.get_string())
+                       : value.is_number() ? json::serialize(value)
+                                           : std::string();
+    absl::StatusOr<common::Quantity> q = common::Quantity::Parse(text);
     if (q.ok()) out[std::string(name)] += q->MilliValue();
   }
   return out;
