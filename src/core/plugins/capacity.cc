@@ -22,7 +22,7 @@
 namespace muster::core {
 namespace {
 
-constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
 constexpr const char* kRootQueue = "root";
 
 // The dimensions a spec's resource list names, zero values included: Volcano's resource maps
@@ -95,7 +95,7 @@ bool Intersects(const Resources& a, const Resources& b) {
   return false;
 }
 
-struct QueueAttr {
+struct CapacityAttr {
   int id = -1;
   std::string name;
   std::vector<int> ancestors;  // root first
@@ -105,7 +105,7 @@ struct QueueAttr {
   double share = 0;
 };
 
-void UpdateShare(QueueAttr& a) {
+void UpdateCapacityShare(CapacityAttr& a) {
   // A queue that deserves nothing is best effort: share 1, behind every queue below its share.
   if (a.deserved.IsEmpty()) {
     a.share = 1;
@@ -121,7 +121,7 @@ void UpdateShare(QueueAttr& a) {
 }
 
 // Share first; at equal shares a queue with a deserved share goes before a best-effort one.
-int CompareShare(const QueueAttr& l, const QueueAttr& r) {
+int CompareShare(const CapacityAttr& l, const CapacityAttr& r) {
   if (l.share == r.share) {
     bool lh = !l.deserved.IsEmpty(), rh = !r.deserved.IsEmpty();
     if (lh == rh) return 0;
@@ -131,7 +131,7 @@ int CompareShare(const QueueAttr& l, const QueueAttr& r) {
 }
 
 // The depth below which two queues' ancestor lists part (Volcano's getQueueLevel).
-int CommonLevel(const QueueAttr& l, const QueueAttr& r) {
+int CommonLevel(const CapacityAttr& l, const CapacityAttr& r) {
   int level = 0;
   for (size_t i = 0; i < std::min(l.ancestors.size(), r.ancestors.size()); ++i) {
     if (l.ancestors[i] != r.ancestors[i]) return level;
@@ -148,7 +148,7 @@ class CapacityPlugin : public Plugin {
     dims_ = ResourceNames::Count();
     total_ = ssn.total_resource();
     ready_ = hierarchy_ ? BuildHierarchy(ssn) : (BuildFlat(ssn), true);
-    for (auto& [id, a] : attrs_) UpdateShare(a);
+    for (auto& [id, a] : attrs_) UpdateCapacityShare(a);
     Cluster& c = ssn.cluster();
     for (int qid : c.QueueIds()) {
       if (!c.queue(qid).queue) continue;
@@ -163,8 +163,8 @@ class CapacityPlugin : public Plugin {
  private:
   // --- attributes --------------------------------------------------------------------------
 
-  QueueAttr NewAttr(const QueueInfo& q) const {
-    QueueAttr a;
+  CapacityAttr NewAttr(const QueueInfo& q) const {
+    CapacityAttr a;
     a.id = q.id;
     a.name = q.name;
     if (q.queue) {
@@ -176,7 +176,7 @@ class CapacityPlugin : public Plugin {
   }
 
   // What the queue's jobs hold, ask for, have been admitted with and hold beyond their minimum.
-  void AddJob(Session& ssn, QueueAttr& a, const JobInfo& j) {
+  void AddJob(Session& ssn, CapacityAttr& a, const JobInfo& j) {
     Cluster& c = ssn.cluster();
     a.allocated.Add(j.allocated);
     a.request.Add(j.allocated);
@@ -204,13 +204,13 @@ class CapacityPlugin : public Plugin {
     }
     ssn.ForEachCountedJob([&](const JobInfo& j) {
       auto [it, inserted] = attrs_.try_emplace(j.queue);
-      QueueAttr& a = it->second;
+      CapacityAttr& a = it->second;
       if (inserted) {
         a = NewAttr(c.queue(j.queue));
         bool capped = c.queue(j.queue).queue && !c.queue(j.queue).queue->spec.capability.empty();
         if (capped) {
           for (ResourceId r : {kCpu, kMemory}) {
-            if (a.capability.Get(r) <= 0) a.capability.Set(r, kInfinity);
+            if (a.capability.Get(r) <= 0) a.capability.Set(r, kUnlimited);
           }
         }
         a.real_capability = ExceededPart(total_, total_guarantee, dims_).Add(a.guarantee);
@@ -247,7 +247,7 @@ class CapacityPlugin : public Plugin {
         at = p->id;
       }
       if (chain.empty()) continue;
-      QueueAttr& a = attrs_.at(qid);
+      CapacityAttr& a = attrs_.at(qid);
       a.ancestors.assign(chain.rbegin(), chain.rend() - 1);
       a.ancestors.insert(a.ancestors.begin(), root->id);
       attrs_.at(a.ancestors.back()).children.push_back(qid);
@@ -256,12 +256,12 @@ class CapacityPlugin : public Plugin {
     ssn.ForEachCountedJob([&](const JobInfo& j) {
       auto it = attrs_.find(j.queue);
       if (it == attrs_.end()) return;
-      QueueAttr& a = it->second;
+      CapacityAttr& a = it->second;
       if (!a.children.empty()) ok = false;
-      QueueAttr before = a;
+      CapacityAttr before = a;
       AddJob(ssn, a, j);
       for (int anc : a.ancestors) {
-        QueueAttr& p = attrs_.at(anc);
+        CapacityAttr& p = attrs_.at(anc);
         p.allocated.Add(a.allocated).Sub(before.allocated);
         p.request.Add(a.request).Sub(before.request);
         p.inqueue.Add(a.inqueue).Sub(before.inqueue);
@@ -270,11 +270,11 @@ class CapacityPlugin : public Plugin {
     });
     if (!ok) return false;
     // root is bounded by nothing but its own capability: jobs may ask beyond today's cluster.
-    QueueAttr& r = attrs_.at(root->id);
+    CapacityAttr& r = attrs_.at(root->id);
     if (r.capability.IsEmpty()) {
       for (ResourceId d = 0; d < dims_; ++d) {
         if (d == kCpu || d == kMemory || total_.Get(d) > 0) {
-          r.capability.Set(d, kInfinity);
+          r.capability.Set(d, kUnlimited);
           Mark(r.capability_named, d);
         }
       }
@@ -287,10 +287,10 @@ class CapacityPlugin : public Plugin {
   // Volcano's checkHierarchicalQueue: children's deserved at least their guarantee, capability
   // inherited where left out, real capability = what the parent may use beyond its children's
   // guarantees, plus the child's own guarantee, within the child's capability.
-  void SettleChildren(QueueAttr& parent, bool is_root) {
+  void SettleChildren(CapacityAttr& parent, bool is_root) {
     Resources total_guarantee, total_deserved;
     for (int cid : parent.children) {
-      QueueAttr& child = attrs_.at(cid);
+      CapacityAttr& child = attrs_.at(cid);
       RaiseToGuarantee(child);
       total_deserved.Add(child.deserved);
       total_guarantee.Add(child.guarantee);
@@ -310,7 +310,7 @@ class CapacityPlugin : public Plugin {
       parent.deserved = total_deserved;
     }
     for (int cid : parent.children) {
-      QueueAttr& child = attrs_.at(cid);
+      CapacityAttr& child = attrs_.at(cid);
       child.real_capability =
           ExceededPart(parent.real_capability, total_guarantee, dims_).Add(child.guarantee);
       MinNamed(child.real_capability, child.capability, child.capability_named);
@@ -326,7 +326,7 @@ class CapacityPlugin : public Plugin {
     }
   }
 
-  static void RaiseToGuarantee(QueueAttr& a) {
+  static void RaiseToGuarantee(CapacityAttr& a) {
     a.deserved.Max(a.guarantee);
     for (ResourceId r = 0; r < static_cast<int>(a.guarantee_named.size()); ++r) {
       if (a.guarantee_named[r]) Mark(a.deserved_named, r);
@@ -339,8 +339,8 @@ class CapacityPlugin : public Plugin {
   }
 
   // The queue, then its ancestors up to root (only the queue without enableHierarchy).
-  std::vector<QueueAttr*> Chain(int qid) {
-    std::vector<QueueAttr*> out;
+  std::vector<CapacityAttr*> Chain(int qid) {
+    std::vector<CapacityAttr*> out;
     auto it = attrs_.find(qid);
     if (it == attrs_.end()) return out;
     out.push_back(&it->second);
@@ -363,8 +363,8 @@ class CapacityPlugin : public Plugin {
       if (ll != rl) return ll ? -1 : 1;
       if (!ll) return CompareShare(li->second, ri->second);
       // Two leaves: compare their ancestors where the branches part.
-      const QueueAttr& la = li->second;
-      const QueueAttr& ra = ri->second;
+      const CapacityAttr& la = li->second;
+      const CapacityAttr& ra = ri->second;
       size_t level = static_cast<size_t>(CommonLevel(la, ra)) + 1;
       int lp = level < la.ancestors.size() ? la.ancestors[level] : la.id;
       int rp = level < ra.ancestors.size() ? ra.ancestors[level] : ra.id;
@@ -389,7 +389,7 @@ class CapacityPlugin : public Plugin {
       if (!ready_ || !q.open) return false;
       auto it = attrs_.find(q.id);
       if (it == attrs_.end()) return false;
-      QueueAttr& a = it->second;
+      CapacityAttr& a = it->second;
       Resources future = a.allocated;
       future.Add(t.resreq);
       if (!Insufficient(future, a.real_capability, t.resreq).empty()) return false;
@@ -399,7 +399,7 @@ class CapacityPlugin : public Plugin {
     ssn.AddAllocatableFn("capacity", [this](const QueueInfo& q, const TaskInfo& t) {
       if (!q.open || !ready_) return false;
       if (hierarchy_ && !IsLeaf(q.id)) return false;
-      for (QueueAttr* a : Chain(q.id)) {
+      for (CapacityAttr* a : Chain(q.id)) {
         Resources future = a->allocated;
         future.Add(t.resreq);
         if (!Insufficient(future, a->real_capability, t.resreq).empty()) return false;
@@ -413,7 +413,7 @@ class CapacityPlugin : public Plugin {
       if (!q || !q->open) return kReject;
       if (!j.min_resources) return kPermit;
       const Resources& want = *j.min_resources;
-      for (QueueAttr* a : Chain(j.queue)) {
+      for (CapacityAttr* a : Chain(j.queue)) {
         Resources future = want;
         future.Add(a->allocated).Add(a->inqueue).Sub(a->elastic);
         std::vector<std::string> names = Insufficient(future, a->real_capability, want);
@@ -430,7 +430,7 @@ class CapacityPlugin : public Plugin {
     });
     ssn.AddJobEnqueuedFn("capacity", [this](const JobInfo& j) {
       if (!j.min_resources) return;
-      for (QueueAttr* a : Chain(j.queue)) a->inqueue.Add(*j.min_resources);
+      for (CapacityAttr* a : Chain(j.queue)) a->inqueue.Add(*j.min_resources);
     });
     ssn.AddEventHandler({[this, s](const TaskInfo& t) { Update(*s, t, +1); },
                          [this, s](const TaskInfo& t) { Update(*s, t, -1); }});
@@ -448,7 +448,7 @@ class CapacityPlugin : public Plugin {
       if (!j) continue;
       auto it = attrs_.find(j->queue);
       if (it == attrs_.end()) continue;
-      const QueueAttr& a = it->second;
+      const CapacityAttr& a = it->second;
       // Nothing to gain from a pod that holds none of what the reclaimer asks for.
       if (!Intersects(t->resreq, reclaimer.resreq)) continue;
       Resources& allocated = allocations.try_emplace(j->queue, a.allocated).first->second;
@@ -470,18 +470,18 @@ class CapacityPlugin : public Plugin {
   void Update(Session& ssn, const TaskInfo& t, int sign) {
     const JobInfo* j = ssn.JobOf(t);
     if (!j) return;
-    std::vector<QueueAttr*> chain = Chain(j->queue);
-    for (QueueAttr* a : chain) {
+    std::vector<CapacityAttr*> chain = Chain(j->queue);
+    for (CapacityAttr* a : chain) {
       if (sign > 0) a->allocated.Add(t.resreq); else a->allocated.Sub(t.resreq);
     }
-    if (!chain.empty()) UpdateShare(*chain.front());
+    if (!chain.empty()) UpdateCapacityShare(*chain.front());
   }
 
   const bool hierarchy_;
   int dims_ = 0;
   bool ready_ = true;
   Resources total_;
-  std::map<int, QueueAttr> attrs_;
+  std::map<int, CapacityAttr> attrs_;
 };
 
 }  // namespace
