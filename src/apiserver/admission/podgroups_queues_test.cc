@@ -69,7 +69,8 @@ TEST_F(AdmissionTest, QueueDefaults) {
 }
 
 json::object TreeQueue(const std::string& name, const std::string& spec) {
-  return Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+  return Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+             R"("metadata":{"name":")" +
              name + R"("},"spec":)" + spec + R"(,"status":{"state":"Open"}})");
 }
 

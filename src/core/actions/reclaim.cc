@@ -2,7 +2,8 @@
 // Victims are running tasks of other reclaimable queues that the plugins' Reclaimable votes
 // allow; evictions on a node are kept only where the reclaiming task then fits there
 // (make_room.h), and a node with nothing to reclaim is passed over, even when the task would fit
-// its idle resources: placing is allocate's. Follows Volcano's pkg/scheduler/actions/reclaim/reclaim.go.
+// its idle resources: placing is allocate's. Follows Volcano's
+// pkg/scheduler/actions/reclaim/reclaim.go.
 
 #include <algorithm>
 #include <map>

@@ -49,7 +49,9 @@ Resources FromSpec(const api::ResourceList& list, Named& named) {
 // The part of `left` above `right`, dimension by dimension (Volcano's ExceededPart).
 Resources ExceededPart(const Resources& left, const Resources& right, int dims) {
   Resources out;
-  for (ResourceId r = 0; r < dims; ++r) out.Set(r, std::max<int64_t>(0, left.Get(r) - right.Get(r)));
+  for (ResourceId r = 0; r < dims; ++r) {
+    out.Set(r, std::max<int64_t>(0, left.Get(r) - right.Get(r)));
+  }
   return out;
 }
 
@@ -200,7 +202,8 @@ class CapacityPlugin : public Plugin {
     Cluster& c = ssn.cluster();
     Resources total_guarantee;
     for (int qid : c.QueueIds()) {
-      if (c.queue(qid).queue) total_guarantee.Add(Resources::FromList(c.queue(qid).queue->spec.guarantee));
+      const QueueInfo& q = c.queue(qid);
+      if (q.queue) total_guarantee.Add(Resources::FromList(q.queue->spec.guarantee));
     }
     ssn.ForEachCountedJob([&](const JobInfo& j) {
       auto [it, inserted] = attrs_.try_emplace(j.queue);
