@@ -327,9 +327,31 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
     core::Resources allocated;
   };
   std::map<std::string, Tally> tallies;
+  static constexpr char kRootQueueName[] = "root";
+  // Volcano's updateQueueStatus: where a root queue exists, a queue's allocated counts what its
+  // descendants hold too (a queue without spec.parent is root's child).
+  std::map<std::string, std::string> parent_of;
+  bool has_root = false;
+  for (int id : cluster.QueueIds()) {
+    const core::QueueInfo& q = cluster.queue(id);
+    if (!q.queue) continue;
+    has_root = has_root || q.name == kRootQueueName;
+    if (q.name != kRootQueueName) parent_of[q.name] = q.parent.empty() ? kRootQueueName : q.parent;
+  }
   for (int id : cluster.JobIds()) {
     const core::JobInfo& j = cluster.job(id);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
+    if (has_root) {
+      std::string at = j.queue_name;
+      // At most one step per queue: a cycle of parents (refused on write) cannot loop here.
+      for (size_t step = 0; step < parent_of.size(); ++step) {
+        auto it = parent_of.find(at);
+        if (it == parent_of.end()) break;
+        at = it->second;
+        tallies[at].allocated.Add(j.allocated);
+        if (at == kRootQueueName) break;
+      }
+    }
     Tally& t = tallies[j.queue_name];
     switch (j.phase) {
       case core::PodGroupPhase::kPending:

@@ -256,6 +256,30 @@ TEST(DefaultSchedulerWritesTest, APodHeldForReleasingResourcesIsNotNominated) {
   EXPECT_THAT(w.events, IsEmpty());
 }
 
+TEST(QueueStatusTest, AParentsAllocatedCountsItsDescendants) {
+  ClusterMirror m(MirrorOptions{});
+  m.UpsertNode(MakeNode("n1").Cpu("8").Gpus(8).Obj());
+  m.UpsertQueue(MakeQueue("root").Obj());
+  m.UpsertQueue(MakeQueue("org").Parent("root").Obj());
+  m.UpsertQueue(MakeQueue("team-a").Parent("org").Obj());
+  m.UpsertQueue(MakeQueue("team-b").Parent("org").Obj());
+  for (const char* team : {"team-a", "team-b"}) {
+    std::string pg = std::string("pg-") + team;
+    m.UpsertPodGroup(MakePodGroup("ns", pg).MinMember(1).Queue(team).Phase("Running").Obj());
+    m.UpsertPod(MakePod("ns", pg + "-0").Group(pg).Uid(pg).Gpus(3).RunningOn("n1").Obj());
+  }
+  WriteMemo memo;
+  std::map<std::string, int64_t> gpus;
+  for (const QueueStatusWrite& w : PlanQueueStatus(m.cluster(), memo)) {
+    gpus[w.name] = w.view.allocated.count("nvidia.com/gpu") ? w.view.allocated.at("nvidia.com/gpu")
+                                                             : 0;
+  }
+  EXPECT_EQ(gpus["team-a"], 3000);
+  EXPECT_EQ(gpus["team-b"], 3000);
+  EXPECT_EQ(gpus["org"], 6000);
+  EXPECT_EQ(gpus["root"], 6000);
+}
+
 TEST(QueueStatusTest, CountsPodGroupsByPhaseAndAllocatedResources) {
   ClusterMirror m(MirrorOptions{});
   m.UpsertNode(MakeNode("n1").Cpu("8").Gpus(4).Obj());

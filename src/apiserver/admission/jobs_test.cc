@@ -148,6 +148,23 @@ TEST_F(AdmissionTest, JobQueueMustExistAndBeOpen) {
                                     "`closed` status is `Closed`"));
 }
 
+TEST_F(AdmissionTest, JobGoesToALeafQueueOnly) {
+  store_.Put(Queues(), Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+      "metadata":{"name":"org"},"spec":{"weight":1},"status":{"state":"Open"}})"));
+  store_.Put(Queues(), Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+      "metadata":{"name":"team"},"spec":{"weight":1,"parent":"org"},"status":{"state":"Open"}})"));
+  json::object inner = Job(R"({"queue":"org","tasks":[{"name":"a","replicas":1,
+      "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]})");
+  auto err = Create(Jobs(), inner);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message,
+            JobDenied("can only submit job to leaf queue, queue `org` has 1 child queues;"));
+  json::object leaf = Job(R"({"queue":"team","tasks":[{"name":"a","replicas":1,
+      "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]})");
+  EXPECT_FALSE(Create(Jobs(), leaf).has_value());
+}
+
 TEST_F(AdmissionTest, JobTaskTemplatesAreValidatedAsPodTemplates) {
   json::object job = Job(R"({"tasks":[{"name":"a","replicas":1,
       "template":{"spec":{"containers":[{"name":"c"}]}}}]})");

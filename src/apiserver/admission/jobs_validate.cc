@@ -270,9 +270,19 @@ std::string ValidateJobCreate(const Context& c, const json::object& spec) {
   std::string queue = StringAt(spec, "queue");
   if (std::optional<std::string> state = QueueState(c.req.store, queue); !state) {
     msg += fmt::format(" unable to find job queue: {}", QueueNotFound(queue));
-  } else if (*state != "Open") {
-    msg += fmt::format("can only submit job to queue with state `Open`, queue `{}` status is `{}`",
-                       queue, *state);
+  } else {
+    if (*state != "Open") {
+      msg += fmt::format(
+          "can only submit job to queue with state `Open`, queue `{}` status is `{}`", queue,
+          *state);
+    }
+    // validate hierarchical queue (admit_job.go)
+    if (queue == "root") {
+      msg += " can not submit job to root queue;";
+    } else if (int children = ChildQueueCount(c.req.store, queue); children > 0) {
+      msg += fmt::format(" can only submit job to leaf queue, queue `{}` has {} child queues;",
+                         queue, children);
+    }
   }
   if (has_dependencies) {
     // topoSort: Kahn's algorithm over dependsOn.name edges.

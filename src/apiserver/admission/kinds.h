@@ -142,6 +142,9 @@ std::optional<ApiError> AdmitQueue(Context& c);
 // queues.cc: the state of a queue for the webhooks' checks; nullopt when it does not exist.
 std::optional<std::string> QueueState(const store::Store* st, const std::string& name);
 
+// queues.cc: how many queues name it as their spec.parent (jobs go to leaf queues only).
+int ChildQueueCount(const store::Store* st, const std::string& name);
+
 // queues.cc: `queues.scheduling.volcano.sh "<name>" not found`
 std::string QueueNotFound(const std::string& name);
 

@@ -68,6 +68,61 @@ TEST_F(AdmissionTest, QueueDefaults) {
   EXPECT_EQ(q["status"].at("state"), "Open");
 }
 
+json::object TreeQueue(const std::string& name, const std::string& spec) {
+  return Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+             R"("metadata":{"name":")" +
+             name + R"("},"spec":)" + spec + R"(,"status":{"state":"Open"}})");
+}
+
+constexpr char kQueueDenied[] =
+    "admission webhook \"validatequeue.volcano.sh\" denied the request: ";
+
+TEST_F(AdmissionTest, QueueTreeRefusesCycles) {
+  json::object self = TreeQueue("a", R"({"parent":"a"})");
+  auto err = Create(Queues(), self);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"a\": queue a cannot "
+                              "use itself as parent");
+
+  store_.Put(Queues(), TreeQueue("a", R"({"weight":1,"parent":"b"})"));
+  store_.Put(Queues(), TreeQueue("b", R"({"weight":1})"));
+  // b under a would close the loop b -> a -> b.
+  json::object old_b = TreeQueue("b", R"({"weight":1})");
+  json::object b = TreeQueue("b", R"({"weight":1,"parent":"a"})");
+  err = Update(Queues(), old_b, b);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"a\": queue b cannot "
+                              "have parent a: the parents form a cycle (b -> a -> b)");
+
+  json::object orphan = TreeQueue("c", R"({"parent":"nope"})");
+  err = Create(Queues(), orphan);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"nope\": failed to get "
+                              "parent queue of queue c: queues.scheduling.volcano.sh \"nope\" "
+                              "not found");
+}
+
+TEST_F(AdmissionTest, QueueTreeKeepsChildrenWithinTheirParentsGuarantee) {
+  store_.Put(Queues(), TreeQueue("org", R"({"weight":1,"guarantee":{"resource":
+      {"nvidia.com/gpu":"4"}},"deserved":{"nvidia.com/gpu":"8"}})"));
+  Created(Queues(), TreeQueue("team-a", R"({"parent":"org","guarantee":{"resource":
+      {"nvidia.com/gpu":"3"}},"deserved":{"nvidia.com/gpu":"4"}})"));
+  json::object over = TreeQueue("team-x", R"({"parent":"org","guarantee":{"resource":
+      {"nvidia.com/gpu":"5"}},"deserved":{"nvidia.com/gpu":"5"}})");
+  auto err = Create(Queues(), over);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message,
+            std::string(kQueueDenied) +
+                "requestBody.spec.guarantee.resource: Invalid value: \"{nvidia.com/gpu: 5}\": "
+                "parent queue org validation failed: sum of children's guarantee "
+                "({nvidia.com/gpu: 5}) exceeds parent's guarantee limit ({nvidia.com/gpu: 4})");
+}
+
 TEST_F(AdmissionTest, QueueWeightAndState) {
   json::object negative = Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
       "metadata":{"name":"q"},"spec":{"weight":-2}})");

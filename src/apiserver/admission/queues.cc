@@ -2,15 +2,22 @@
 
 // Volcano Queues: volcano-sh/volcano pkg/webhooks/admission/queues/mutate/mutate_queue.go
 // (mutatequeue.volcano.sh: reclaimable, weight) and queues/validate/validate_queue.go
-// (validatequeue.volcano.sh: state and weight; messages verbatim), behind the CRD schema's
-// checks and weight maximum; and the queue lookups of the Job and PodGroup webhooks.
+// (validatequeue.volcano.sh: state and weight; messages verbatim; and its hierarchical checks,
+// validateHierarchicalQueue and validateSiblingsSum: a queue is not its own parent, its parent
+// exists, the children's guarantee and deserved sums stay within their parent's), behind the CRD
+// schema's checks and weight maximum; and the queue lookups of the Job and PodGroup webhooks.
+// Volcano finds a cycle of parents only as a depth above its maximum; here it is refused as a
+// cycle, naming spec.parent.
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "api/text.h"
+#include "common/quantity.h"
 #include "apiserver/admission/context.h"
 #include "boost/json.hpp"
 #include "fmt/format.h"
@@ -20,6 +27,128 @@ namespace {
 
 constexpr char kQueuesResource[] = "queues.scheduling.volcano.sh";
 constexpr char kQueueWebhook[] = "validatequeue.volcano.sh";
+constexpr char kRootQueue[] = "root";
+
+using ResourceSum = std::map<std::string, int64_t>;  // milli units by resource name
+
+// spec.<a>[.<b>] as quantities; entries that do not parse count as zero.
+ResourceSum ResourcesAt(const json::object& spec, std::string_view a, std::string_view b = "") {
+  ResourceSum out;
+  const json::object* list = FindObject(spec, a);
+  if (list != nullptr && !b.empty()) list = FindObject(*list, b);
+  if (list == nullptr) return out;
+  for (const auto& [name, value] : *list) {
+    // A quantity is a string, or a number as YAML's `nvidia.com/gpu: 8` gives it.
+    std::string text = value.is_string() ? std::string(value.get_string())
+                       : value.is_number() ? json::serialize(value)
+                                           : std::string();
+    absl::StatusOr<common::Quantity> q = common::Quantity::Parse(text);
+    if (q.ok()) out[std::string(name)] += q->MilliValue();
+  }
+  return out;
+}
+
+// Some resource where `sum` is above `limit` (absent counts as zero; Volcano's LessPartly).
+bool Exceeds(const ResourceSum& sum, const ResourceSum& limit) {
+  for (const auto& [name, milli] : sum) {
+    auto it = limit.find(name);
+    if (milli > (it == limit.end() ? 0 : it->second)) return true;
+  }
+  return false;
+}
+
+std::string Describe(const ResourceSum& r) {
+  std::string out;
+  for (const auto& [name, milli] : r) {
+    if (!out.empty()) out += ", ";
+    out += name + ": " + common::Quantity::FromMilli(milli).ToString();
+  }
+  return "{" + out + "}";
+}
+
+// The queues as they will be once this write is stored: name -> spec.
+std::map<std::string, json::object> QueuesAfter(const Context& c, const json::object& spec) {
+  std::map<std::string, json::object> out;
+  for (const json::object& q : ListObjects(c.req.store, kQueuesResource)) {
+    const json::object* meta = FindObject(q, "metadata");
+    const json::object* qspec = FindObject(q, "spec");
+    if (meta == nullptr) continue;
+    out[StringAt(*meta, "name")] = qspec == nullptr ? json::object() : *qspec;
+  }
+  out[c.name] = spec;
+  return out;
+}
+
+std::string ParentOf(const json::object& spec) {
+  std::string parent = StringAt(spec, "parent");
+  return parent.empty() ? kRootQueue : parent;
+}
+
+// The children's sum of spec.<a>[.<b>] against their parent's, as validateSiblingsSum.
+std::optional<FieldError> ChildrenWithin(const std::map<std::string, json::object>& queues,
+                                         const std::string& parent, std::string_view what,
+                                         std::string_view field, std::string_view a,
+                                         std::string_view b) {
+  ResourceSum total;
+  for (const auto& [name, spec] : queues) {
+    if (name == kRootQueue || ParentOf(spec) != parent) continue;
+    for (const auto& [r, milli] : ResourcesAt(spec, a, b)) total[r] += milli;
+  }
+  ResourceSum limit = ResourcesAt(queues.at(parent), a, b);
+  if (!Exceeds(total, limit)) return std::nullopt;
+  return FieldError{ErrorType::kInvalid, std::string(field), api::GoQuote(Describe(total)),
+                    fmt::format("parent queue {} validation failed: sum of children's {} ({}) "
+                                "exceeds parent's {} limit ({})",
+                                parent, what, Describe(total), what, Describe(limit))};
+}
+
+// validatequeue.volcano.sh's hierarchical checks on a queue whose parent, guarantee or deserved
+// is written.
+std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& spec) {
+  std::vector<FieldError> errors;
+  if (c.name == kRootQueue) return errors;
+  std::string parent = StringAt(spec, "parent");
+  if (parent == c.name) {
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                      fmt::format("queue {} cannot use itself as parent", c.name)});
+    return errors;
+  }
+  std::map<std::string, json::object> queues = QueuesAfter(c, spec);
+  if (!parent.empty() && parent != kRootQueue && !queues.count(parent)) {
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                      fmt::format("failed to get parent queue of queue {}: {}", c.name,
+                                  QueueNotFound(parent))});
+    return errors;
+  }
+  // Up from the parent: reaching this queue again is a cycle.
+  std::string path = c.name;
+  std::set<std::string> seen{c.name};
+  for (std::string at = parent; !at.empty() && at != kRootQueue && queues.count(at);
+       at = StringAt(queues.at(at), "parent")) {
+    path += " -> " + at;
+    if (at == c.name) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                        fmt::format("queue {} cannot have parent {}: the parents form a cycle "
+                                    "({})",
+                                    c.name, parent, path)});
+      return errors;
+    }
+    if (!seen.insert(at).second) break;  // a cycle above, written before these checks
+  }
+  // As a child among its siblings, and as a parent over its children.
+  for (const std::string& p : {ParentOf(spec), c.name}) {
+    if (p == kRootQueue || !queues.count(p)) continue;
+    if (auto e = ChildrenWithin(queues, p, "guarantee", "requestBody.spec.guarantee.resource",
+                                "guarantee", "resource")) {
+      errors.push_back(*std::move(e));
+    }
+    if (auto e = ChildrenWithin(queues, p, "deserved", "requestBody.spec.deserved", "deserved",
+                                "")) {
+      errors.push_back(*std::move(e));
+    }
+  }
+  return errors;
+}
 
 }  // namespace
 
@@ -82,7 +211,28 @@ std::optional<ApiError> AdmitQueue(Context& c) {
                       "queue weight must be a positive integer"});
   }
   if (!errors.empty()) return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
+
+  const json::object* old_spec = c.create() ? nullptr : FindObject(*c.req.old, "spec");
+  auto changed = [&](std::string_view key) {
+    if (old_spec == nullptr) return true;
+    const json::value* was = old_spec->if_contains(key);
+    const json::value* now = spec->if_contains(key);
+    return (was == nullptr) != (now == nullptr) || (was != nullptr && *was != *now);
+  };
+  if (changed("parent") || changed("guarantee") || changed("deserved")) {
+    errors = HierarchyErrors(c, *spec);
+    if (!errors.empty()) return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
+  }
   return std::nullopt;
+}
+
+int ChildQueueCount(const store::Store* st, const std::string& name) {
+  int count = 0;
+  for (const json::object& q : ListObjects(st, kQueuesResource)) {
+    const json::object* spec = FindObject(q, "spec");
+    if (spec != nullptr && StringAt(*spec, "parent") == name) ++count;
+  }
+  return count;
 }
 
 }  // namespace muster::apiserver::admission

@@ -1,7 +1,9 @@
 // reclaim: a queue below its deserved share takes resources back from queues above theirs.
 // Victims are running tasks of other reclaimable queues that the plugins' Reclaimable votes
 // allow; evictions on a node are kept only where the reclaiming task then fits there
-// (make_room.h). Follows Volcano's pkg/scheduler/actions/reclaim/reclaim.go.
+// (make_room.h), and a node with nothing to reclaim is passed over, even when the task would fit
+// its idle resources: placing is allocate's. Follows Volcano's
+// pkg/scheduler/actions/reclaim/reclaim.go.
 
 #include <algorithm>
 #include <map>
@@ -59,12 +61,6 @@ class ReclaimAction : public Action {
         PredicateStatus st = ssn.Predicate(*task, *n);
         if (!st.ok && st.unresolvable) continue;
         Statement node_stmt(ssn);
-        if (FitsNow(ssn, *q, *task, *n, false)) {
-          node_stmt.Pipeline(*task, n->id);
-          node_stmt.Commit();
-          assigned = true;
-          break;
-        }
         std::vector<const TaskInfo*> reclaimees;
         for (int tid : n->tasks) {
           const TaskInfo& t = c.task(tid);

@@ -299,6 +299,26 @@ absl::Status CheckPluginCombinations(const SchedulerConf& conf, const ConfParseO
         "plugins proportion and capacity are both configured; they divide queue resources in "
         "conflicting ways, keep one");
   }
+  // capacity's arguments that Volcano reads and muster does not implement: refused rather than
+  // ignored, unless they ask for Volcano's default.
+  if (const PluginOption* capacity = conf.FindPlugin("capacity")) {
+    struct Unsupported {
+      std::string_view key, off, what;
+    };
+    for (const Unsupported& u : {
+             Unsupported{"ancestorReclaimLevel", "0", "reclaim decided at ancestor queues"},
+             Unsupported{"capacity.DynamicResourceAllocationEnable", "false", "DRA quotas"},
+             Unsupported{"capacity.DRAConsumableCapacityEnable", "false", "DRA quotas"},
+         }) {
+      std::string value = capacity->Text(u.key, u.off);
+      if (value != u.off) {
+        return Invalid(
+            "plugin \"capacity\": argument \"{}\": {} is not implemented by muster ({}); "
+            "remove the argument or set it to {}",
+            u.key, value, u.what, u.off);
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -84,7 +84,9 @@ struct ConfParseOptions {
 // malformed YAML (with its line), an unknown action or plugin (listing the known ones, the
 // registry's: framework/registry.h), an unknown key (top-level `metrics` is accepted and
 // ignored), a flag that is not a boolean, a plugin without a name, an empty action list,
-// proportion together with capacity, drf's enableHierarchy together with proportion.
+// proportion together with capacity, drf's enableHierarchy together with proportion, a capacity
+// argument of Volcano's that muster does not implement (ancestorReclaimLevel above 0, the DRA
+// switches on).
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text);
 absl::StatusOr<SchedulerConf> ParseSchedulerConf(std::string_view text,
                                                  const ConfParseOptions& options);

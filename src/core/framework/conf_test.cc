@@ -3,6 +3,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/framework/plugin.h"
+#include "core/framework/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -254,6 +256,24 @@ TEST(ParseSchedulerConfTest, ProportionWithCapacityAllowedByOption) {
   ASSERT_NE(conf.FindPlugin("capacity"), nullptr);
   EXPECT_FALSE(conf.FindPlugin("capacity")->Enabled("enablePreemptable"));
   EXPECT_EQ(conf.ActionArgument("preempt", "enableTopologyAwarePreemption", ""), "true");
+}
+
+TEST(ParseSchedulerConfTest, CapacityArgumentsMusterDoesNotImplementAreRefused) {
+  EXPECT_EQ(ParseError("actions: reclaim\ntiers:\n- plugins:\n  - name: capacity\n"
+                       "    arguments: {ancestorReclaimLevel: 2}\n"),
+            "plugin \"capacity\": argument \"ancestorReclaimLevel\": 2 is not implemented by "
+            "muster (reclaim decided at ancestor queues); remove the argument or set it to 0");
+  MustParse("actions: reclaim\ntiers:\n- plugins:\n  - name: capacity\n"
+            "    arguments: {ancestorReclaimLevel: 0}\n");
+}
+
+// Every plugin name the parser accepts builds a plugin: none is skipped by the session.
+TEST(PluginRegistryTest, EveryKnownPluginNameBuildsAPlugin) {
+  for (std::string_view name : muster::core::PluginNames()) {
+    PluginOption option;
+    option.name = std::string(name);
+    EXPECT_NE(NewPlugin(option), nullptr) << name;
+  }
 }
 
 // --- Actions -------------------------------------------------------------------------------------

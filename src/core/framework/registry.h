@@ -32,9 +32,9 @@ std::span<const std::string_view> PluginNames();
 // The action names a conf may use, in the registry's order.
 std::span<const std::string_view> ActionNames();
 
-// The plugin the option names, or nullptr for a name that has no implementation of its own
-// (capacity) or that the registry does not know (any gpu-* name builds the GPU placement plugin,
-// for confs built in code: plugins/registry.cc).
+// The plugin the option names, or nullptr for a name that the registry does not know (any gpu-*
+// name builds the GPU placement plugin, for confs built in code: plugins/registry.cc). Every
+// name PluginNames() lists builds a plugin (a static_assert in plugins/registry.cc).
 std::unique_ptr<Plugin> NewPlugin(const PluginOption& option);
 // The action of that name, or nullptr.
 std::unique_ptr<Action> NewAction(const std::string& name);

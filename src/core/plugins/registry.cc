@@ -19,6 +19,7 @@ std::unique_ptr<Plugin> NewPriorityPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewDrfPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewProportionPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewCapacityPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewPredicatesPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt);
@@ -29,7 +30,6 @@ namespace {
 
 struct PluginRegistration {
   std::string_view name;
-  // nullptr: accepted in a conf, but without an implementation of its own.
   std::unique_ptr<Plugin> (*build)(const PluginOption&);
 };
 
@@ -40,8 +40,7 @@ constexpr PluginRegistration kPlugins[] = {
     {"conformance", NewConformancePlugin},
     {"drf", NewDrfPlugin},
     {"proportion", NewProportionPlugin},
-    // Accepted, and builds nothing: muster has one queue-share implementation, proportion.
-    {"capacity", nullptr},
+    {"capacity", NewCapacityPlugin},
     {"sla", NewSlaPlugin},
     {"overcommit", NewOvercommitPlugin},
     {"predicates", NewPredicatesPlugin},
@@ -57,6 +56,15 @@ constexpr PluginRegistration kPlugins[] = {
     {"gpu-muster", NewGpuPlacementPlugin},
 };
 
+// A name the conf parser accepts is a plugin the session builds: a row without a builder would
+// be a plugin skipped silently, so none may be without one.
+static_assert([] {
+  for (const PluginRegistration& r : kPlugins) {
+    if (r.build == nullptr) return false;
+  }
+  return true;
+}());
+
 constexpr auto kPluginNames = [] {
   std::array<std::string_view, std::size(kPlugins)> names{};
   for (size_t i = 0; i < names.size(); ++i) names[i] = kPlugins[i].name;
@@ -69,7 +77,7 @@ std::span<const std::string_view> PluginNames() { return kPluginNames; }
 
 std::unique_ptr<Plugin> NewPlugin(const PluginOption& opt) {
   for (const PluginRegistration& r : kPlugins) {
-    if (r.name == opt.name) return r.build ? r.build(opt) : nullptr;
+    if (r.name == opt.name) return r.build(opt);
   }
   // A conf built in code rather than parsed may name a GPU policy another way: the simulator
   // writes "gpu-" + its placement, which NewGpuPlacementPolicy also takes capitalised or as an

@@ -339,6 +339,14 @@ class QueueBuilder {
     q_.spec.guarantee[std::string(name)] = Q(q);
     return *this;
   }
+  QueueBuilder& Deserved(std::string_view name, std::string_view q) {
+    q_.spec.deserved[std::string(name)] = Q(q);
+    return *this;
+  }
+  QueueBuilder& Parent(std::string parent) {
+    q_.spec.parent = std::move(parent);
+    return *this;
+  }
   QueueBuilder& Reclaimable(bool on) {
     q_.spec.reclaimable = on;
     return *this;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end: hierarchical queues (Volcano's capacity plugin with enableHierarchy) against
+# `muster up`, driven by the real kubectl, on two simulated 4-GPU nodes. A three-level tree,
+# root -> org -> team-a and team-b, each team deserving four of org's eight GPUs, and
+# root -> lab -> team-c under lab's capability of two GPUs:
+#   - the tree's bad input is refused naming the field (a queue its own parent, a parent that
+#     closes a cycle, a child guarantee above what its parent guarantees), and a job is refused
+#     in a queue that has children;
+#   - lab's capability caps its child: team-c runs two of its four one-GPU pods;
+#   - team-a takes all eight GPUs while team-b is idle, then team-b's gang of four reclaims the
+#     four team-a holds beyond its deserved share, and runs whole;
+#   - kubectl get queue shows each queue's deserved and allocated GPUs, org's counting both
+#     teams.
+# One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
+# failed, 77 (skipped) when kubectl is not installed.
+#
+# Usage: queues_e2e.sh MUSTER_BINARY        (KUBECTL=... to use another kubectl)
+set -u
+
+MUSTER=${1:?usage: queues_e2e.sh MUSTER_BINARY}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=e2e_lib.sh
+. "$here/e2e_lib.sh"
+begin_e2e
+files=$here/queues
+
+start_muster up "$MUSTER" up --config "$files/cluster.yaml" \
+  --scheduler-conf "$files/scheduler.conf" --data-dir "$work/data" --listen 127.0.0.1:0 \
+  --no-summary || exit_not_started up "muster up"
+export KUBECONFIG=$muster_kubeconfig
+eventually "both nodes Ready" 60 k wait --for=condition=Ready node --all --timeout=1s
+
+expect_re "apply the tree" 'queue.scheduling.volcano.sh/team-c created' k apply -f "$files/queues.yaml"
+expect_re "kubectl get queue shows each queue's parent" '^team-a +org$' \
+  k get queue team-a --no-headers
+
+# --- bad input ---------------------------------------------------------------------------------
+queue() {  # queue NAME SPEC: a Queue's manifest
+  printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: %s}\nspec: %s\n' \
+    "$1" "$2"
+}
+queue self '{parent: self}' >"$work/self.yaml"
+expect "a queue that is its own parent is refused naming spec.parent" \
+  'requestBody.spec.parent: Invalid value: "self": queue self cannot use itself as parent' \
+  k apply -f "$work/self.yaml"
+expect "a parent that closes a cycle is refused naming spec.parent" \
+  'requestBody.spec.parent: Invalid value: "team-a": queue org cannot have parent team-a: the parents form a cycle (org -> team-a -> org)' \
+  k patch queue org --type=merge -p '{"spec":{"parent":"team-a"}}'
+expect_eq "org keeps its parent" "root" k get queue org -o 'jsonpath={.spec.parent}'
+queue team-x '{parent: org, guarantee: {resource: {nvidia.com/gpu: 1}}}' >"$work/team-x.yaml"
+expect "a child guarantee above its parent's is refused naming spec.guarantee" \
+  "requestBody.spec.guarantee.resource: Invalid value: \"{nvidia.com/gpu: 3}\": parent queue org validation failed: sum of children's guarantee ({nvidia.com/gpu: 3}) exceeds parent's guarantee limit ({nvidia.com/gpu: 2})" \
+  k apply -f "$work/team-x.yaml"
+expect_eq "nothing of it is stored" "" k get queue team-x -o name --ignore-not-found
+"$files/job.sh" inner org 1 1 >"$work/inner.yaml"
+expect "a job in a queue with children is refused" \
+  'can only submit job to leaf queue, queue `org` has 2 child queues;' k apply -f "$work/inner.yaml"
+
+# --- a parent's capability caps its children ---------------------------------------------------
+"$files/job.sh" lab-job team-c 4 1 >"$work/lab-job.yaml"
+expect "team-c asks for four GPUs" "job.batch.volcano.sh/lab-job created" k apply -f "$work/lab-job.yaml"
+eventually "lab's capability lets two of them run" 60 \
+  pods_are volcano.sh/job-name=lab-job Running 2
+sleep 3  # a few more cycles: the other two still wait
+expect_eq "and no more" 2 count_pods volcano.sh/job-name=lab-job Running
+k delete -f "$work/lab-job.yaml" --wait=false >/dev/null 2>&1
+eventually "lab's pods are gone" 60 no_pods volcano.sh/job-name=lab-job
+
+# --- reclaim between teams up to deserved ------------------------------------------------------
+"$files/job.sh" greedy team-a 8 1 >"$work/greedy.yaml"
+"$files/job.sh" gang team-b 4 4 >"$work/gang.yaml"
+expect "team-a asks for all eight GPUs" "job.batch.volcano.sh/greedy created" \
+  k apply -f "$work/greedy.yaml"
+eventually "team-a runs on all eight while team-b is idle" 60 \
+  pods_are volcano.sh/job-name=greedy Running 8
+expect "team-b submits a gang of four" "job.batch.volcano.sh/gang created" \
+  k apply -f "$work/gang.yaml"
+eventually "team-b's gang runs whole" 90 pods_are volcano.sh/job-name=gang Running 4
+expect_eq "team-a keeps its deserved four" 4 count_pods volcano.sh/job-name=greedy Running
+expect_re "team-a's pods over its share were evicted (an event says so)" 'Evict' \
+  k get events --field-selector involvedObject.kind=Pod
+
+columns='NAME:.metadata.name,PARENT:.spec.parent,DESERVED:.spec.deserved.nvidia\.com/gpu,ALLOCATED:.status.allocated.nvidia\.com/gpu'
+teams_show() {  # teams_show WANT: team-a's and team-b's rows, joined by ';'
+  [ "$(k get queue team-a team-b -o "custom-columns=$columns" --no-headers | tr -s ' ' | tr '\n' ';')" = "$1" ]
+}
+eventually "kubectl get queue shows the teams' deserved and allocated GPUs" 30 \
+  teams_show 'team-a org 4 4;team-b org 4 4;'
+expect_re "and org's, counting both teams" '^org +root +8 +8$' \
+  k get queue org -o "custom-columns=$columns" --no-headers
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
