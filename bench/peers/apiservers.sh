@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The API servers workload of the peer benchmark (issue 12): muster's API server (`muster
-# apiserver`) against kube-apiserver + etcd (scripts/kube-control-plane up, no scheduler), driven
-# by the same client, bench/peers/apiload (client-go, tests/kube/go.mod's k8s.io versions, built
-# into build/peers/apiload and rebuilt only when its sources or Go change). The servers alternate,
-# muster then kube-apiserver, each fresh, for 3 rounds (1 with --small); the figures are the
-# medians over the rounds, printed last, one line per comparison:
+# apiserver`) against kube-apiserver + etcd (scripts/kube-control-plane up, no scheduler, its
+# controller-manager stopped once up), driven by the same client, bench/peers/apiload (client-go,
+# tests/kube/go.mod's k8s.io versions, built into build/peers/apiload and rebuilt only when its
+# sources or Go change). The servers alternate, muster then kube-apiserver, each fresh, for 3
+# rounds (1 with --small); the figures are the medians over the rounds, printed last, one line per
+# comparison:
 #
 #   peers: <workload>: muster <x> <unit>, kube-apiserver <y> <unit>, ratio <r>x
 #
@@ -86,9 +87,13 @@ build_client
 "${control_plane}" build 2>&1 | sed 's/^/  /' >&2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/muster-apiservers.XXXXXX")
-muster_pid= kube_dir=
+muster_pid= kube_dir= client_pid=
 cleanup() {
   local rc=$?
+  if [ -n "${client_pid}" ]; then
+    kill -TERM "${client_pid}" 2>/dev/null || true
+    wait "${client_pid}" 2>/dev/null || true
+  fi
   if [ -n "${muster_pid}" ] && kill -0 "${muster_pid}" 2>/dev/null; then
     kill -TERM "${muster_pid}" 2>/dev/null || true
     wait "${muster_pid}" 2>/dev/null || true
@@ -104,8 +109,14 @@ trap 'exit 143' TERM
 # load SERVER ROUND KUBECONFIG PIDS: one client run; its results appended to ${work}/results as
 # "SERVER ROUND NAME VALUE UNIT".
 load() {
-  local server=$1 round=$2 out=${work}/$1-$2.out
-  if ! "${client}" -kubeconfig "$3" -pids "$4" "${load_flags[@]}" >"${out}" 2>"${work}/$1-$2.err"; then
+  local server=$1 round=$2 out=${work}/$1-$2.out rc=0 load_before
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  # In the background, so that a signal runs the EXIT trap at once (it stops the client too).
+  "${client}" -kubeconfig "$3" -pids "$4" "${load_flags[@]}" >"${out}" 2>"${work}/$1-$2.err" &
+  client_pid=$!
+  wait "${client_pid}" || rc=$?
+  client_pid=
+  if [ "${rc}" != 0 ]; then
     say "the load client failed against ${server} in round ${round}:"
     sed 's/^/    /' "${out}" "${work}/$1-$2.err" | tail -20 >&2
     exit 1
@@ -113,6 +124,7 @@ load() {
   awk -v s="${server}" -v r="${round}" '$1 == "result" { print s, r, $2, $3, $4 }' "${out}" \
     >> "${work}/results"
   say "round ${round}: ${server}: $(awk '$1 == "result" { printf "%s %.6g %s; ", $2, $3, $4 }' "${out}")"
+  say "    load average before ${load_before}, after $(cut -d' ' -f1-3 /proc/loadavg)"
   grep '^info ' "${out}" | sed 's/^info /    /' >&2
 }
 
@@ -133,16 +145,30 @@ run_muster() {
   rm -rf "${data}"
 }
 
-# kube-controller-manager runs only its serviceaccount controller: `up` waits for the default
-# ServiceAccount, and nothing else should watch or write pods while kube-apiserver is measured.
+# stop_controller_manager: kube-controller-manager, which `up` starts with every controller (its
+# --controllers adds to the script's '*', so it cannot be narrowed), is stopped once `up` has seen
+# it make the default ServiceAccount: nothing but the client should read or write while
+# kube-apiserver is measured, as nothing else talks to muster's server. The client makes each
+# namespace's default ServiceAccount itself.
+stop_controller_manager() {
+  local pid deadline
+  pid=$(cat "${kube_dir}/pids/kube-controller-manager.pid")
+  tr '\0' '\n' < "/proc/${pid}/cmdline" 2>/dev/null | grep -qF -- "${kube_dir}/" ||
+    die "pid ${pid} is not this control plane's kube-controller-manager"
+  kill -TERM "${pid}"
+  deadline=$((SECONDS + 15))
+  while [ -e "/proc/${pid}" ] && [ "${SECONDS}" -lt "${deadline}" ]; do sleep 0.2; done
+  [ ! -e "/proc/${pid}" ] || die "kube-controller-manager (pid ${pid}) did not stop"
+}
+
 run_kube() {
   local round=$1
   kube_dir=${work}/kube-$1
-  if ! KUBE_CONTROLLER_MANAGER_FLAGS="--controllers=serviceaccount" \
-       "${control_plane}" up "${kube_dir}" >"${work}/kube-$1.log" 2>&1; then
+  if ! "${control_plane}" up "${kube_dir}" >"${work}/kube-$1.log" 2>&1; then
     sed 's/^/    /' "${work}/kube-$1.log" | tail -30 >&2
     die "the control plane did not come up"
   fi
+  stop_controller_manager
   load kube-apiserver "${round}" "${kube_dir}/admin.kubeconfig" \
     "$(cat "${kube_dir}/pids/etcd.pid"),$(cat "${kube_dir}/pids/kube-apiserver.pid")"
   "${control_plane}" down "${kube_dir}" >/dev/null 2>&1 || die "the control plane did not stop"
