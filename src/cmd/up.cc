@@ -182,6 +182,7 @@ int RunUp(const UpFlags& flags) {
   fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
              nodes.size() == 1 ? "" : "s", server.url(), data_dir);
   fmt::print("export KUBECONFIG={}\n", server.kubeconfig_path());
+  fmt::print("dashboard: {}\n", server.dashboard_url());
   std::fflush(stdout);
 
   // The live line: rewritten in place on a terminal, otherwise left out (or printed when it
