@@ -17,7 +17,8 @@ The state, read from the page's DOM (what a person sees, not the page's variable
   gpus     {"NODE/INDEX": "NAMESPACE/POD" or "free"}
   colours  {"NODE/INDEX": the cell's computed background colour}
   partial  the GPU cells marked as held by a partly bound gang
-  pending  {"GANG": {"reason": ..., "start": ...}} from the pending-gangs table
+  pending  {"GANG": {"reason": ..., "start": ..., "startAt": RFC 3339 or ""}} from the
+           pending-gangs table
   summary  the header's summary line
 """
 
@@ -46,6 +47,7 @@ STATE_JS = r"""
     pending[row.firstElementChild.childNodes[0].textContent.trim()] = {
       podgroup: row.dataset.podgroup, queue: text(cells[1]), phase: text(cells[3]),
       reason: text(cells[4]), start: text(cells[5]),
+      startAt: (cells[5].querySelector('time') || {}).dateTime || '',
     };
   }
   const banner = document.getElementById('banner');

@@ -78,6 +78,15 @@ why=$(reason)
 export WHY=$why
 eventually "the page shows the gang waiting with its PodGroup's reason" 30 \
   page "s['pending'].get('default/gang-tf-job', {}).get('reason') == env['WHY'] and s['pending']['default/gang-tf-job']['queue'] == 'ml-queue'"
+# The estimate is the scheduler's to write (`muster explain`); whatever the PodGroup holds is shown.
+pg=$(k get podgroup -o name)
+expect "annotate the gang's PodGroup with an estimated start" "annotated" \
+  k annotate --overwrite "$pg" muster.dev/estimated-start=2030-01-02T03:04:05Z
+estimate() { k get "$pg" -o jsonpath='{.metadata.annotations.muster\.dev/estimated-start}'; }
+shows_estimate() {
+  START=$(estimate) page "s['pending']['default/gang-tf-job']['startAt'] == env['START'] != ''"
+}
+eventually "the page shows the PodGroup's estimated start" 30 shows_estimate
 cdp shot "$shots/1-gang-waits.png"
 white='rgb(255, 255, 255)'
 expect_eq "the blocker's GPU is coloured, the free one is white" "" \
