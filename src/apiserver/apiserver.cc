@@ -31,6 +31,18 @@ struct ApiServer::State {
   std::string kubeconfig_path;
   std::mutex stop_mu;
   bool stopped = false;
+  std::mutex status_mu;
+  std::function<std::string()> dashboard_status;  // guarded by status_mu
+
+  // Called under the lock, so that SetDashboardStatus({}) returns only once no call of the old
+  // function is under way.
+  HttpResponse DashboardStatus() {
+    HttpResponse r;
+    r.headers.emplace_back("Cache-Control", "no-store");
+    std::lock_guard lock(status_mu);
+    r.body = dashboard_status ? dashboard_status() : "{}";
+    return r;
+  }
 };
 
 namespace {
@@ -147,7 +159,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.max_streams = options.limits.max_watches;
   server_options.max_streams_per_client = options.limits.max_watches_per_client;
   server_options.long_running = IsLongRunning;
-  server_options.public_path = IsDashboardPath;
+  server_options.public_path = IsDashboardFilePath;
   std::string ca_pem;
   if (tls) {
     auto token = LoadOrCreateToken(options.data_dir + "/token");
@@ -169,6 +181,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
 
   State* raw = state.get();
   auto server = Server::Start(server_options, [raw](const HttpRequest& req) {
+    if (req.path == kDashboardStatusPath) return raw->DashboardStatus();
     if (IsDashboardPath(req.path)) return ServeDashboard(req);
     Handlers* handlers = raw->ready.load(std::memory_order_acquire);
     if (handlers == nullptr) {
@@ -215,6 +228,11 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
     return s;
   }
   return std::unique_ptr<ApiServer>(new ApiServer(std::move(state)));
+}
+
+void ApiServer::SetDashboardStatus(std::function<std::string()> status) {
+  std::lock_guard lock(state_->status_mu);
+  state_->dashboard_status = std::move(status);
 }
 
 void ApiServer::Stop() {

@@ -31,6 +31,10 @@ bool IsDashboardPath(std::string_view path) {
   return path == "/ui" || path.starts_with("/ui/");
 }
 
+bool IsDashboardFilePath(std::string_view path) {
+  return IsDashboardPath(path) && path != kDashboardStatusPath;
+}
+
 HttpResponse ServeDashboard(const HttpRequest& req) {
   if (req.method != "GET" && req.method != "HEAD") {
     HttpResponse r = Plain(405, "method not allowed\n");

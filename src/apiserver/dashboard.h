@@ -17,6 +17,15 @@ namespace muster::apiserver {
 // /ui and everything below it.
 bool IsDashboardPath(std::string_view path);
 
+// The dashboard's files: IsDashboardPath, but not kDashboardStatusPath. What may be served
+// without a token.
+bool IsDashboardFilePath(std::string_view path);
+
+// Where the page reads what the API server's objects do not hold (the scheduler's cycle
+// latency): the JSON object the process sets with ApiServer::SetDashboardStatus. Like the API,
+// it requires the token.
+inline constexpr std::string_view kDashboardStatusPath = "/ui/status";
+
 // GET or HEAD /ui/ (index.html) or /ui/<file>: the file, with its content type and no caching
 // across builds (Cache-Control: no-cache); /ui: a redirect to /ui/; another file: 404; another
 // method: 405. Precondition: IsDashboardPath(req.path).

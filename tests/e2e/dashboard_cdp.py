@@ -20,6 +20,7 @@ The state, read from the page's DOM (what a person sees, not the page's variable
   pending  {"GANG": {"reason": ..., "start": ..., "startAt": RFC 3339 or ""}} from the
            pending-gangs table
   summary  the header's summary line
+  cycle    the header's scheduler cycle latency
 """
 
 import base64
@@ -56,6 +57,7 @@ STATE_JS = r"""
     banner: banner.hidden ? '' : text(banner),
     gpus, colours, partial, pending,
     summary: text(document.getElementById('summary')),
+    cycle: text(document.getElementById('cycle')),
   });
 })()
 """

@@ -93,6 +93,10 @@ expect_eq "the blocker's GPU is coloured, the free one is white" "" \
   page "all((c != '$white') == (s['gpus'][g] != 'free') for g, c in s['colours'].items())"
 expect_re "the summary counts the waiting gang" "1/2 GPUs free . 1 gang waiting" \
   cdp state
+eventually "the header shows the scheduler's cycle latency" 10 \
+  page "__import__('re').fullmatch(r'scheduler cycle [0-9.]+ ms \(p50 [0-9.]+, p99 [0-9.]+ ms over [1-9][0-9]* cycles\)', s['cycle'])"
+expect_eq "without the token /ui/status is refused" "401" \
+  curl -sk -o /dev/null -w '%{http_code}' "${url%%#*}status"
 
 expect "delete the blocker" 'pod "blocker" deleted' k delete pod blocker --wait=true
 eventually "the page shows both trainers on the two GPUs and no gang waiting" 60 \

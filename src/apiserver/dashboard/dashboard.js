@@ -1,7 +1,7 @@
 // muster up's dashboard: lists and watches nodes, pods, PodGroups, Queues and Events on the API
 // server that served this page (same origin, the bearer token from the URL's fragment) and
 // renders who holds each GPU, the queues, the pending gangs with their reason and estimated
-// start, and the latest scheduling events. Every watch relists and reconnects when it drops;
+// start, the latest scheduling events and the scheduler's cycle latency. Every watch relists and reconnects when it drops;
 // while one is down a banner says so.
 'use strict';
 
@@ -429,5 +429,24 @@ function render() {
   document.body.dataset.live = down.length ? 'false' : 'true';
 }
 
+// The scheduler's cycle latency, which no API object holds: muster up's /ui/status, every 2 s.
+async function pollStatus() {
+  for (;;) {
+    try {
+      const response = await request('/ui/status');
+      const s = response.ok ? (await response.json()).scheduler : null;
+      if (s) {
+        document.getElementById('cycle').textContent = 'scheduler cycle ' +
+          s.lastCycleMs.toFixed(1) + ' ms (p50 ' + s.cycleP50Ms.toFixed(1) + ', p99 ' +
+          s.cycleP99Ms.toFixed(1) + ' ms over ' + s.cycles + ' cycles)';
+      }
+    } catch (e) {
+      // The watches' banner says the server is away.
+    }
+    await sleep(2000);
+  }
+}
+
 render();
 for (const kind of Object.keys(KINDS)) follow(kind);
+pollStatus();
