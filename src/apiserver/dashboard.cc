@@ -10,14 +10,14 @@
 namespace muster::apiserver {
 namespace {
 
-std::string_view ContentType(std::string_view name) {
+std::string_view DashboardContentType(std::string_view name) {
   if (name.ends_with(".html")) return "text/html; charset=utf-8";
   if (name.ends_with(".css")) return "text/css; charset=utf-8";
   if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
   return "application/octet-stream";
 }
 
-HttpResponse Plain(int status, std::string body) {
+HttpResponse DashboardText(int status, std::string body) {
   HttpResponse r;
   r.status = status;
   r.content_type = "text/plain; charset=utf-8";
@@ -37,12 +37,12 @@ bool IsDashboardFilePath(std::string_view path) {
 
 HttpResponse ServeDashboard(const HttpRequest& req) {
   if (req.method != "GET" && req.method != "HEAD") {
-    HttpResponse r = Plain(405, "method not allowed\n");
+    HttpResponse r = DashboardText(405, "method not allowed\n");
     r.headers.emplace_back("Allow", "GET, HEAD");
     return r;
   }
   if (req.path == "/ui") {
-    HttpResponse r = Plain(301, "/ui/\n");
+    HttpResponse r = DashboardText(301, "/ui/\n");
     r.headers.emplace_back("Location", "/ui/");
     return r;
   }
@@ -51,7 +51,7 @@ HttpResponse ServeDashboard(const HttpRequest& req) {
   for (const EmbeddedFile& file : DashboardFiles()) {
     if (file.name != name) continue;
     HttpResponse r;
-    r.content_type = std::string(ContentType(name));
+    r.content_type = std::string(DashboardContentType(name));
     r.headers.emplace_back("Cache-Control", "no-cache");
     // The page loads nothing from elsewhere and may not be framed by another site.
     r.headers.emplace_back("Content-Security-Policy",
@@ -61,7 +61,7 @@ HttpResponse ServeDashboard(const HttpRequest& req) {
     if (req.method == "GET") r.body = std::string(file.content);
     return r;
   }
-  return Plain(404, "no such dashboard file\n");
+  return DashboardText(404, "no such dashboard file\n");
 }
 
 }  // namespace muster::apiserver
