@@ -5,7 +5,8 @@
 # blocker deleted. The page must show the blocker on one GPU and the gang waiting with the reason
 # its PodGroup's condition gives, then both trainers on the two GPUs; Tab reaches the GPU cells;
 # with the API server stopped a banner says the watches are down, and once it is back (same port,
-# same data) the page reconnects by itself. Chromium opens the URL `muster up` prints (HTTPS, the
+# same data) the page reconnects by itself; a gang with one of its two pods bound has its GPU
+# marked idle. Chromium opens the URL `muster up` prints (HTTPS, the
 # token in the fragment) and trusts only the server's own certificate (its key's SPKI hash).
 # Screenshots (1280x800) are left in SCREENSHOT_DIR for a person to look at.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
@@ -114,6 +115,34 @@ cdp shot "$shots/3-watch-down.png"
 up up-again
 eventually "the server back, the page reconnects by itself: banner gone, trainers shown" 60 \
   page "s['live'] and s['banner'] == '' and sorted(s['gpus'].values()) == ['default/gang-tf-job-trainer-0', 'default/gang-tf-job-trainer-1']"
+
+# A gang of 2 with one pod bound (placed by hand, as a crashed or foreign binder may leave it):
+# its GPU is idle and marked.
+expect "delete the gang" "deleted" k delete vcjob gang-tf-job --wait=true
+eventually "its trainers are gone" 60 no_pods volcano.sh/job-name=gang-tf-job
+cat >"$work/half.yaml" <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: half}
+spec: {minMember: 2, queue: ml-queue}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: half-0
+  annotations: {scheduling.k8s.io/group-name: half}
+spec:
+  nodeName: gpu-node-1
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: main
+      image: busybox
+      resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+expect "create a gang of 2 with one pod bound by hand" "pod/half-0 created" k apply -f "$work/half.yaml"
+eventually "the page marks the GPU held by the partly bound gang" 30 \
+  page "s['gpus']['gpu-node-1/0'] == 'default/half-0' and s['partial'] == ['gpu-node-1/0'] and 'partly bound' in s['summary']"
+cdp shot "$shots/4-partial-gang.png"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
