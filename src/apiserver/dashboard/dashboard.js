@@ -1,8 +1,8 @@
 // muster up's dashboard: lists and watches nodes, pods, PodGroups, Queues and Events on the API
 // server that served this page (same origin, the bearer token from the URL's fragment) and
 // renders who holds each GPU, the queues, the pending gangs with their reason and estimated
-// start, the latest scheduling events and the scheduler's cycle latency. Every watch relists and reconnects when it drops;
-// while one is down a banner says so.
+// start, the latest scheduling events and the scheduler's cycle latency. Every watch relists
+// and reconnects when it drops; while one is down a banner says so.
 'use strict';
 
 const GPU = 'nvidia.com/gpu';
@@ -95,7 +95,9 @@ async function readEvents(kind, reader) {
       buffer = buffer.slice(newline + 1);
       if (!line) continue;
       const event = JSON.parse(line);
-      if (event.type === 'ERROR') throw new Error(event.object && event.object.message || 'watch error');
+      if (event.type === 'ERROR') {
+        throw new Error((event.object && event.object.message) || 'watch error');
+      }
       if (event.type === 'BOOKMARK') continue;
       if (event.type === 'DELETED') objects[kind].delete(keyOf(event.object));
       else objects[kind].set(keyOf(event.object), event.object);
@@ -244,7 +246,8 @@ function renderGpus(nodes, pods, partial) {
       return el('div', { class: 'gpu' + (isPartial ? ' partial' : ''), tabindex: '0',
         'data-gpu': id, 'data-pod': keyOf(pod), 'data-job': job,
         style: { background: colourOf(job) }, title: label, 'aria-label': label },
-      el('span', { class: 'idx' }, 'GPU ' + i + ' \u00b7 ' + ((pod.status && pod.status.phase) || '')),
+      el('span', { class: 'idx' },
+        'GPU ' + i + ' \u00b7 ' + ((pod.status && pod.status.phase) || '')),
       el('span', { class: 'pod' }, keyOf(pod)),
       isPartial ? el('span', { class: 'flag' }, 'partial gang: idle') : null);
     });
@@ -284,7 +287,8 @@ function renderPending(podgroups) {
     }
     rows.push(el('tr', { 'data-podgroup': keyOf(pg) },
       el('td', {}, owner ? pg.metadata.namespace + '/' + owner.name : keyOf(pg),
-        owner ? el('div', { class: 'node-meta' }, owner.kind + ' \u00b7 ' + pg.metadata.name) : null),
+        owner ? el('div', { class: 'node-meta' }, owner.kind + ' \u00b7 ' + pg.metadata.name)
+          : null),
       el('td', {}, (pg.spec && pg.spec.queue) || 'default'),
       el('td', { class: 'num' }, String((pg.spec && pg.spec.minMember) || 0)),
       el('td', {}, (pg.status && pg.status.phase) || 'Pending'),
@@ -353,7 +357,8 @@ function renderQueues(queues, podgroups, pods) {
     add(deserved, (q.spec && (q.spec.deserved || q.spec.capability)) || {});
     const statusAllocated = {};
     add(statusAllocated, q.status && q.status.allocated);
-    const have = Object.keys(statusAllocated).length ? statusAllocated : (allocated.get(name) || {});
+    const have = Object.keys(statusAllocated).length ? statusAllocated
+      : (allocated.get(name) || {});
     const waiting = pending.get(name) || {};
     return el('tr', { 'data-queue': name },
       el('th', { scope: 'row', style: { paddingLeft: (0.5 + depth * 1.2) + 'em' } }, name),
@@ -381,8 +386,8 @@ function renderEvents(events) {
     const involved = e.involvedObject || e.regarding || {};
     return el('tr', { class: e.type === 'Warning' ? 'warning' : '' },
       el('td', {}, t ? el('time', { datetime: t }, new Date(t).toLocaleTimeString()) : ''),
-      el('td', {}, (involved.kind || '') + ' ' + (involved.namespace ? involved.namespace + '/' : '') +
-        (involved.name || '')),
+      el('td', {}, (involved.kind || '') + ' ' +
+        (involved.namespace ? involved.namespace + '/' : '') + (involved.name || '')),
       el('td', {}, (e.type === 'Warning' ? '\u26a0 ' : '') + (e.reason || '')),
       el('td', { class: 'reason' }, e.message || e.note || ''));
   });
