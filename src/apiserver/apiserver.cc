@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "apiserver/dashboard.h"
 #include "apiserver/handlers.h"
 #include "apiserver/kubeconfig.h"
 #include "apiserver/lifecycle.h"
@@ -25,10 +26,23 @@ struct ApiServer::State {
   std::unique_ptr<Lifecycle> lifecycle;
   std::unique_ptr<Server> server;
   std::string url;
+  std::string dashboard_url;
   std::string listen_host;
   std::string kubeconfig_path;
   std::mutex stop_mu;
   bool stopped = false;
+  std::mutex status_mu;
+  std::function<std::string()> dashboard_status;  // guarded by status_mu
+
+  // Called under the lock, so that SetDashboardStatus({}) returns only once no call of the old
+  // function is under way.
+  HttpResponse DashboardStatus() {
+    HttpResponse r;
+    r.headers.emplace_back("Cache-Control", "no-store");
+    std::lock_guard lock(status_mu);
+    r.body = dashboard_status ? dashboard_status() : "{}";
+    return r;
+  }
 };
 
 namespace {
@@ -90,6 +104,7 @@ std::string ApiServer::listen_address() const {
                                           : fmt::format("{}:{}", a, port());
 }
 const std::string& ApiServer::url() const { return state_->url; }
+const std::string& ApiServer::dashboard_url() const { return state_->dashboard_url; }
 const std::string& ApiServer::kubeconfig_path() const { return state_->kubeconfig_path; }
 store::Store& ApiServer::store() { return *state_->store; }
 Handlers& ApiServer::handlers() { return *state_->handlers; }
@@ -144,6 +159,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   server_options.max_streams = options.limits.max_watches;
   server_options.max_streams_per_client = options.limits.max_watches_per_client;
   server_options.long_running = IsLongRunning;
+  server_options.public_path = IsDashboardFilePath;
   std::string ca_pem;
   if (tls) {
     auto token = LoadOrCreateToken(options.data_dir + "/token");
@@ -165,6 +181,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
 
   State* raw = state.get();
   auto server = Server::Start(server_options, [raw](const HttpRequest& req) {
+    if (req.path == kDashboardStatusPath) return raw->DashboardStatus();
+    if (IsDashboardPath(req.path)) return ServeDashboard(req);
     Handlers* handlers = raw->ready.load(std::memory_order_acquire);
     if (handlers == nullptr) {
       ApiError e;
@@ -197,6 +215,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
 
   state->url =
       fmt::format("{}://{}:{}", tls ? "https" : "http", HostForUrl(listen->address), port);
+  state->dashboard_url = state->url + "/ui/";
+  if (tls) state->dashboard_url += "#token=" + server_options.bearer_token;
   state->kubeconfig_path = options.data_dir + "/kubeconfig";
   KubeconfigOptions kubeconfig;
   kubeconfig.server = state->url;
@@ -208,6 +228,11 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
     return s;
   }
   return std::unique_ptr<ApiServer>(new ApiServer(std::move(state)));
+}
+
+void ApiServer::SetDashboardStatus(std::function<std::string()> status) {
+  std::lock_guard lock(state_->status_mu);
+  state_->dashboard_status = std::move(status);
 }
 
 void ApiServer::Stop() {

@@ -69,6 +69,13 @@ class ApiServer {
   std::string listen_address() const;
   // What clients dial, "https://HOST:PORT" ("http://127.0.0.1:PORT" with insecure_http).
   const std::string& url() const;
+  // The dashboard (dashboard.h): url() + "/ui/", with "#token=TOKEN" when the server requires
+  // the token (a secret, as the kubeconfig is: printed to the terminal of the one who started it).
+  const std::string& dashboard_url() const;
+  // What GET /ui/status answers (dashboard.h): a JSON object made by `status` on a server thread
+  // at each request, one call at a time; "{}" until set. Thread-safe; returns once no call of
+  // the previous function is under way, so that setting {} before what it reads goes is enough.
+  void SetDashboardStatus(std::function<std::string()> status);
   const std::string& kubeconfig_path() const;
   store::Store& store();
   // The REST handlers HTTP requests reach; an in-process client calls them directly

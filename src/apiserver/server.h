@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "apiserver/http.h"
@@ -62,6 +63,9 @@ struct ServerOptions {
   // an Authorization header is served, as kube-apiserver serves them to system:anonymous
   // (the system:public-info-viewer role); a wrong token is refused there too.
   std::string bearer_token;
+  // Further paths whose GET without an Authorization header is served as the ones above are
+  // (muster up's dashboard, /ui/: static files that carry no cluster data). Unset: none.
+  std::function<bool(std::string_view path)> public_path;
   // When both are set (PEM), the server speaks TLS only.
   std::string tls_cert_pem;
   std::string tls_key_pem;

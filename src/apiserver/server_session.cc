@@ -275,7 +275,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>>, public Str
       return ReplyAndDrain(ErrorResponse(BadRequest("malformed request URL")));
     }
     const bool anonymous_public =
-        p.authorization.empty() && req_.method == "GET" && PublicInfoPath(req_.path);
+        p.authorization.empty() && req_.method == "GET" &&
+        (PublicInfoPath(req_.path) || (options.public_path && options.public_path(req_.path)));
     if (!options.bearer_token.empty() && !anonymous_public &&
         !ConstantTimeEquals(p.authorization, "Bearer " + options.bearer_token)) {
       return ReplyAndDrain(ErrorResponse(Unauthorized()));

@@ -650,6 +650,37 @@ TEST(ServerTest, PublicInfoPathsNeedNoTokenButAWrongOneIsStillRefused) {
   EXPECT_EQ(r->status, 401);
 }
 
+// muster up's dashboard files (/ui/) are served to a browser, which has no token; nothing else is.
+TEST(ServerTest, PathsThePublicPathOptionPicksNeedNoToken) {
+  ServerOptions options = Local();
+  options.bearer_token = "s3cret";
+  options.public_path = [](std::string_view path) { return path.starts_with("/ui/"); };
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  Conn page(server->port());
+  ASSERT_TRUE(page.Send(Request("GET", "/ui/index.html")));
+  auto r = page.Read();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  for (std::string_view path : {"/ui", "/api/v1/pods", "/uix"}) {
+    Conn c(server->port());
+    ASSERT_TRUE(c.Send(Request("GET", path)));
+    r = c.Read();
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->status, 401) << path;
+  }
+  Conn wrong(server->port());
+  ASSERT_TRUE(wrong.Send(Request("GET", "/ui/index.html", "Authorization: Bearer wrong\r\n")));
+  r = wrong.Read();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+  Conn post(server->port());
+  ASSERT_TRUE(post.Send(Request("POST", "/ui/index.html")));
+  r = post.Read();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+}
+
 TEST(ServerTest, ClosesATlsConnectionWhoseRequestLacksTheToken) {
   char pattern[] = "/tmp/muster-server-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);

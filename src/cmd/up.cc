@@ -182,6 +182,17 @@ int RunUp(const UpFlags& flags) {
   fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
              nodes.size() == 1 ? "" : "s", server.url(), data_dir);
   fmt::print("export KUBECONFIG={}\n", server.kubeconfig_path());
+  fmt::print("dashboard: {}\n", server.dashboard_url());
+  // The dashboard's cycle latency (the live line's), which no API object holds.
+  scheduler::Scheduler& scheduler = (*cluster)->scheduler();
+  server.SetDashboardStatus([&scheduler] {
+    const scheduler::SchedulerStats s = scheduler.Stats();
+    return fmt::format(R"({{"scheduler":{{"cycles":{},"lastCycleMs":{:.3f},)"
+                       R"("cycleP50Ms":{:.3f},"cycleP99Ms":{:.3f}}}}})",
+                       s.cycles, static_cast<double>(s.last_cycle.count()) / 1000.0,
+        static_cast<double>(s.cycle_p50.count()) / 1000.0,
+        static_cast<double>(s.cycle_p99.count()) / 1000.0);
+  });
   std::fflush(stdout);
 
   // The live line: rewritten in place on a terminal, otherwise left out (or printed when it
@@ -206,6 +217,7 @@ int RunUp(const UpFlags& flags) {
   }
   if (tty && !flags.no_summary) fmt::print("\n");
   fmt::print(stderr, "muster up: {}, stopping\n", SignalName(received));
+  server.SetDashboardStatus({});
   cluster->reset();
   fmt::print(stderr, "muster up: stopped\n");
   return 0;
