@@ -31,6 +31,7 @@ import json
 import os
 import shutil
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -392,8 +393,7 @@ METRICS = [("pods/s", "pods_per_s"), ("binds/s", "binds_per_s"), ("p50 ms", "p50
 
 
 def median(values):
-    values = sorted(values)
-    return values[len(values) // 2] if values else 0
+    return round(statistics.median(values), 3) if values else 0
 
 
 def report(argv):
@@ -404,7 +404,7 @@ def report(argv):
         by.setdefault(r["workload"], {}).setdefault(r["scheduler"], []).append(r)
     lines = []
     for workload, scheds in by.items():
-        print("\n%s (median of %d round(s); every round in results.jsonl)" % (
+        print("\n%s (median of %d run(s) each; every run in results.jsonl)" % (
             workload, max(len(v) for v in scheds.values())))
         print("| scheduler | " + " | ".join(m for m, _ in METRICS) + " |")
         print("|---" * (len(METRICS) + 1) + "|")
@@ -434,9 +434,10 @@ def report(argv):
             else:
                 # A backlog has no create to start from: the rate is first to last bind.
                 key = "binds_per_s" if workload.endswith("backlog") else "pods_per_s"
+                unit = "binds/s" if workload.endswith("backlog") else "pods/s"
                 m, p = median([r[key] for r in muster]), median([r[key] for r in rs])
-                lines.append("peers: %s: muster %.1f pods/s, %s %.1f pods/s, ratio %.2fx" % (
-                    label, m, peer, p, m / p if p else 0.0))
+                lines.append("peers: %s: muster %.1f %s, %s %.1f %s, ratio %.2fx" % (
+                    label, m, unit, peer, p, unit, m / p if p else 0.0))
     print()
     for line in lines:
         print(line)

@@ -86,7 +86,7 @@ cleanup() {
 }
 trap 'cleanup; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-failed=0
+failed=0 runs=0
 say() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 # cpu_s PID: user+system CPU seconds of PID so far. rss_mib PID: its peak RSS.
@@ -135,22 +135,35 @@ bg() {
   pids+=("$bg_pid")
 }
 
-wait_for() {  # wait_for SECONDS WHAT CMD...: true once CMD succeeds
-  local deadline=$((SECONDS + $1)) what=$2
+# wait_for SECONDS WHAT CMD...: true once CMD succeeds; false after SECONDS, or at once when CMD
+# exits 99 (what it waits for can no longer come).
+wait_for() {
+  local deadline=$((SECONDS + $1)) what=$2 rc
   shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [ "$SECONDS" -ge "$deadline" ]; then say "gave up waiting for $what"; return 1; fi
+  while true; do
+    "$@" >/dev/null 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && return 0
+    if [ "$rc" = 99 ] || [ "$SECONDS" -ge "$deadline" ]; then
+      say "gave up waiting for $what"
+      return 1
+    fi
     sleep 0.5
   done
 }
 
-ready_nodes() { [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$1" ]; }
+# nodes_ready COUNT PID: COUNT nodes are Ready; 99 when `muster nodes` (PID) has exited.
+nodes_ready() {
+  kill -0 "$2" 2>/dev/null || return 99
+  [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$1" ]
+}
 
 # one WORKLOAD SCHEDULER ROUND: a fresh control plane, the nodes, the scheduler, the workload.
 one() {
   local workload=$1 sched=$2 round=$3 node_count nodes_yaml sched_pid ctrl_pid= cpu0 ctrl0=0
   local target=0 settle=5 label
-  run=$out/runs/$round-${workload// /_}-$sched
+  runs=$((runs + 1))
+  run=$out/runs/$(printf %02d "$runs")-$round-${workload// /_}-$sched
   mkdir -p "$run"
   cp_dir=$work/kube
   say "round $round: $workload, $sched"
@@ -172,7 +185,9 @@ one() {
   fi
   bg nodes "$muster" nodes --config "$nodes_yaml" --kubeconfig "$KUBECONFIG" --data-dir "$run/nodes" \
     --lease-renew-seconds 39 --status-report-seconds 3600 --no-events
-  wait_for 600 "$node_count nodes Ready" ready_nodes "$node_count" || { failed=1; cleanup; return; }
+  local nodes_pid=$bg_pid
+  wait_for 600 "$node_count nodes Ready" nodes_ready "$node_count" "$nodes_pid" ||
+    { say "$(tail -3 "$run/nodes.log")"; failed=1; cleanup; return; }
   start_scheduler() {
   if [ "$sched" = muster ]; then
     local serve=()
