@@ -157,7 +157,7 @@ class RefusingTransport : public client::Transport {
   std::atomic<int> refuse_;
 };
 
-// Forwards to another transport; holds each bind 200 ms and counts how many were in flight at
+// Forwards to another transport; holds each bind 500 ms and counts how many were in flight at
 // once, as a loaded API server's round trips would show.
 class SlowBindTransport : public client::Transport {
  public:
@@ -167,7 +167,7 @@ class SlowBindTransport : public client::Transport {
     int now = ++in_flight_;
     for (int seen = most_; now > seen && !most_.compare_exchange_weak(seen, now);) {
     }
-    std::this_thread::sleep_for(200ms);
+    std::this_thread::sleep_for(500ms);  // long enough for a second writer to wake under load
     auto response = inner_->Do(r);
     --in_flight_;
     return response;
