@@ -9,7 +9,7 @@ MUSTER  := build/release/src/cmd/muster
 BENCH_DIR := build/release/bench
 FORMAT_DIRS := src bench tests
 
-.PHONY: all deps configure build test bench demo asan format clean
+.PHONY: all deps configure build test bench bench-peers demo asan format clean
 
 all: build
 
@@ -33,6 +33,11 @@ bench: build
 	bins=$$(find $(BENCH_DIR) -type f -perm -u+x -not -path '*/CMakeFiles/*' 2>/dev/null | sort); \
 	if [ -z "$$bins" ]; then echo "bench: no benchmark binaries under $(BENCH_DIR)"; exit 0; fi; \
 	for b in $$bins; do echo "== $$b"; "$$b"; done
+
+# muster beside kube-scheduler on one real control plane (bench/peers/run.sh; docs/benchmarks.md,
+# "Side by side"). Smaller sizes: make bench-peers PEERS_FLAGS=--small (or --nodes N --pods N ...).
+bench-peers: build
+	bench/peers/run.sh $(PEERS_FLAGS) $(MUSTER)
 
 demo: build
 	MUSTER=$(MUSTER) scripts/demo.sh

@@ -122,6 +122,12 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
     }
   }
   std::vector<absl::StatusOr<std::vector<absl::Status>>> outcomes(gangs.size());
+  // Where the transport cannot store a gang's binds together (a real API server: one POST per
+  // pod), every bind of every gang goes out side by side once the gangs' placements are recorded:
+  // a gang is then partly bound for one round trip, not for its pods' round trips one after the
+  // other (bench/peers, docs/benchmarks.md "Side by side").
+  const bool side_by_side =
+      !client.transport().BindsAtomically() && options.fault_kill_after_binds == 0;
   writers.ParallelFor(gangs.size(), [&](size_t g) {
     if (deferred[g]) return;
     if (!records[g].second.empty()) {
@@ -133,6 +139,10 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
                                                         std::string(recorded.message()));
         return;
       }
+    }
+    if (side_by_side) {
+      outcomes[g] = std::vector<absl::Status>(gangs[g].bindings.size(), absl::OkStatus());
+      return;
     }
     if (options.fault_kill_after_binds == 0) {
       outcomes[g] = client.BindAll(gangs[g].bindings);
@@ -147,6 +157,17 @@ void Scheduler::State::Bind(const core::CycleResult& result, PlanContext& contex
     }
     outcomes[g] = std::move(one_by_one);
   });
+  if (side_by_side) {
+    std::vector<std::pair<size_t, size_t>> binds;  // (gang, binding) of the gangs to bind
+    for (size_t g = 0; g < gangs.size(); ++g) {
+      if (deferred[g] || !outcomes[g].ok()) continue;
+      for (size_t i = 0; i < gangs[g].bindings.size(); ++i) binds.emplace_back(g, i);
+    }
+    writers.ParallelFor(binds.size(), [&](size_t k) {
+      auto [g, i] = binds[k];
+      (*outcomes[g])[i] = client.Bind(gangs[g].bindings[i]);
+    });
+  }
   for (size_t g = 0; g < gangs.size(); ++g) {
     const GangBinding& gang = gangs[g];
     if (deferred[g]) {

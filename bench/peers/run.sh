@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# bench/peers/run.sh: muster beside its peers on one real control plane (issue 12; `make
+# bench-peers`). For every workload and scheduler: a fresh etcd + kube-apiserver +
+# kube-controller-manager on loopback (scripts/kube-control-plane, no kube-scheduler of its own),
+# simulated nodes from `muster nodes` (their pods never finish), the scheduler alone, a creator
+# that posts as fast as the API server takes (bench/peers/peers.py create) and a watcher of the
+# pods (peers.py watch: create-to-bind from its watch, partly bound gangs sampled every 100 ms).
+# The schedulers alternate within a round (A B A B), rounds repeat. The scheduler's CPU seconds
+# (during the measured part) and peak RSS come from /proc.
+#
+# Workloads:
+#   SchedulingBasic  nodes of 4 CPU, 32Gi, 110 pods; initial pods, then the measured ones (100m,
+#                    500Mi, no schedulerName): muster (--serve-default-scheduler) and
+#                    kube-scheduler (scheduler_perf's client QPS/burst 5000, and its defaults)
+#   SchedulingBasic backlog  the same, but the measured pods are all created before the
+#                    scheduler starts: binds/s from its first bind to its last, the scheduler's
+#                    own rate with the creator out of the way
+#   GPU gangs        nodes of 8 GPUs, tainted, four instance types; Volcano Jobs of 8 one-GPU
+#                    pods with the toleration and a required instance type: muster with its own
+#                    job controller. Volcano and KAI are not measured: the Go module proxy does
+#                    not serve what they need (docs/benchmarks.md, "Side by side")
+#   Contended gangs  twice the fleet's GPUs in Jobs of 8 one-GPU pods arriving over --arrive s:
+#                    muster (Volcano Jobs, its controller) and kube-scheduler (batch/v1 Jobs of
+#                    8 parallel pods, kube-controller-manager's Job controller; no gangs)
+#
+# Usage: bench/peers/run.sh [--small] [--rounds N] [--nodes N] [--initial N] [--pods N]
+#          [--gpu-nodes N] [--gangs N] [--contended-nodes N] [--arrive S] [--no-defaults]
+#          [--only basic,backlog,gpu,contended] [--out DIR] [MUSTER_BINARY]
+# Results (one JSON line per run) go to DIR/results.jsonl (default build/peers/<time>).
+# --small: 100 nodes, 100 initial and 1,000 pods; 100 GPU nodes and 20 gangs; 10 GPU nodes
+# (80 GPUs) under 20 gangs arriving over 10 s; one round; kube-scheduler with its tuning only.
+# The last lines are `peers: <workload>: muster <x> <unit>, <peer> <y> <unit>, ratio <r>x`; exit
+# status 1 when a run did not bind every pod it should have (or a component failed).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+control_plane=$root/scripts/kube-control-plane
+peers_py=$here/peers.py
+KUBECTL=${KUBECTL:-kubectl}
+
+rounds=3 nodes=5000 initial=1000 pods=10000 gpu_nodes=1000 gangs=1000 contended_nodes=250
+arrive=60 defaults=1 only=basic,backlog,gpu,contended out= small=0 muster=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --small) small=1 rounds=1 nodes=100 initial=100 pods=1000 gpu_nodes=100 gangs=20
+             contended_nodes=10 arrive=10 defaults=0 ;;
+    --rounds) rounds=$2; shift ;;
+    --nodes) nodes=$2; shift ;;
+    --initial) initial=$2; shift ;;
+    --pods) pods=$2; shift ;;
+    --gpu-nodes) gpu_nodes=$2; shift ;;
+    --gangs) gangs=$2; shift ;;
+    --contended-nodes) contended_nodes=$2; shift ;;
+    --arrive) arrive=$2; shift ;;
+    --no-defaults) defaults=0 ;;
+    --only) only=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) muster=$1 ;;
+  esac
+  shift
+done
+for v in "$rounds" "$nodes" "$initial" "$pods" "$gpu_nodes" "$gangs" "$contended_nodes" "$arrive"; do
+  case $v in ''|*[!0-9]*) echo "run.sh: sizes are whole numbers, not '$v'" >&2; exit 2 ;; esac
+done
+[ $((gpu_nodes % 4)) = 0 ] || { echo "run.sh: --gpu-nodes must be a multiple of 4 (four instance types)" >&2; exit 2; }
+muster=${muster:-$root/build/release/src/cmd/muster}
+[ -x "$muster" ] || { echo "run.sh: no muster binary at $muster (make build)" >&2; exit 2; }
+"$control_plane" build >&2 || { echo "run.sh: the control plane did not build" >&2; exit 1; }
+bin_dir=$(ls -d "$root"/build/kube/v*/bin | head -1)
+kube_scheduler=$bin_dir/kube-scheduler
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/peers.XXXXXX")
+out=${out:-$root/build/peers/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+pids=()
+cp_dir=
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  pids=()
+  if [ -n "$cp_dir" ]; then "$control_plane" down "$cp_dir" >/dev/null 2>&1; rm -rf "$cp_dir"; fi
+  cp_dir=
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+failed=0 runs=0
+say() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# cpu_s PID: user+system CPU seconds of PID so far. rss_mib PID: its peak RSS.
+cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+rss_mib() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# nodes_file NAME COUNT KIND: a cluster file of COUNT simulated nodes (KIND cpu or gpu).
+nodes_file() {
+  local f=$work/$1.yaml i
+  echo "nodePools:" >"$f"
+  if [ "$3" = cpu ]; then
+    cat >>"$f" <<EOF
+  - {name: $1, count: $2, allocatable: {cpu: "4", memory: 32Gi, pods: "110"}, runtime: simulated}
+EOF
+  elif [ "$3" = gpu ]; then
+    for i in 0 1 2 3; do cat >>"$f" <<EOF
+  - name: $1-t$i
+    count: $(($2 / 4))
+    labels: {node.kubernetes.io/instance-type: peers-type-$i}
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+    allocatable: {cpu: "64", memory: 512Gi, pods: "110"}
+    gpu: {count: 8, model: NVIDIA-A100-SXM4-40GB, memory: 40960Mi}
+    runtime: simulated
+EOF
+    done
+  else
+    cat >>"$f" <<EOF
+  - name: $1
+    count: $2
+    allocatable: {cpu: "64", memory: 512Gi, pods: "110"}
+    gpu: {count: 8, model: NVIDIA-A100-SXM4-40GB, memory: 40960Mi}
+    runtime: simulated
+EOF
+  fi
+  echo "$f"
+}
+
+k() { "$KUBECTL" --request-timeout=30s "$@"; }
+
+# bg NAME CMD...: CMD in the background, output in $run/NAME.log; sets bg_pid.
+bg() {
+  local name=$1
+  shift
+  "$@" >"$run/$name.log" 2>&1 &
+  bg_pid=$!
+  pids+=("$bg_pid")
+}
+
+# wait_for SECONDS WHAT CMD...: true once CMD succeeds; false after SECONDS, or at once when CMD
+# exits 99 (what it waits for can no longer come).
+wait_for() {
+  local deadline=$((SECONDS + $1)) what=$2 rc
+  shift 2
+  while true; do
+    "$@" >/dev/null 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && return 0
+    if [ "$rc" = 99 ] || [ "$SECONDS" -ge "$deadline" ]; then
+      say "gave up waiting for $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# nodes_ready COUNT PID: COUNT nodes are Ready; 99 when `muster nodes` (PID) has exited.
+nodes_ready() {
+  kill -0 "$2" 2>/dev/null || return 99
+  [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$1" ]
+}
+
+# one WORKLOAD SCHEDULER ROUND: a fresh control plane, the nodes, the scheduler, the workload.
+one() {
+  local workload=$1 sched=$2 round=$3 node_count nodes_yaml sched_pid ctrl_pid= cpu0 ctrl0=0
+  local target=0 settle=5 label
+  runs=$((runs + 1))
+  run=$out/runs/$(printf %02d "$runs")-$round-${workload// /_}-$sched
+  mkdir -p "$run"
+  cp_dir=$work/kube
+  say "round $round: $workload, $sched"
+  if ! "$control_plane" up "$cp_dir" >"$run/control-plane.log" 2>&1; then
+    say "the control plane did not come up: $(tail -5 "$run/control-plane.log")"
+    failed=1; cleanup; return
+  fi
+  export KUBECONFIG=$cp_dir/admin.kubeconfig
+  case $workload in
+    SchedulingBasic*) node_count=$nodes nodes_yaml=$(nodes_file basic "$nodes" cpu) ;;
+    "GPU gangs") node_count=$gpu_nodes nodes_yaml=$(nodes_file gpu "$gpu_nodes" gpu) ;;
+    *) node_count=$contended_nodes nodes_yaml=$(nodes_file contended "$contended_nodes" plain) ;;
+  esac
+  if [ "$sched" = muster ]; then
+    k apply -f "$root/deploy/crds/volcano-crds.yaml" >"$run/crds.log" 2>&1 &&
+      k wait --for=condition=Established --timeout=60s crd/jobs.batch.volcano.sh \
+        crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >>"$run/crds.log" 2>&1 ||
+      { say "Volcano's CRDs were not established: $(tail -3 "$run/crds.log")"; failed=1; cleanup; return; }
+  fi
+  bg nodes "$muster" nodes --config "$nodes_yaml" --kubeconfig "$KUBECONFIG" --data-dir "$run/nodes" \
+    --lease-renew-seconds 39 --status-report-seconds 3600 --no-events
+  local nodes_pid=$bg_pid
+  wait_for 600 "$node_count nodes Ready" nodes_ready "$node_count" "$nodes_pid" ||
+    { say "$(tail -3 "$run/nodes.log")"; failed=1; cleanup; return; }
+  start_scheduler() {
+  if [ "$sched" = muster ]; then
+    local serve=()
+    [ "${workload#SchedulingBasic}" != "$workload" ] && serve=(--serve-default-scheduler)
+    bg scheduler "$muster" scheduler --kubeconfig "$KUBECONFIG" --leader-elect=false \
+      --scheduler-conf "$root/deploy/volcano-scheduler.conf" --listen-address=127.0.0.1:0 "${serve[@]}"
+    sched_pid=$bg_pid
+    wait_for 120 "muster's scheduler" grep -q 'scheduler running' "$run/scheduler.log" ||
+      return 1
+    if [ "${workload#SchedulingBasic}" = "$workload" ]; then
+      bg controller "$muster" controller --kubeconfig "$KUBECONFIG" --leader-elect=false \
+        --listen-address=127.0.0.1:0
+      ctrl_pid=$bg_pid
+      wait_for 120 "muster's controller" grep -q 'controller running' "$run/controller.log" ||
+        return 1
+    fi
+  else
+    local port qps=5000 burst=5000
+    port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    if [ "$sched" = kube-scheduler-defaults ]; then qps=50 burst=100; fi
+    cat >"$run/kube-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$cp_dir/kube-scheduler.kubeconfig", qps: $qps, burst: $burst}
+leaderElection: {leaderElect: false}
+EOF
+    bg scheduler "$kube_scheduler" --config="$run/kube-scheduler.yaml" \
+      --authentication-kubeconfig="$cp_dir/kube-scheduler.kubeconfig" \
+      --authorization-kubeconfig="$cp_dir/kube-scheduler.kubeconfig" \
+      --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$run/certs" --profiling=false
+    sched_pid=$bg_pid
+    wait_for 120 "kube-scheduler ready" curl -skf "https://127.0.0.1:$port/readyz" ||
+      return 1
+    # kube-controller-manager runs the batch/v1 Job controller of the contended workload.
+    ctrl_pid=$(cat "$cp_dir/pids/kube-controller-manager.pid" 2>/dev/null)
+  fi
+  }
+
+  start_scheduler || { failed=1; cleanup; return; }
+  if [ "${workload#SchedulingBasic}" != "$workload" ] && [ "$initial" -gt 0 ]; then
+    "$peers_py" create "$KUBECONFIG" pods "$initial" --prefix init --label initial \
+      >"$run/create-initial.log" 2>&1
+    "$peers_py" watch "$KUBECONFIG" "$run/initial.json" --selector peers=initial \
+      --target "$initial" --timeout 600 >"$run/watch-initial.log" 2>&1 ||
+      { say "the initial pods were not all bound: $(cat "$run/initial.json")"; failed=1; cleanup; return; }
+  fi
+
+  local create_args=() expect
+  case $workload in
+    SchedulingBasic*) create_args=(pods "$pods"); expect=$pods target=$pods ;;
+    "GPU gangs") create_args=(jobs "$gangs" --gpus 1 --cpu 4 --memory 32Gi --types 4)
+                 expect=$((gangs * 8)) target=$expect ;;
+    *) local n=$((contended_nodes * 2))
+       if [ "$sched" = muster ]; then create_args=(jobs "$n"); else create_args=(batchjobs "$n"); fi
+       create_args+=(--gpus 1 --cpu 1 --memory 4Gi --over "$arrive")
+       expect=$((contended_nodes * 8)) target=0 settle=5 ;;
+  esac
+  local backlog=0
+  [ "${workload%backlog}" != "$workload" ] && backlog=1
+  if [ "$backlog" = 1 ]; then  # the scheduler stops; it comes back to a backlog
+    kill "$sched_pid" && wait "$sched_pid" 2>/dev/null
+  fi
+  cpu0=$(cpu_s "$sched_pid")
+  [ -n "$ctrl_pid" ] && ctrl0=$(cpu_s "$ctrl_pid")
+  rm -f "$run/created" "$run/watch-ready"
+  bg watch "$peers_py" watch "$KUBECONFIG" "$run/summary.json" --target "$target" \
+    --created "$run/created" --settle "$settle" --ready "$run/watch-ready" --timeout 1500
+  local watch_pid=$bg_pid
+  wait_for 60 "the watcher" test -f "$run/watch-ready" || { failed=1; cleanup; return; }
+  "$peers_py" create "$KUBECONFIG" "${create_args[@]}" --prefix m >"$run/create.log" 2>&1 ||
+    { say "the creator failed: $(cat "$run/create.log")"; failed=1; }
+  touch "$run/created"
+  if [ "$backlog" = 1 ]; then
+    mv "$run/scheduler.log" "$run/scheduler-initial.log"
+    start_scheduler || { failed=1; cleanup; return; }
+    cpu0=0
+  fi
+  wait "$watch_pid"
+  local cpu1 ctrl1=0 rss
+  cpu1=$(cpu_s "$sched_pid")
+  rss=$(rss_mib "$sched_pid")
+  [ -n "$ctrl_pid" ] && ctrl1=$(cpu_s "$ctrl_pid")
+  if [ ! -s "$run/summary.json" ]; then
+    say "no summary: $(tail -5 "$run/watch.log")"; failed=1; cleanup; return
+  fi
+  /usr/bin/python3 - "$run/summary.json" "$workload" "$sched" "$round" "$cpu0" "$cpu1" "$rss" \
+    "$ctrl0" "$ctrl1" "$expect" >>"$out/results.jsonl" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s.update(workload=sys.argv[2], scheduler=sys.argv[3], round=int(sys.argv[4]),
+         cpu_s=round(float(sys.argv[6]) - float(sys.argv[5]), 2), rss_mib=int(sys.argv[7]),
+         ctrl_cpu_s=round(float(sys.argv[9]) - float(sys.argv[8]), 2), expect=int(sys.argv[10]))
+print(json.dumps(s))
+PY
+  local got
+  got=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["bound"], s["error"] or "-")' "$run/summary.json")
+  say "  $(cat "$run/create.log"); bound ${got% *} of $expect expected; $(tr -d '\n' <"$run/summary.json" | cut -c1-300)"
+  if [ "${got% *}" != "$expect" ] || [ "${got#* }" != "-" ]; then
+    say "  FAILED: $workload with $sched bound ${got% *} pods, expected $expect (${got#* })"
+    failed=1
+  fi
+  cleanup
+}
+
+scheds_for() {
+  case $1 in
+    "GPU gangs") echo muster ;;
+    "SchedulingBasic backlog") echo "muster kube-scheduler" ;;
+    *) if [ "$defaults" = 1 ]; then echo "muster kube-scheduler muster kube-scheduler-defaults"
+       else echo "muster kube-scheduler"; fi ;;
+  esac
+}
+
+say "muster: $muster ($(git -C "$root" rev-parse --short HEAD 2>/dev/null)); control plane: $(basename "$(dirname "$bin_dir")"); results in $out"
+for round in $(seq 1 "$rounds"); do
+  for w in basic backlog gpu contended; do
+    case ",$only," in *",$w,"*) ;; *) continue ;; esac
+    case $w in basic) workload=SchedulingBasic ;; backlog) workload="SchedulingBasic backlog" ;; gpu) workload="GPU gangs" ;; *) workload="Contended gangs" ;; esac
+    for s in $(scheds_for "$workload"); do one "$workload" "$s" "$round"; done
+  done
+done
+
+if [ -s "$out/results.jsonl" ]; then
+  split=$work/split
+  mkdir -p "$split"
+  i=0
+  while IFS= read -r line; do i=$((i + 1)); echo "$line" >"$split/$(printf %04d "$i").json"; done <"$out/results.jsonl"
+  "$peers_py" report "$split"/*.json
+fi
+case ",$only," in *",gpu,"*)
+  echo "peers (not measured): volcano: the Go module proxy serves volcano.sh/volcano v1.15.1 but refuses (403) volcano.sh/apis, which it requires; kai: github.com/NVIDIA/KAI-scheduler refused (403); GPU gangs ran muster alone" ;;
+esac
+if [ -x "$here/apiservers.sh" ]; then
+  if [ "$small" = 1 ]; then "$here/apiservers.sh" --small || failed=1; else "$here/apiservers.sh" || failed=1; fi
+fi
+exit "$failed"
