@@ -161,6 +161,9 @@ class RefusingTransport : public client::Transport {
                                           const std::atomic<bool>& stop) override {
     return inner_->Stream(r, on_line, stop);
   }
+  // Atomic as the in-process transport it wraps: the scheduler hands it whole gangs (BindAll),
+  // which is where it refuses.
+  [[nodiscard]] bool BindsAtomically() const override { return inner_->BindsAtomically(); }
   std::optional<absl::StatusOr<std::vector<absl::Status>>> BindAll(
       const std::vector<client::Binding>& bindings) override {
     if (refuse_ > 0) {
