@@ -103,7 +103,8 @@ std::string NodeFilterText(const api::Pod& pod) {
     }
     parts.push_back(fmt::format("{}", fmt::join(terms, " or ")));
   }
-  std::string out = parts.empty() ? "any node" : fmt::format("nodes matching {}", fmt::join(parts, ", "));
+  std::string out =
+      parts.empty() ? "any node" : fmt::format("nodes matching {}", fmt::join(parts, ", "));
   std::vector<std::string> tolerated;
   for (const api::Toleration& t : pod.spec.tolerations) {
     tolerated.push_back(t.key.empty() ? "every taint" : t.key);
@@ -154,8 +155,47 @@ void ExplainPosition(const Cluster& cluster, const JobInfo& job, Explanation& e)
   }
 }
 
+// The fewest running pods whose end would cover what the cluster lacks for the gang's admission:
+// for each short resource in turn (cpu, memory, then by id), the largest holders first, then the
+// earliest to end, then by key. What a gang with no pods yet (its controller makes them once it
+// is admitted) is blocked by.
+void AdmissionBlockers(const Cluster& cluster, const JobInfo& job, Resources deficit,
+                       const ExplainOptions& options, Explanation& e) {
+  struct Holder {
+    const TaskInfo* task;
+    double end;
+  };
+  std::vector<Holder> holders;
+  for (int nid : cluster.NodeIds()) {
+    for (int tid : cluster.node(nid).tasks) {
+      const TaskInfo& t = cluster.task(tid);
+      if (t.job != job.id && OccupiesNode(t.status)) {
+        holders.push_back({&t, ExpectedEnd(t, options)});
+      }
+    }
+  }
+  std::set<std::string> chosen;
+  double last_end = 0;
+  for (ResourceId r = 0; r < deficit.Size(); ++r) {
+    if (deficit.Get(r) <= 0) continue;
+    std::sort(holders.begin(), holders.end(), [r](const Holder& a, const Holder& b) {
+      return std::make_tuple(-a.task->resreq.Get(r), a.end, a.task->key) <
+             std::make_tuple(-b.task->resreq.Get(r), b.end, b.task->key);
+    });
+    for (const Holder& h : holders) {
+      if (deficit.Get(r) <= 0 || h.task->resreq.Get(r) <= 0) break;
+      if (!chosen.insert(h.task->key).second) continue;
+      deficit.Sub(h.task->resreq);
+      last_end = std::max(last_end, h.end);
+    }
+    if (deficit.Get(r) > 0) return;  // even every holder's end would not do: no set
+  }
+  e.blocking.assign(chosen.begin(), chosen.end());
+  e.blocked_for_ever = !e.blocking.empty() && std::isinf(last_end);
+}
+
 void ExplainAdmission(Cluster& cluster, const JobInfo& job, const std::vector<WaitingPod>& pods,
-                      Explanation& e) {
+                      const ExplainOptions& options, Explanation& e) {
   e.admitted = job.phase != PodGroupPhase::kPending;
   if (e.admitted) {
     e.admission = "admitted by enqueue";
@@ -179,12 +219,14 @@ void ExplainAdmission(Cluster& cluster, const JobInfo& job, const std::vector<Wa
     }
   }
   std::vector<std::string> parts;
+  Resources deficit;
   for (ResourceId r = 0; r < need.Size(); ++r) {
     int64_t want = need.Get(r);
     if (want <= 0) continue;
     std::string name = ResourceNames::Name(r);
     if (want > free.Get(r)) {
       int64_t have = std::max<int64_t>(free.Get(r), 0);
+      deficit.Set(r, want - have);
       e.admission_shortfalls.push_back(
           {name, QuantityText(want), QuantityText(have), QuantityText(want - have)});
       parts.push_back(fmt::format("{} short by {} (needs {}, {} free in the cluster)", name,
@@ -202,6 +244,7 @@ void ExplainAdmission(Cluster& cluster, const JobInfo& job, const std::vector<Wa
                                   QuantityText(have)));
     }
   }
+  if (!deficit.IsEmpty()) AdmissionBlockers(cluster, job, deficit, options, e);
   if (q && !q->open) {
     e.admission = fmt::format("not admitted: queue {} is not open", q->name);
   } else if (!parts.empty()) {
@@ -288,6 +331,8 @@ void ExplainPlacement(Cluster& cluster, const JobInfo& job, const std::vector<Wa
   }
   bool enough = total >= e.pods_waiting;
   double last_end = 0;
+  e.blocking.clear();
+  e.blocked_for_ever = false;
   for (size_t c = 0; c < candidates.size(); ++c) {
     if (!chosen[c]) continue;
     e.blocking.push_back(candidates[c].task->key);
@@ -321,7 +366,9 @@ void ExplainPlacement(Cluster& cluster, const JobInfo& job, const std::vector<Wa
                                                      v.holders.begin() +
                                                          std::min<size_t>(v.holders.size(), 4),
                                                      ", "));
-      if (v.holders.size() > 4) part.insert(part.size() - 1, fmt::format(", and {} more", v.holders.size() - 4));
+      if (v.holders.size() > 4) {
+        part.insert(part.size() - 1, fmt::format(", and {} more", v.holders.size() - 4));
+      }
     }
     node_parts.push_back(std::move(part));
   }
@@ -432,7 +479,9 @@ absl::StatusOr<Explanation> Explain(const Cluster& cluster, const SchedulerConf&
   std::vector<WaitingPod> pods;
   for (int tid : job->tasks) {
     const TaskInfo& t = cluster.task(tid);
-    if (t.status == TaskStatus::kPending && t.node < 0 && t.pod) pods.push_back({t.pod.get(), t.resreq});
+    if (t.status == TaskStatus::kPending && t.node < 0 && t.pod) {
+      pods.push_back({t.pod.get(), t.resreq});
+    }
   }
   if (job->tasks.empty()) {
     for (const api::Pod& p : options.planned_pods) {
@@ -456,16 +505,19 @@ absl::StatusOr<Explanation> Explain(const Cluster& cluster, const SchedulerConf&
     e.reason = fmt::format("started in queue {}", e.queue);
     return e;
   }
-  ExplainAdmission(live, *job, pods, e);
+  ExplainAdmission(live, *job, pods, options, e);
   ExplainPlacement(live, *job, pods, options, e);
   if (e.placement.empty()) {
     e.placement = pods.empty() ? "no pods to place yet (its controller creates them once admitted)"
                                : "nothing left to place";
   }
 
-  auto starts = EstimateStarts(cluster, conf, {job->key}, options);
+  std::map<std::string, int64_t> starts;
+  if (options.estimate) starts = EstimateStarts(cluster, conf, {job->key}, options);
   auto it = starts.find(job->key);
-  if (it != starts.end()) {
+  if (!options.estimate) {
+    e.estimate = "not estimated";
+  } else if (it != starts.end()) {
     e.estimated_start = it->second;
     int64_t wait = it->second - options.now_unix;
     std::string at = api::FormatUnixTime(it->second);
@@ -492,10 +544,14 @@ absl::StatusOr<Explanation> Explain(const Cluster& cluster, const SchedulerConf&
     e.reason = fmt::format("{} in queue {}; fits when {} end{}", state, e.queue,
                            fmt::join(e.blocking, ", "), e.blocking.size() == 1 ? "s" : "");
   } else {
-    std::string placed = e.pods_waiting == 0      ? "no pods to place yet"
-                         : e.matching_nodes == 0     ? "no ready node matches its pods"
-                         : e.fitting_pods >= e.pods_waiting ? "fits now"
-                                                     : "does not fit even on emptied matching nodes";
+    std::string placed = "does not fit even on emptied matching nodes";
+    if (e.pods_waiting == 0) {
+      placed = "no pods to place yet";
+    } else if (e.matching_nodes == 0) {
+      placed = "no ready node matches its pods";
+    } else if (e.fitting_pods >= e.pods_waiting) {
+      placed = "fits now";
+    }
     e.reason = fmt::format("{} in queue {}: {}", state, e.queue, e.admitted ? placed : e.admission);
   }
   return e;

@@ -103,6 +103,9 @@ struct ExplainOptions {
   // Pods the gang's controller creates once it is admitted (a Volcano Job's pods, made from its
   // tasks), for a PodGroup that has none yet; ignored when it has pods.
   std::vector<api::Pod> planned_pods;
+  // Whether Explain runs the simulation; without, it leaves the estimate out (a caller that
+  // estimates many gangs at once with EstimateStarts).
+  bool estimate = true;
   // The simulation's bounds: sessions, and how far ahead it looks.
   int max_sessions = 400;
   int64_t horizon_seconds = 30 * 86400;

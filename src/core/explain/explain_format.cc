@@ -12,7 +12,9 @@ std::string ExplanationText(const Explanation& e) {
   std::string out;
   out += fmt::format("PodGroup:   {}\n", e.pod_group);
   out += fmt::format("Queue:      {}", e.queue);
-  if (e.position > 0) out += fmt::format(" (position {} of {} waiting)", e.position, e.waiting_in_queue);
+  if (e.position > 0) {
+    out += fmt::format(" (position {} of {} waiting)", e.position, e.waiting_in_queue);
+  }
   out += "\n";
   out += fmt::format("Phase:      {}{}\n", e.phase, e.started ? " (started)" : "");
   out += fmt::format("Admission:  {}\n", e.admission);

@@ -115,6 +115,21 @@ TEST(ExplainTest, SeedStoryNamesTheBlockerAndEstimatesItsExpectedEnd) {
   EXPECT_EQ(e->reason, "waits for admission in queue ml-queue; fits when default/blocker ends");
 }
 
+// What the live scheduler sees: the Volcano Job's PodGroup without pods (none planned). The
+// blockers are what keeps enqueue from admitting it, and it starts when admitted.
+TEST(ExplainTest, AGangWithoutPodsIsBlockedByWhatKeepsItFromAdmission) {
+  Cluster c;
+  ExplainOptions o = SeedStory(c, "10m");
+  o.planned_pods.clear();
+  auto e = Explain(c, DefaultSchedulerConf(), "default/gang", o);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->pods_waiting, 0);
+  EXPECT_EQ(e->blocking, std::vector<std::string>{"default/blocker"});
+  ASSERT_TRUE(e->estimated_start.has_value()) << e->estimate;
+  EXPECT_EQ(*e->estimated_start, kExplainNow + 540);
+  EXPECT_EQ(e->reason, "waits for admission in queue ml-queue; fits when default/blocker ends");
+}
+
 TEST(ExplainTest, ABlockerWithoutExpectedEndGivesNoEstimateAndSaysWhy) {
   Cluster c;
   ExplainOptions o = SeedStory(c, "");
@@ -176,7 +191,8 @@ TEST(ExplainTest, AMissingPodGroupIsNotFound) {
 TEST(ExplainTest, TheBlockingSetIsTheFewestPodsWhoseEndLetsTheGangFit) {
   Cluster c;
   for (int i = 0; i < 4; ++i) {
-    c.UpsertNode(MakeNode("n" + std::to_string(i)).Cpu("16").Memory("64Gi").Gpus(2).Pods(110).Obj());
+    c.UpsertNode(
+        MakeNode("n" + std::to_string(i)).Cpu("16").Memory("64Gi").Gpus(2).Pods(110).Obj());
   }
   auto running = [&](const std::string& name, const std::string& node, int gpus,
                      const std::string& runtime) {
@@ -193,7 +209,8 @@ TEST(ExplainTest, TheBlockingSetIsTheFewestPodsWhoseEndLetsTheGangFit) {
   running("c", "n2", 1, "20m");
   running("d1", "n3", 1, "2h");
   running("d2", "n3", 1, "2h");
-  c.UpsertPodGroup(MakePodGroup("default", "big").MinMember(2).Phase("Inqueue").Created(At(-5)).Obj());
+  c.UpsertPodGroup(
+      MakePodGroup("default", "big").MinMember(2).Phase("Inqueue").Created(At(-5)).Obj());
   for (int i = 0; i < 2; ++i) {
     c.UpsertPod(MakePod("default", "big-" + std::to_string(i)).Group("big").Gpus(2).Obj());
   }
@@ -230,7 +247,8 @@ TEST(ExplainTest, AGangBehindAnotherStartsAfterTheOneAheadHasRun) {
                     .Created(At(-20))
                     .Obj());
   }
-  auto starts = EstimateStarts(c, DefaultSchedulerConf(), {"default/first", "default/second"}, Now());
+  auto starts =
+      EstimateStarts(c, DefaultSchedulerConf(), {"default/first", "default/second"}, Now());
   ASSERT_EQ(starts.size(), 2u);
   EXPECT_EQ(starts["default/first"], kExplainNow + 600);
   EXPECT_EQ(starts["default/second"], kExplainNow + 600 + 900);
