@@ -1,0 +1,283 @@
+// `muster explain <vcjob|podgroup|job|pod>/<name>` (also `kubectl muster explain`, through the
+// kubectl-muster link beside the binary): why a gang waits and when it will start. Reads the
+// cluster through the API as the scheduler sees it (scheduler::ClusterMirror), finds the
+// object's PodGroup, and prints core::Explain's answer (core/explain/explain.h) as text, JSON or
+// YAML.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/json_codec.h"
+#include "api/yaml_write.h"
+#include "boost/json.hpp"
+#include "client/client.h"
+#include "cmd/commands.h"
+#include "cmd/process.h"
+#include "common/files.h"
+#include "controller/job.h"
+#include "controller/job_pods.h"
+#include "controller/job_state.h"
+#include "core/explain/explain.h"
+#include "core/framework/conf.h"
+#include "fmt/format.h"
+#include "scheduler/cluster_mirror.h"
+
+namespace muster::cmd {
+namespace {
+
+struct ExplainFlags {
+  std::string target;
+  std::string ns = "default";
+  std::string output = "text";
+  std::string kubeconfig;
+  std::string context;
+  std::string scheduler_conf;
+};
+
+enum class TargetKind { kVolcanoJob, kPodGroup, kBatchJob, kPod };
+
+// kubectl's names for the kinds explain takes.
+std::optional<TargetKind> ParseKind(const std::string& kind) {
+  for (const char* k : {"vcjob", "vcjobs", "vj", "job.batch.volcano.sh", "jobs.batch.volcano.sh"}) {
+    if (kind == k) return TargetKind::kVolcanoJob;
+  }
+  for (const char* k : {"podgroup", "podgroups", "pg", "podgroup.scheduling.volcano.sh",
+                        "podgroups.scheduling.volcano.sh"}) {
+    if (kind == k) return TargetKind::kPodGroup;
+  }
+  for (const char* k : {"job", "jobs", "job.batch", "jobs.batch"}) {
+    if (kind == k) return TargetKind::kBatchJob;
+  }
+  for (const char* k : {"pod", "pods", "po"}) {
+    if (kind == k) return TargetKind::kPod;
+  }
+  return std::nullopt;
+}
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return 1;
+}
+
+// The object, or the message to exit with: "not found" for a 404.
+absl::StatusOr<boost::json::object> GetObject(client::Client& c, const client::Resource& r,
+                                              const std::string& kind, const std::string& ns,
+                                              const std::string& name) {
+  auto got = c.Get(r, ns, name);
+  if (absl::IsNotFound(got.status())) {
+    return absl::NotFoundError(
+        fmt::format("{} \"{}\" not found in namespace \"{}\"", kind, name, ns));
+  }
+  return got;
+}
+
+template <typename T, typename Decode, typename Upsert>
+absl::Status ListInto(client::Client& c, const client::Resource& r, Decode decode, Upsert upsert) {
+  auto list = c.List(r, "");
+  if (!list.ok()) {
+    return absl::Status(list.status().code(),
+                        fmt::format("listing {}: {}", r.plural,
+                                    std::string(list.status().message())));
+  }
+  for (const boost::json::object& item : list->items) {
+    auto obj = decode(boost::json::value(item));
+    if (obj.ok()) upsert(std::move(*obj));
+  }
+  return absl::OkStatus();
+}
+
+// The scheduler's view of the cluster, read once.
+absl::Status LoadMirror(client::Client& c, scheduler::ClusterMirror& mirror) {
+  auto add_class = [&](api::PriorityClass p) { mirror.UpsertPriorityClass(p); };
+  if (auto s = ListInto<api::PriorityClass>(c, client::PriorityClasses(),
+                                            api::DecodePriorityClass, add_class);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = ListInto<api::Queue>(c, client::Queues(), api::DecodeQueue,
+                                    [&](api::Queue q) { mirror.UpsertQueue(q); });
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = ListInto<api::Node>(c, client::Nodes(), api::DecodeNode,
+                                   [&](api::Node n) { mirror.UpsertNode(n); });
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = ListInto<api::PodGroup>(c, client::PodGroups(), api::DecodePodGroup,
+                                       [&](api::PodGroup g) { mirror.UpsertPodGroup(g); });
+      !s.ok()) {
+    return s;
+  }
+  return ListInto<api::Pod>(c, client::Pods(), api::DecodePod, [&](api::Pod p) {
+    // Finished pods hold nothing (the mirror drops them too; this skips their decode cost).
+    if (p.status.phase == "Succeeded" || p.status.phase == "Failed") return;
+    mirror.UpsertPod(std::move(p));
+  });
+}
+
+// What a target resolves to: its PodGroup's name and the pods its controller will make.
+struct Resolved {
+  std::string pod_group;
+  std::vector<api::Pod> planned;
+};
+
+absl::StatusOr<Resolved> Resolve(client::Client& c, TargetKind kind, const std::string& kind_text,
+                                 const std::string& ns, const std::string& name) {
+  Resolved out;
+  switch (kind) {
+    case TargetKind::kPodGroup: {
+      auto pg = GetObject(c, client::PodGroups(), kind_text, ns, name);
+      if (!pg.ok()) return pg.status();
+      out.pod_group = name;
+      return out;
+    }
+    case TargetKind::kVolcanoJob: {
+      auto obj = GetObject(c, client::VolcanoJobs(), kind_text, ns, name);
+      if (!obj.ok()) return obj.status();
+      auto job = controller::DecodeJob(*obj);
+      if (!job.ok()) return job.status();
+      out.pod_group = controller::PodGroupName(*job);
+      // The pods the job controller makes once the PodGroup is admitted.
+      for (size_t t = 0; t < job->spec.tasks.size(); ++t) {
+        for (int i = 0; i < job->spec.tasks[t].replicas; ++i) {
+          auto pod = api::DecodePod(boost::json::value(controller::MakePod(*job, t, i)));
+          if (pod.ok()) out.planned.push_back(std::move(*pod));
+        }
+      }
+      return out;
+    }
+    case TargetKind::kBatchJob: {
+      auto obj = GetObject(c, client::BatchJobs(), kind_text, ns, name);
+      if (!obj.ok()) return obj.status();
+      auto uid = obj->at("metadata").as_object().if_contains("uid");
+      std::string group =
+          uid && uid->is_string() ? "podgroup-" + std::string(uid->as_string()) : "";
+      if (group.empty() || !c.Get(client::PodGroups(), ns, group).ok()) {
+        return absl::FailedPreconditionError(fmt::format(
+            "job \"{}\" has no PodGroup: its pods are not gang-scheduled by muster (explain one "
+            "of its pods with pod/NAME)",
+            name));
+      }
+      out.pod_group = group;
+      return out;
+    }
+    case TargetKind::kPod: {
+      auto obj = GetObject(c, client::Pods(), kind_text, ns, name);
+      if (!obj.ok()) return obj.status();
+      auto pod = api::DecodePod(boost::json::value(*obj));
+      if (!pod.ok()) return pod.status();
+      auto g = pod->meta.annotations.find(api::kGroupNameAnnotation);
+      if (g == pod->meta.annotations.end()) {
+        if (!pod->spec.node_name.empty()) {
+          return absl::FailedPreconditionError(
+              fmt::format("pod \"{}\" is bound to {} and names no PodGroup", name,
+                          pod->spec.node_name));
+        }
+        // A plain pod: the scheduler's mirror gives it a group of its own.
+        out.pod_group = std::string(scheduler::kDefaultGroupPrefix) + name;
+        return out;
+      }
+      out.pod_group = g->second;
+      return out;
+    }
+  }
+  return absl::InternalError("unknown kind");
+}
+
+int RunExplain(const ExplainFlags& flags) {
+  if (flags.output != "text" && flags.output != "json" && flags.output != "yaml") {
+    return Fail(
+        fmt::format("unsupported output format \"{}\": use text, json or yaml", flags.output));
+  }
+  size_t slash = flags.target.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == flags.target.size()) {
+    return Fail(fmt::format("\"{}\" is not KIND/NAME (e.g. vcjob/gang-tf-job)", flags.target));
+  }
+  std::string kind_text = flags.target.substr(0, slash);
+  std::string name = flags.target.substr(slash + 1);
+  auto kind = ParseKind(kind_text);
+  if (!kind) {
+    return Fail(fmt::format(
+        "cannot explain kind \"{}\": muster explains vcjob, podgroup, job and pod", kind_text));
+  }
+  core::SchedulerConf conf = core::DefaultSchedulerConf();
+  if (!flags.scheduler_conf.empty()) {
+    auto text = common::ReadFile(flags.scheduler_conf);
+    if (!text) return Fail(fmt::format("--scheduler-conf: cannot read {}", flags.scheduler_conf));
+    auto parsed = core::ParseSchedulerConf(*text);
+    if (!parsed.ok()) {
+      return Fail(fmt::format("--scheduler-conf {}: {}", flags.scheduler_conf,
+                              std::string(parsed.status().message())));
+    }
+    conf = std::move(*parsed);
+  }
+  auto remote = Connect(flags.kubeconfig, flags.context);
+  if (!remote.ok()) return Fail(std::string(remote.status().message()));
+  client::Client c(remote->transport);
+  auto resolved = Resolve(c, *kind, kind_text, flags.ns, name);
+  if (!resolved.ok()) return Fail(std::string(resolved.status().message()));
+
+  scheduler::MirrorOptions mirror_options;
+  mirror_options.serve_default_scheduler = true;
+  scheduler::ClusterMirror mirror(mirror_options);
+  if (auto s = LoadMirror(c, mirror); !s.ok()) return Fail(std::string(s.message()));
+
+  core::ExplainOptions options;
+  options.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  options.planned_pods = std::move(resolved->planned);
+  const std::string key = flags.ns + "/" + resolved->pod_group;
+  const bool plain_pod = resolved->pod_group.starts_with(scheduler::kDefaultGroupPrefix);
+  const core::SchedulerConf& used = plain_pod ? core::KubeSchedulerConf() : conf;
+  auto e = core::Explain(mirror.cluster(), used, key, options);
+  if (!e.ok()) {
+    if (absl::IsNotFound(e.status())) {
+      return Fail(fmt::format("{} \"{}\" has no PodGroup {} yet (not found): its controller "
+                              "has not made it",
+                              kind_text, name, resolved->pod_group));
+    }
+    return Fail(std::string(e.status().message()));
+  }
+  std::string object = fmt::format("{}/{}", kind_text, name);
+  if (flags.output == "text") {
+    fmt::print("Object:     {} (namespace {})\n{}", object, flags.ns, core::ExplanationText(*e));
+    return 0;
+  }
+  boost::json::value json = core::ExplanationJson(*e);
+  json.as_object()["object"] = object;
+  json.as_object()["namespace"] = flags.ns;
+  if (flags.output == "json") {
+    fmt::print("{}\n", boost::json::serialize(json));
+  } else {
+    fmt::print("{}", api::JsonToYaml(json));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand AddExplainCommand(CLI::App& parent) {
+  auto flags = std::make_shared<ExplainFlags>();
+  auto* app = parent.add_subcommand(
+      "explain",
+      "Why a gang waits and when it will start: its queue and position, the admission verdict, "
+      "the fewest running pods whose end would let it fit, and an estimated start from a "
+      "simulation through the engine. Also `kubectl muster explain` (kubectl-muster).");
+  app->add_option("target", flags->target, "vcjob/NAME, podgroup/NAME, job/NAME or pod/NAME")
+      ->required();
+  app->add_option("-n,--namespace", flags->ns, "namespace of the object (default: default)");
+  app->add_option("-o,--output", flags->output, "text (default), json or yaml");
+  app->add_option("--kubeconfig", flags->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
+  app->add_option("--context", flags->context, "kubeconfig context (default: its current one)");
+  app->add_option("--scheduler-conf", flags->scheduler_conf,
+                  "the scheduler's volcano-scheduler.conf, to simulate with the configuration it "
+                  "runs (default: Volcano's default, which muster up runs without one)");
+  return {app, [flags] { return RunExplain(*flags); }};
+}
+
+}  // namespace muster::cmd
