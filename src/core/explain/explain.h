@@ -20,8 +20,11 @@
 //     take whole pods, and small otherwise;
 //   - estimate: a forward simulation through the engine with the live configuration on a copy of
 //     the cluster (Cluster::Clone): one session now, then one at each expected end of a running
-//     pod (those pods leave first), binds applied as the API server and kubelet would, pods
-//     started in the simulation ending at their own expected runtime. Queued jobs ahead start in
+//     pod (those pods leave first; after the first 32 sessions, one a minute or a twentieth of
+//     the time simulated so far, whichever is longer, with the ends within it together), binds applied as the API server and kubelet would, pods
+//     started in the simulation ending at their own expected runtime. Gangs that cannot be
+//     placed whatever the nodes (the cluster's free resources fall short of what they still
+//     need) sit a session out, so that a session costs what the gangs it might start cost. Queued jobs ahead start in
 //     the order the engine gives them. A pod with no expected end is expected to run for ever;
 //     when only such pods stand in the way there is no estimate, and the answer says so.
 //
