@@ -2,15 +2,18 @@
 // kubectl-muster link beside the binary): why a gang waits and when it will start. Reads the
 // cluster through the API as the scheduler sees it (scheduler::ClusterMirror), finds the
 // object's PodGroup, and prints core::Explain's answer (core/explain/explain.h) as text, JSON or
-// YAML.
+// YAML. A running pod without an expected runtime is expected to last as long as the finished
+// runs of the same job did.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/json_codec.h"
+#include "api/time.h"
 #include "api/yaml_write.h"
 #include "boost/json.hpp"
 #include "client/client.h"
@@ -89,8 +92,63 @@ absl::Status ListInto(client::Client& c, const client::Resource& r, Decode decod
   return absl::OkStatus();
 }
 
-// The scheduler's view of the cluster, read once.
-absl::Status LoadMirror(client::Client& c, scheduler::ClusterMirror& mirror) {
+// Which job a pod ran for, across its runs: "ns/<Volcano Job>", "ns/<batch Job>" or
+// "ns/<owner>"; "" for a pod of no job.
+std::string RunKey(const api::ObjectMeta& meta) {
+  for (const char* label : {"volcano.sh/job-name", "batch.kubernetes.io/job-name", "job-name"}) {
+    auto it = meta.labels.find(label);
+    if (it != meta.labels.end()) return meta.namespace_ + "/" + it->second;
+  }
+  for (const api::OwnerReference& o : meta.owner_references) {
+    if (o.controller) return meta.namespace_ + "/" + o.name;
+  }
+  return "";
+}
+
+// How long the earlier runs of each job lasted: finished pods' start time to their containers'
+// last finish, averaged per RunKey. What a running pod without muster.dev/expected-runtime is
+// expected to run (core::ExplainOptions::runtime_history).
+struct RunHistory {
+  std::map<std::string, std::pair<double, int>> seconds;  // sum, runs
+
+  void Add(const boost::json::object& pod, const api::ObjectMeta& meta) {
+    std::string key = RunKey(meta);
+    const boost::json::value* status = pod.if_contains("status");
+    if (key.empty() || status == nullptr || !status->is_object()) return;
+    const boost::json::value* start = status->as_object().if_contains("startTime");
+    const boost::json::value* containers = status->as_object().if_contains("containerStatuses");
+    if (start == nullptr || !start->is_string() || containers == nullptr ||
+        !containers->is_array()) {
+      return;
+    }
+    std::optional<int64_t> began = api::ParseUnixTime(start->as_string());
+    std::optional<int64_t> ended;
+    for (const boost::json::value& cs : containers->as_array()) {
+      const boost::json::value* at = nullptr;
+      if (cs.is_object()) {
+        if (auto* state = cs.as_object().if_contains("state"); state && state->is_object()) {
+          auto* term = state->as_object().if_contains("terminated");
+          if (term && term->is_object()) at = term->as_object().if_contains("finishedAt");
+        }
+      }
+      if (at == nullptr || !at->is_string()) continue;
+      std::optional<int64_t> t = api::ParseUnixTime(at->as_string());
+      if (t && (!ended || *t > *ended)) ended = t;
+    }
+    if (!began || !ended || *ended < *began) return;
+    auto& [sum, runs] = seconds[key];
+    sum += static_cast<double>(*ended - *began);
+    ++runs;
+  }
+  double Of(const core::TaskInfo& t) const {
+    if (!t.pod) return -1;
+    auto it = seconds.find(RunKey(t.pod->meta));
+    return it == seconds.end() ? -1 : it->second.first / it->second.second;
+  }
+};
+
+// The scheduler's view of the cluster, read once, and the history of finished runs.
+absl::Status LoadMirror(client::Client& c, scheduler::ClusterMirror& mirror, RunHistory& history) {
   auto add_class = [&](api::PriorityClass p) { mirror.UpsertPriorityClass(p); };
   if (auto s = ListInto<api::PriorityClass>(c, client::PriorityClasses(),
                                             api::DecodePriorityClass, add_class);
@@ -112,11 +170,20 @@ absl::Status LoadMirror(client::Client& c, scheduler::ClusterMirror& mirror) {
       !s.ok()) {
     return s;
   }
-  return ListInto<api::Pod>(c, client::Pods(), api::DecodePod, [&](api::Pod p) {
-    // Finished pods hold nothing (the mirror drops them too; this skips their decode cost).
-    if (p.status.phase == "Succeeded" || p.status.phase == "Failed") return;
-    mirror.UpsertPod(std::move(p));
-  });
+  auto pods = c.List(client::Pods(), "");
+  if (!pods.ok()) {
+    return absl::Status(pods.status().code(),
+                        fmt::format("listing pods: {}", std::string(pods.status().message())));
+  }
+  for (const boost::json::object& item : pods->items) {
+    auto pod = api::DecodePod(boost::json::value(item));
+    if (!pod.ok()) continue;
+    // Finished pods hold nothing; the successful ones say how long their job runs.
+    if (pod->status.phase == "Succeeded") history.Add(item, pod->meta);
+    if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") continue;
+    mirror.UpsertPod(*std::move(pod));
+  }
+  return absl::OkStatus();
 }
 
 // What a target resolves to: its PodGroup's name and the pods its controller will make.
@@ -224,13 +291,15 @@ int RunExplain(const ExplainFlags& flags) {
   scheduler::MirrorOptions mirror_options;
   mirror_options.serve_default_scheduler = true;
   scheduler::ClusterMirror mirror(mirror_options);
-  if (auto s = LoadMirror(c, mirror); !s.ok()) return Fail(std::string(s.message()));
+  RunHistory history;
+  if (auto s = LoadMirror(c, mirror, history); !s.ok()) return Fail(std::string(s.message()));
 
   core::ExplainOptions options;
   options.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   options.planned_pods = std::move(resolved->planned);
+  options.runtime_history = [&history](const core::TaskInfo& t) { return history.Of(t); };
   const std::string key = flags.ns + "/" + resolved->pod_group;
   const bool plain_pod = resolved->pod_group.starts_with(scheduler::kDefaultGroupPrefix);
   const core::SchedulerConf& used = plain_pod ? core::KubeSchedulerConf() : conf;

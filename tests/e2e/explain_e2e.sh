@@ -6,7 +6,8 @@
 # startTime + 10 m, within one cycle); the scheduler writes the same estimate on the PodGroup
 # (annotation muster.dev/estimated-start, condition message). Once the blocker is deleted the
 # trainers start and explain says so. A missing object exits 1 with "not found"; a kind explain
-# does not take is named in the error.
+# does not take is named in the error. A running pod without an expected runtime is estimated
+# from its job's earlier run.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -107,6 +108,46 @@ else
 fi
 expect "explain says the gang started" "Running (started)" kubectl muster explain vcjob/gang-tf-job
 expect "explain -o json: started" '"started":true' kubectl muster explain vcjob/gang-tf-job -o json
+
+# A running pod without an expected runtime is expected to last as long as its job's earlier runs:
+# job "nightly" ran once for 3 s (simulated), its second run holds the CPU a second gang needs.
+cat >"$work/nightly.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: RUN
+  labels: {job-name: nightly}
+  annotations: {muster.dev/run-seconds: "SECONDS"}
+spec:
+  restartPolicy: Never
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers: [{name: main, image: busybox, resources: {requests: {cpu: "2"}}}]
+EOF
+sed 's/RUN/nightly-1/; s/SECONDS/3/' "$work/nightly.yaml" | k apply -f - >/dev/null
+eventually "the nightly job's first run completes" 30 phase_is pod/nightly-1 Succeeded
+sed 's/RUN/nightly-2/; /run-seconds/d' "$work/nightly.yaml" | k apply -f - >/dev/null
+eventually "its second run runs" 30 phase_is pod/nightly-2 Running
+cat >"$work/cpu-gang.yaml" <<'EOF'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: cpu-gang}
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  queue: ml-queue
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+          containers: [{name: main, image: busybox, resources: {requests: {cpu: "2"}}}]
+EOF
+expect "a gang of two 2-cpu pods" "created" k apply -f "$work/cpu-gang.yaml"
+expect "explain names the second run" "Blocking:   default/nightly-2" \
+  kubectl muster explain vcjob/cpu-gang
+expect_re "explain estimates it from the first run's 3 s" "Estimate: +expected to start" \
+  kubectl muster explain vcjob/cpu-gang
 
 stop_process "" 15
 echo "$pass passed, $fail failed"
