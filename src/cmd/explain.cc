@@ -2,8 +2,8 @@
 // kubectl-muster link beside the binary): why a gang waits and when it will start. Reads the
 // cluster through the API as the scheduler sees it (scheduler::ClusterMirror), finds the
 // object's PodGroup, and prints core::Explain's answer (core/explain/explain.h) as text, JSON or
-// YAML. A running pod without an expected runtime is expected to last as long as the finished
-// runs of the same job did.
+// YAML. A running pod without an expected runtime is expected to end by its
+// activeDeadlineSeconds, else to last as long as the finished runs of the same job did.
 
 #include <chrono>
 #include <map>
@@ -106,8 +106,8 @@ std::string RunKey(const api::ObjectMeta& meta) {
 }
 
 // How long the earlier runs of each job lasted: finished pods' start time to their containers'
-// last finish, averaged per RunKey. What a running pod without muster.dev/expected-runtime is
-// expected to run (core::ExplainOptions::runtime_history).
+// last finish, averaged per RunKey; and the pods' activeDeadlineSeconds. What a running pod
+// without muster.dev/expected-runtime is expected to run (core::ExplainOptions::runtime_history).
 struct RunHistory {
   std::map<std::string, std::pair<double, int>> seconds;  // sum, runs
 
@@ -140,8 +140,21 @@ struct RunHistory {
     sum += static_cast<double>(*ended - *began);
     ++runs;
   }
+  // spec.activeDeadlineSeconds by pod key: the kubelet ends the pod by then.
+  std::map<std::string, double> deadlines;
+
+  void AddDeadline(const boost::json::object& pod, const api::ObjectMeta& meta) {
+    const boost::json::value* spec = pod.if_contains("spec");
+    if (spec == nullptr || !spec->is_object()) return;
+    const boost::json::value* d = spec->as_object().if_contains("activeDeadlineSeconds");
+    if (d != nullptr && d->is_int64() && d->as_int64() > 0) {
+      deadlines[meta.namespace_ + "/" + meta.name] = static_cast<double>(d->as_int64());
+    }
+  }
+  // activeDeadlineSeconds, else the job's earlier runs, else -1.
   double Of(const core::TaskInfo& t) const {
     if (!t.pod) return -1;
+    if (auto d = deadlines.find(t.key); d != deadlines.end()) return d->second;
     auto it = seconds.find(RunKey(t.pod->meta));
     return it == seconds.end() ? -1 : it->second.first / it->second.second;
   }
@@ -181,6 +194,7 @@ absl::Status LoadMirror(client::Client& c, scheduler::ClusterMirror& mirror, Run
     // Finished pods hold nothing; the successful ones say how long their job runs.
     if (pod->status.phase == "Succeeded") history.Add(item, pod->meta);
     if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") continue;
+    history.AddDeadline(item, pod->meta);
     mirror.UpsertPod(*std::move(pod));
   }
   return absl::OkStatus();

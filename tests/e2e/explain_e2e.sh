@@ -149,6 +149,21 @@ expect "explain names the second run" "Blocking:   default/nightly-2" \
 expect_re "explain estimates it from the first run's 3 s" "Estimate: +expected to start" \
   kubectl muster explain vcjob/cpu-gang
 
+# activeDeadlineSeconds bounds a pod without an expected runtime: it ends by then. The gang is
+# made again once an ad-hoc pod (no job) holds the CPU in the second run's place.
+expect "the gang is deleted" "deleted" k delete vcjob cpu-gang --wait=true
+expect "the second run is stopped" "deleted" k delete pod nightly-2 --wait=true
+sed 's/RUN/adhoc/; /run-seconds/d; s/{job-name: nightly}/{app: adhoc}/' "$work/nightly.yaml" |
+  sed 's/^  restartPolicy: Never/  restartPolicy: Never\n  activeDeadlineSeconds: 600/' |
+  k apply -f - >/dev/null
+eventually "an ad-hoc pod with activeDeadlineSeconds: 600 runs" 30 phase_is pod/adhoc Running
+expect "the gang again" "created" k apply -f "$work/cpu-gang.yaml"
+expect "explain names the ad-hoc pod" "Blocking:   default/adhoc" \
+  kubectl muster explain vcjob/cpu-gang
+expect_re "explain estimates the gang's start at its deadline" \
+  "Estimate: +expected to start at .* \(in (9m[0-9]{2}s|10m00s)\)" \
+  kubectl muster explain vcjob/cpu-gang
+
 stop_process "" 15
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
