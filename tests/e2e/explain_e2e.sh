@@ -7,7 +7,7 @@
 # (annotation muster.dev/estimated-start, condition message). Once the blocker is deleted the
 # trainers start and explain says so. A missing object exits 1 with "not found"; a kind explain
 # does not take is named in the error. A running pod without an expected runtime is estimated
-# from its job's earlier run.
+# from its job's earlier run, or ends by its activeDeadlineSeconds.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
