@@ -4,7 +4,8 @@
 # nodes. While the blocker runs with muster.dev/expected-runtime: 10m, explain of the gang's
 # vcjob names default/blocker and estimates the start at the blocker's expected end (its
 # startTime + 10 m, within one cycle); the scheduler writes the same estimate on the PodGroup
-# (annotation muster.dev/estimated-start, condition message). Once the blocker is deleted the
+# (annotations muster.dev/estimated-start and muster.dev/wait-reason, which kubectl describe
+# shows). Once the blocker is deleted the
 # trainers start and explain says so. A missing object exits 1 with "not found"; a kind explain
 # does not take is named in the error. A running pod without an expected runtime is estimated
 # from its job's earlier run, or ends by its activeDeadlineSeconds.
