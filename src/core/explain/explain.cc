@@ -20,7 +20,7 @@
 namespace muster::core {
 namespace {
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr double kNoEnd = std::numeric_limits<double>::infinity();
 // The simulation's sessions at each expected end, before it steps a minute at a time.
 constexpr int kExactSessions = 32;
 constexpr double kCoarseStepSeconds = 60;
@@ -46,11 +46,11 @@ double RuntimeOf(const TaskInfo& t, const ExplainOptions& options) {
 
 // When t, now occupying a node, is expected to leave it (Unix seconds), as reserve.cc's
 // ExpectedEnd says, with the caller's history for pods without the annotation.
-double ExpectedEnd(const TaskInfo& t, const ExplainOptions& options) {
+double ExpectedEndOf(const TaskInfo& t, const ExplainOptions& options) {
   const double now = static_cast<double>(options.now_unix);
   if (t.status == TaskStatus::kReleasing) return now;
   double runtime = RuntimeOf(t, options);
-  if (runtime < 0) return kNever;
+  if (runtime < 0) return kNoEnd;
   double start = t.status == TaskStatus::kRunning && t.start_unix > 0
                      ? static_cast<double>(t.start_unix)
                      : now;
@@ -174,7 +174,7 @@ void AdmissionBlockers(const Cluster& cluster, const JobInfo& job, Resources def
     for (int tid : cluster.node(nid).tasks) {
       const TaskInfo& t = cluster.task(tid);
       if (t.job != job.id && OccupiesNode(t.status)) {
-        holders.push_back({&t, ExpectedEnd(t, options)});
+        holders.push_back({&t, ExpectedEndOf(t, options)});
       }
     }
   }
@@ -291,7 +291,7 @@ void ExplainPlacement(Cluster& cluster, const JobInfo& job, const std::vector<Wa
     for (int tid : n.tasks) {
       const TaskInfo& t = cluster.task(tid);
       if (t.job == job.id || !OccupiesNode(t.status)) continue;
-      candidates.push_back({&t, index, ExpectedEnd(t, options)});
+      candidates.push_back({&t, index, ExpectedEndOf(t, options)});
     }
   }
   e.matching_nodes = static_cast<int>(eligible.size());
@@ -475,7 +475,7 @@ std::map<std::string, int64_t> EstimateStarts(const Cluster& cluster, const Sche
   for (int nid : sim->NodeIds()) {
     for (int tid : sim->node(nid).tasks) {
       const TaskInfo& t = sim->task(tid);
-      double end = ExpectedEnd(t, options);
+      double end = ExpectedEndOf(t, options);
       if (std::isfinite(end)) ends.push({end, t.key});
     }
   }
@@ -596,7 +596,7 @@ absl::StatusOr<Explanation> Explain(const Cluster& cluster, const SchedulerConf&
     std::vector<std::string> unknown;
     for (const std::string& key : e.blocking) {
       const TaskInfo* t = live.FindTask(key);
-      if (t && std::isinf(ExpectedEnd(*t, options))) unknown.push_back(key);
+      if (t && std::isinf(ExpectedEndOf(*t, options))) unknown.push_back(key);
     }
     e.estimate = fmt::format("no estimate: {} ha{} no expected end (annotation {})",
                              fmt::join(unknown, ", "), unknown.size() == 1 ? "s" : "ve",
