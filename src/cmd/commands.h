@@ -28,6 +28,7 @@ Subcommand AddUpCommand(CLI::App& parent);         // up.cc
 Subcommand AddNodesCommand(CLI::App& parent);      // nodes.cc
 Subcommand AddManifestsCommand(CLI::App& parent);  // manifests.cc
 Subcommand AddFsckCommand(CLI::App& parent);       // fsck.cc
+Subcommand AddExplainCommand(CLI::App& parent);    // explain.cc
 
 // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight, and
 // --max-watches and --max-watches-per-client, for the commands that run the API server

@@ -126,6 +126,43 @@ int JobInfo::ValidTaskNum() const {
 
 Cluster::Cluster() { EnsureDefaultQueue(); }
 
+namespace {
+template <typename T>
+void CopyOwned(const std::vector<std::unique_ptr<T>>& from, std::vector<std::unique_ptr<T>>& to) {
+  to.clear();
+  to.reserve(from.size());
+  for (const auto& p : from) to.push_back(p ? std::make_unique<T>(*p) : nullptr);
+}
+}  // namespace
+
+std::unique_ptr<Cluster> Cluster::Clone() const {
+  auto c = std::make_unique<Cluster>();
+  CopyOwned(tasks_, c->tasks_);
+  CopyOwned(nodes_, c->nodes_);
+  CopyOwned(jobs_, c->jobs_);
+  CopyOwned(queues_, c->queues_);
+  c->task_index_ = task_index_;
+  c->node_index_ = node_index_;
+  c->job_index_ = job_index_;
+  c->queue_index_ = queue_index_;
+  c->free_tasks_ = free_tasks_;
+  c->node_order_ = node_order_;
+  c->job_order_ = job_order_;
+  c->total_allocatable_ = total_allocatable_;
+  c->total_used_ = total_used_;
+  c->anti_affinity_tasks_ = anti_affinity_tasks_;
+  c->priority_classes_ = priority_classes_;
+  c->default_priority_ = default_priority_;
+  c->waiting_for_node_ = waiting_for_node_;
+  c->default_queue_declared_ = default_queue_declared_;
+  c->label_columns_ = label_columns_;
+  c->taint_sets_ = taint_sets_;
+  c->taint_set_ids_ = taint_set_ids_;
+  c->seq_ = seq_;
+  c->node_changes_ = node_changes_;
+  return c;
+}
+
 void Cluster::EnsureDefaultQueue() {
   if (queue_index_.count("default")) return;
   auto q = std::make_unique<QueueInfo>();

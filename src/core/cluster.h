@@ -235,6 +235,10 @@ class Cluster {
  public:
   Cluster();
 
+  // A deep copy that shares only the immutable objects (pods, nodes, PodGroups, queues): what a
+  // forward simulation (explain.h) runs its sessions on, leaving this one as it is.
+  std::unique_ptr<Cluster> Clone() const;
+
   // Object changes. Upserts replace the previous version of the object with the same key.
   void UpsertNode(const api::Node& node);
   void RemoveNode(const std::string& name);

@@ -1,5 +1,7 @@
 #include "scheduler/changes.h"
 
+#include "scheduler/estimates.h"
+
 #include <string_view>
 
 #include "boost/json/value.hpp"
@@ -81,12 +83,29 @@ ChangeEffect NodeChange(const json::object* before, const json::object* after) {
   return {};
 }
 
+namespace {
+// The annotations the scheduler writes about a waiting gang (estimates.h) help no one: apart from
+// them, are the two annotation maps the same?
+bool SameAnnotationsButEstimates(const json::value* a, const json::value* b) {
+  if (Same(a, b)) return true;
+  auto strip = [](const json::value* v) {
+    json::object o;
+    if (v != nullptr && v->is_object()) o = v->as_object();
+    o.erase(kEstimatedStartAnnotation);
+    o.erase(kWaitReasonAnnotation);
+    return o;
+  };
+  return strip(a) == strip(b);
+}
+}  // namespace
+
 ChangeEffect PodGroupChange(const json::object* before, const json::object* after) {
   if (before == nullptr) return {true, Helps::kItsGang};
   if (after == nullptr) return {true, Helps::kNobody};
   if (!Same(At(before, "spec"), At(after, "spec")) ||
       !Same(At(before, "metadata", "labels"), At(after, "metadata", "labels")) ||
-      !Same(At(before, "metadata", "annotations"), At(after, "metadata", "annotations"))) {
+      !SameAnnotationsButEstimates(At(before, "metadata", "annotations"),
+                                   At(after, "metadata", "annotations"))) {
     return {true, Helps::kItsGang};
   }
   return {};

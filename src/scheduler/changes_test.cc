@@ -87,6 +87,15 @@ TEST(ChangesTest, PodGroupsQueuesAndPriorityClasses) {
   bigger["spec"].as_object()["minMember"] = 3;
   EXPECT_EQ(PodGroupChange(&pg, &bigger), kItsGang);
   EXPECT_EQ(PodGroupChange(nullptr, &pg), kItsGang);
+  // The scheduler's own estimate annotations (estimates.h) wake no cycle; another annotation does.
+  json::object estimated = pg;
+  estimated["metadata"].as_object()["annotations"] = json::object{
+      {"muster.dev/estimated-start", "2027-01-15T08:09:00Z"},
+      {"muster.dev/wait-reason", "waits for admission in queue q"}};
+  EXPECT_EQ(PodGroupChange(&pg, &estimated), kNothing);
+  json::object annotated = estimated;
+  annotated["metadata"].as_object()["annotations"].as_object()["team"] = "a";
+  EXPECT_EQ(PodGroupChange(&estimated, &annotated), kItsGang);
 
   json::object q =
       Obj(R"({"metadata":{"name":"q"},"spec":{"weight":1},"status":{"state":"Open"}})");

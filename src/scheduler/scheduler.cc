@@ -158,6 +158,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   context.dirty_jobs.swap(dirty_jobs);
   Write(PlanWrites(result, mirror.cluster(), context, memo));
   UpdateBackoff(result, context, placed, start);
+  WriteEstimates(cycle.now_unix);
   if (metrics) metrics->CountUnschedulable(result.pod_conditions.size());
 
   int waiting = 0;

@@ -28,6 +28,7 @@
 #include "scheduler/changes.h"
 #include "scheduler/cluster_mirror.h"
 #include "scheduler/conf_watcher.h"
+#include "scheduler/estimates.h"
 #include "scheduler/cycle.h"
 #include "scheduler/metrics.h"
 #include "scheduler/scheduler.h"
@@ -163,6 +164,8 @@ struct Scheduler::State {
   void Write(const CycleWrites& writes);
   void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
                      const std::set<std::string>& placed, Clock::time_point start);
+  // The waiting gangs' estimated starts and reasons on their PodGroups (estimates.h), when due.
+  void WriteEstimates(int64_t now_unix);
 
   client::Client& client;
   const SchedulerOptions options;
@@ -170,6 +173,7 @@ struct Scheduler::State {
   ClusterMirror mirror;
   GangBackoff backoff;
   WriteMemo memo;
+  StartEstimator estimator;
   client::EventRecorder events;
   common::WorkerPool writers{kWriteWorkers - 1};  // with the loop's own thread
   std::unique_ptr<SchedulerMetrics> metrics;      // null without options.metrics

@@ -296,6 +296,20 @@ void Scheduler::State::Write(const CycleWrites& writes) {
   stats.evictions += evicted;
 }
 
+void Scheduler::State::WriteEstimates(int64_t now_unix) {
+  if (!estimator.Due(now_unix)) return;
+  for (const EstimateWrite& w : estimator.Plan(mirror.cluster(), conf.conf(), now_unix)) {
+    absl::Status st = client.PatchWithoutResult(client::PodGroups(), w.ns, w.name,
+                                                client::PatchType::kMerge, w.Patch());
+    if (st.ok()) {
+      estimator.Written(w);
+    } else if (!absl::IsNotFound(st)) {
+      Log(fmt::format("writing the estimated start of PodGroup {}/{}: {}", w.ns, w.name,
+                      std::string(st.message())));
+    }
+  }
+}
+
 void Scheduler::State::UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
                                      const std::set<std::string>& placed, Clock::time_point start) {
   core::Cluster& cluster = mirror.cluster();

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,18 @@ struct ReplayResult {
     double held;  // GPUs held by pods of jobs not running yet
   };
   std::vector<Sample> utilization;
+  // Engine replays: why the longest-waiting gang waited, explained (core::Explain) while it
+  // waited, as the oldest waiting job each time its wait passed 1.5 times the longest wait
+  // explained before (and at least a minute): the last of those explanations.
+  struct LongestWait {
+    std::string job;
+    double submit = 0;            // seconds
+    double explained_at = 0;      // seconds: when the explanation was taken
+    double estimated_start = -1;  // seconds, -1 when the explanation has no estimate
+    double started = -1;          // seconds, -1 when it never started
+    std::string explanation;      // core::ExplanationText
+  };
+  std::optional<LongestWait> longest_wait;
 };
 
 // Runs the workload. Deterministic: the same workload and options give the same result.

@@ -55,6 +55,7 @@
 #include "core/apply_cycle_result.h"
 #include "api/time.h"
 #include "core/cluster.h"
+#include "core/explain/explain.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
 #include "core/podgroup_phase.h"
@@ -167,11 +168,17 @@ class EngineReplayer {
 
     Loop();
 
+    if (longest_) {
+      int j = JobIndex(longest_->job);
+      longest_->started = tally_.start[j];
+      longest_->job = w_.jobs[j].name;
+    }
     tally_.end_time = now_;
     tally_.samples = std::move(samples_);
     ReplayResult r = SummariseReplay(w_, o_, std::move(tally_));
     r.engine = true;
     r.sessions = sessions_;
+    r.longest_wait = std::move(longest_);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     return r;
   }
@@ -348,6 +355,7 @@ class EngineReplayer {
       freed_ = true;
     }
     for (int j : started) Start(j, t);
+    ExplainLongestWait(t);
     // What is still waiting was tried now: allocate could not place it, or enqueue did not admit
     // it (admission compares the job with the queue's capability less what is allocated and
     // admitted, which only a departure lowers).
@@ -361,6 +369,37 @@ class EngineReplayer {
     std::sort(still.begin(), still.end());
     still.erase(std::unique(still.begin(), still.end()), still.end());
     waiting_ = std::move(still);
+  }
+
+  // The oldest waiting job, explained when its wait passes 1.5 times the longest explained so far
+  // (ReplayResult::LongestWait).
+  void ExplainLongestWait(double t) {
+    int oldest = -1;
+    for (int j : waiting_) {
+      if (tally_.start[j] < 0) {
+        oldest = j;
+        break;
+      }
+    }
+    if (oldest < 0) return;
+    const double wait = t - static_cast<double>(w_.jobs[oldest].submit);
+    if (wait < 60 || wait < 1.5 * explained_wait_) return;
+    explained_wait_ = wait;
+    core::ExplainOptions options;
+    options.now_unix = kEpochDays * 86400 + static_cast<int64_t>(t);
+    options.max_sessions = 100;
+    auto e = core::Explain(cluster_, conf_, fmt::format("{}/{}", kNamespace, GroupName(oldest, 0)),
+                           options);
+    if (!e.ok()) return;
+    ReplayResult::LongestWait lw;
+    lw.job = GroupName(oldest, 0);
+    lw.submit = static_cast<double>(w_.jobs[oldest].submit);
+    lw.explained_at = t;
+    if (e->estimated_start) {
+      lw.estimated_start = static_cast<double>(*e->estimated_start - kEpochDays * 86400);
+    }
+    lw.explanation = core::ExplanationText(*e);
+    longest_ = std::move(lw);
   }
 
   void Advance(double t) {
@@ -413,6 +452,8 @@ class EngineReplayer {
   double now_ = 0, next_sample_ = 0;
   int64_t sessions_ = 0;
   std::vector<ReplayResult::Sample> samples_;
+  std::optional<ReplayResult::LongestWait> longest_;
+  double explained_wait_ = 0;
 };
 
 }  // namespace

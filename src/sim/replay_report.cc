@@ -186,6 +186,21 @@ std::string ReplayHtml(const ReplayReport& rep) {
         r.idle_held_gpu_hours, r.idle_held_cost);
   }
   table += "</table>\n";
+  for (const auto& r : rep.results) {
+    if (!r.longest_wait) continue;
+    const ReplayResult::LongestWait& lw = *r.longest_wait;
+    auto after = [&lw](double t) {
+      return t >= 0 ? fmt::format("{:.1f} h after submission", (t - lw.submit) / 3600) : "";
+    };
+    std::string estimate = lw.estimated_start >= 0 ? after(lw.estimated_start) : "none";
+    std::string started = lw.started >= 0 ? after(lw.started) : "never";
+    parts.push_back(fmt::format(
+        "<h2>{}: why the longest-waiting gang waited</h2>\n<p>Job {}, explained {:.1f} h after "
+        "its submission (muster explain's answer in the replay's virtual time). Estimated start: "
+        "{}; it started {}.</p>\n<pre>{}</pre>\n",
+        HtmlEscape(r.discipline), HtmlEscape(lw.job), (lw.explained_at - lw.submit) / 3600,
+        estimate, started, HtmlEscape(lw.explanation)));
+  }
   parts.insert(parts.begin(), "<h2>Summary</h2>\n" + table);
   return HtmlPage(
       "muster sim replay",

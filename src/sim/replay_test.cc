@@ -3,6 +3,8 @@
 
 #include "sim/replay.h"
 
+#include "sim/replay_report.h"
+
 #include <string>
 #include <tuple>
 #include <vector>
@@ -104,6 +106,26 @@ TEST(ReplayTest, FifoBlocksBehindTheHeadVolcanoBackfillsMusterBackfillsWhatEndsI
   AddJob(late, "c", 2, 500, 1, 1);
   EXPECT_DOUBLE_EQ(Replay(late, Discipline::kMuster).gang_wait_max, 99);
   EXPECT_DOUBLE_EQ(Replay(late, Discipline::kVolcano).gang_wait_max, 501);  // behind C
+}
+
+TEST(ReplayTest, TheLongestWaitingGangIsExplainedWhileItWaits) {
+  // Volcano: G (2 x 8 GPUs) waits behind A (8 GPUs, until 100) and then C (1 GPU, 2..502). When
+  // A leaves at 100, G has waited 99 s: its explanation names C's pod and estimates C's end.
+  ReplayWorkload w = Cluster(2);
+  AddJob(w, "a", 0, 100, 1, 8);
+  AddJob(w, "g", 1, 50, 2, 8);
+  AddJob(w, "c", 2, 500, 1, 1);
+  ReplayResult volcano = Replay(w, Discipline::kVolcano);
+  ASSERT_TRUE(volcano.longest_wait.has_value());
+  const ReplayResult::LongestWait& lw = *volcano.longest_wait;
+  EXPECT_EQ(lw.job, "g");
+  EXPECT_DOUBLE_EQ(lw.explained_at, 100);
+  EXPECT_DOUBLE_EQ(lw.estimated_start, 502);
+  EXPECT_DOUBLE_EQ(lw.started, 502);
+  EXPECT_THAT(lw.explanation, HasSubstr("Blocking:   sim/j0000002-0"));
+  ReplayReport report;
+  report.results = {volcano};
+  EXPECT_THAT(ReplayHtml(report), HasSubstr("why the longest-waiting gang waited"));
 }
 
 TEST(ReplayTest, ReservationsEndStarvationOfALargeGang) {

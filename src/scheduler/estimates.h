@@ -1,0 +1,69 @@
+#pragma once
+
+// What the live scheduler writes about each gang that waits (issue 15, item 2): the PodGroup's
+// annotations muster.dev/estimated-start (RFC 3339, core::EstimateStarts' answer) and
+// muster.dev/wait-reason (core::Explain's one-line reason: admission or placement, and the pods
+// whose end lets it fit), which `kubectl describe podgroup` shows.
+//
+// Write volume: estimates are computed at most once per `every` (one forward simulation for all
+// waiting gangs, bounded by `max_sessions`), and a gang's annotations are rewritten only when its
+// reason changes, its estimate appears or goes, or its estimate moves by more than `tolerance`;
+// once it starts (or stops waiting), they are removed, once.
+//
+// Pure: no I/O, threads or clock. Thread-safety: none; the scheduler's loop owns it.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/framework/conf.h"
+
+namespace muster::scheduler {
+
+inline constexpr char kEstimatedStartAnnotation[] = "muster.dev/estimated-start";
+inline constexpr char kWaitReasonAnnotation[] = "muster.dev/wait-reason";
+
+struct EstimatorOptions {
+  int64_t every_seconds = 10;
+  int64_t tolerance_seconds = 60;
+  int max_sessions = 50;
+  size_t max_gangs = 1000;  // the first waiting gangs by key beyond which none is explained
+};
+
+// One PodGroup's annotations to write: a merge patch of metadata.annotations.
+struct EstimateWrite {
+  std::string ns, name;
+  std::optional<int64_t> start;  // nullopt: no estimate (the annotation is removed)
+  std::string reason;            // "": the gang no longer waits (both annotations removed)
+  std::string Patch() const;
+};
+
+class StartEstimator {
+ public:
+  explicit StartEstimator(EstimatorOptions options = {}) : options_(options) {}
+
+  // Whether estimates are due at `now_unix`.
+  bool Due(int64_t now_unix) const {
+    return last_run_ < 0 || now_unix >= last_run_ + options_.every_seconds;
+  }
+  // The writes that bring the waiting gangs' annotations up to date at `now_unix` (the rule
+  // above), and the runs' bookkeeping; call Written for each write the API accepted.
+  std::vector<EstimateWrite> Plan(const core::Cluster& cluster, const core::SchedulerConf& conf,
+                                  int64_t now_unix);
+  void Written(const EstimateWrite& w);
+
+ private:
+  struct Written_ {
+    std::optional<int64_t> start;
+    std::string reason;
+  };
+  EstimatorOptions options_;
+  int64_t last_run_ = -1;
+  std::map<std::string, Written_> written_;  // by ns/name
+};
+
+}  // namespace muster::scheduler
