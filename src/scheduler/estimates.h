@@ -3,7 +3,8 @@
 // What the live scheduler writes about each gang that waits (issue 15, item 2): the PodGroup's
 // annotations muster.dev/estimated-start (RFC 3339, core::EstimateStarts' answer) and
 // muster.dev/wait-reason (core::Explain's one-line reason: admission or placement, and the pods
-// whose end lets it fit), which `kubectl describe podgroup` shows.
+// whose end lets it fit), which `kubectl describe podgroup` shows; the same answer goes into the
+// PodGroup's status as a condition of type Estimated (write_plan.h), written with its status.
 //
 // Write volume: estimates are computed at most once per `every` (one forward simulation for all
 // waiting gangs, bounded by `max_sessions`), and a gang's annotations are rewritten only when its
@@ -21,6 +22,7 @@
 
 #include "core/cluster.h"
 #include "core/framework/conf.h"
+#include "scheduler/write_plan.h"
 
 namespace muster::scheduler {
 
@@ -55,15 +57,14 @@ class StartEstimator {
   std::vector<EstimateWrite> Plan(const core::Cluster& cluster, const core::SchedulerConf& conf,
                                   int64_t now_unix);
   void Written(const EstimateWrite& w);
+  // What the API holds for each waiting gang (the writes it accepted), by ns/name: the
+  // PodGroup's Estimated condition says the same (PlanContext::estimates).
+  const std::map<std::string, GangEstimate>& Written() const { return written_; }
 
  private:
-  struct Written_ {
-    std::optional<int64_t> start;
-    std::string reason;
-  };
   EstimatorOptions options_;
   int64_t last_run_ = -1;
-  std::map<std::string, Written_> written_;  // by ns/name
+  std::map<std::string, GangEstimate> written_;  // by ns/name
 };
 
 }  // namespace muster::scheduler

@@ -156,9 +156,10 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   std::set<std::string> placed;
   Bind(result, context, placed);
   context.dirty_jobs.swap(dirty_jobs);
+  WriteEstimates(cycle.now_unix, context.dirty_jobs);
+  context.estimates = &estimator.Written();
   Write(PlanWrites(result, mirror.cluster(), context, memo));
   UpdateBackoff(result, context, placed, start);
-  WriteEstimates(cycle.now_unix);
   if (metrics) metrics->CountUnschedulable(result.pod_conditions.size());
 
   int waiting = 0;

@@ -164,8 +164,10 @@ struct Scheduler::State {
   void Write(const CycleWrites& writes);
   void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
                      const std::set<std::string>& placed, Clock::time_point start);
-  // The waiting gangs' estimated starts and reasons on their PodGroups (estimates.h), when due.
-  void WriteEstimates(int64_t now_unix);
+  // The waiting gangs' estimated starts and reasons on their PodGroups' annotations
+  // (estimates.h), when due; the PodGroups written are added to `planned`, so that the status
+  // written next carries the same answer as its Estimated condition.
+  void WriteEstimates(int64_t now_unix, std::set<std::string>& planned);
 
   client::Client& client;
   const SchedulerOptions options;

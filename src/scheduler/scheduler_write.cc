@@ -296,13 +296,14 @@ void Scheduler::State::Write(const CycleWrites& writes) {
   stats.evictions += evicted;
 }
 
-void Scheduler::State::WriteEstimates(int64_t now_unix) {
+void Scheduler::State::WriteEstimates(int64_t now_unix, std::set<std::string>& planned) {
   if (!estimator.Due(now_unix)) return;
   for (const EstimateWrite& w : estimator.Plan(mirror.cluster(), conf.conf(), now_unix)) {
     absl::Status st = client.PatchWithoutResult(client::PodGroups(), w.ns, w.name,
                                                 client::PatchType::kMerge, w.Patch());
     if (st.ok()) {
       estimator.Written(w);
+      planned.insert(w.ns + "/" + w.name);
     } else if (!absl::IsNotFound(st)) {
       Log(fmt::format("writing the estimated start of PodGroup {}/{}: {}", w.ns, w.name,
                       std::string(st.message())));

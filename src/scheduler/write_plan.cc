@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "api/gpu_indices.h"
+#include "api/time.h"
 #include "boost/json/array.hpp"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
@@ -56,6 +57,27 @@ json::object ConditionJson(const api::Condition& c) {
 
 ConditionView ViewOf(const api::Condition& c) { return {c.type, c.status, c.reason, c.message}; }
 
+// `conditions` with the Estimated condition as `estimates` says for `key`; one whose text is
+// unchanged keeps its lastTransitionTime.
+void ApplyEstimate(std::vector<api::Condition>& conditions, const std::string& key,
+                   const std::map<std::string, GangEstimate>& estimates, const std::string& now) {
+  std::optional<api::Condition> kept;
+  for (auto it = conditions.begin(); it != conditions.end();) {
+    if (it->type != kEstimatedCondition) {
+      ++it;
+      continue;
+    }
+    if (!kept) kept = *it;
+    it = conditions.erase(it);
+  }
+  auto e = estimates.find(key);
+  if (e == estimates.end() || e->second.reason.empty()) return;
+  api::Condition cond = EstimateCondition(e->second);
+  cond.last_transition_time =
+      kept && ViewOf(*kept) == ViewOf(cond) ? kept->last_transition_time : now;
+  conditions.push_back(std::move(cond));
+}
+
 std::map<std::string, int64_t> MilliMap(const core::Resources& r) {
   std::map<std::string, int64_t> out;
   for (core::ResourceId id = 0; id < r.Size(); ++id) {
@@ -87,6 +109,20 @@ bool NewEvent(WriteMemo& memo, const std::string& object, const std::string& rea
 }
 
 }  // namespace
+
+api::Condition EstimateCondition(const GangEstimate& e) {
+  api::Condition c;
+  c.type = kEstimatedCondition;
+  c.status = "True";
+  if (e.start) {
+    c.reason = "StartEstimated";
+    c.message = e.reason + "; estimated start " + api::FormatUnixTime(*e.start);
+  } else {
+    c.reason = "NoEstimate";
+    c.message = e.reason + "; no estimated start";
+  }
+  return c;
+}
 
 // --- binds -------------------------------------------------------------------------------------
 
@@ -258,6 +294,7 @@ CycleWrites PlanWrites(const core::CycleResult& result, core::Cluster& cluster,
       }
       if (!found) conditions.push_back(cond);
     }
+    if (context.estimates) ApplyEstimate(conditions, key, *context.estimates, context.now);
     PodGroupStatusView want;
     want.phase = j->PhaseText();
     want.running = j->Count(core::TaskStatus::kRunning);

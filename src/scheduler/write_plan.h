@@ -10,6 +10,8 @@
 //     message), only where the pod does not already say so;
 //   - PodGroup status (phase, conditions by type, running/succeeded/failed) and Queue status
 //     (PodGroup counts by phase, allocated resources), only where they differ from the object;
+//     a waiting gang's estimated start (estimates.h) as a condition of muster's own type,
+//     `Estimated`, beside Volcano's Unschedulable one, whose message stays Volcano's;
 //   - Events with Volcano's reasons and texts (source "volcano"), or kube-scheduler's texts and
 //     source for default-scheduler pods; an event identical to the last one recorded for the
 //     same object is not repeated (kube's event correlator would only bump its count).
@@ -137,12 +139,29 @@ struct CycleWrites {
   std::vector<client::EventRecord> events;
 };
 
+// What the scheduler last said about a waiting gang (estimates.h): its reason, and its estimated
+// start (unix seconds) where there is one.
+struct GangEstimate {
+  std::optional<int64_t> start;
+  std::string reason;
+};
+
+// The PodGroup condition type that carries a GangEstimate; reason StartEstimated or NoEstimate.
+inline constexpr char kEstimatedCondition[] = "Estimated";
+
+// A GangEstimate as that condition (lastTransitionTime left to the caller).
+api::Condition EstimateCondition(const GangEstimate& e);
+
 struct PlanContext {
   std::string source = "volcano";     // the component Volcano's events name
   std::string now;                    // RFC 3339, for lastTransitionTime
   std::set<std::string> bound;        // pods the API bound this cycle
   std::set<std::string> failed_jobs;  // jobs whose binds the API refused this cycle
   std::set<std::string> dirty_jobs;   // jobs whose pods changed since the last cycle
+  // The waiting gangs' estimates by job key: a PodGroup planned here gets its Estimated
+  // condition from it, or loses it where the gang has none. Null: conditions of that type are
+  // left as they are.
+  const std::map<std::string, GangEstimate>* estimates = nullptr;
 };
 
 // Everything but the binds, once the binds' outcome is known. Records the events it plans in

@@ -196,6 +196,73 @@ TEST_F(WritePlanTest, APhaseTheEngineHasNoNameForIsWrittenBackAsItCame) {
   EXPECT_EQ(json::parse(w.pod_groups[0].patch).at("status").at("phase").as_string(), "Suspended");
 }
 
+// A waiting gang's estimate (issue 15, item 2) goes into its PodGroup's status as a condition
+// of muster's own type beside Volcano's Unschedulable one, whose message stays Volcano's; its
+// lastTransitionTime holds while its text does, and the condition goes with the estimate.
+TEST_F(WritePlanTest, AWaitingGangsEstimateIsAConditionBesideVolcanosUnschedulable) {
+  api::Pod blocker = MakePod("ns", "blocker").Uid("ub").Gpus(1).RunningOn("n2").Obj();
+  blocker.spec.scheduler_name = "";
+  m_.UpsertPod(blocker);
+  std::map<std::string, GangEstimate> estimates{
+      {"ns/pg", {1767226200, "fits when ns/blocker ends"}}};  // 2026-01-01T00:10:00Z
+  PlanContext ctx;
+  ctx.now = "2026-01-01T00:00:00Z";
+  ctx.estimates = &estimates;
+  core::CycleResult r = CycleOfSessionS1(m_);
+  CycleWrites w = PlanWrites(r, m_.cluster(), ctx, memo_);
+  ASSERT_THAT(w.pod_groups, SizeIs(1));
+  json::value written = json::parse(w.pod_groups[0].patch).at("status").at("conditions");
+  ASSERT_EQ(written.as_array().size(), 2u);
+  EXPECT_EQ(written.at(0).at("type").as_string(), "Unschedulable");
+  EXPECT_EQ(written.at(0).at("message").as_string().subview().substr(0, 34),
+            "1/2 tasks in gang unschedulable: p");
+  EXPECT_EQ(written.at(1).at("type").as_string(), "Estimated");
+  EXPECT_EQ(written.at(1).at("status").as_string(), "True");
+  EXPECT_EQ(written.at(1).at("reason").as_string(), "StartEstimated");
+  EXPECT_EQ(written.at(1).at("message").as_string(),
+            "fits when ns/blocker ends; estimated start 2026-01-01T00:10:00Z");
+  EXPECT_EQ(written.at(1).at("lastTransitionTime").as_string(), "2026-01-01T00:00:00Z");
+
+  // The status arrives as written: with the same estimate, nothing is written again, and a
+  // later write keeps the condition's lastTransitionTime.
+  api::PodGroup pg = *m_.cluster().FindJob("ns/pg")->pg;
+  pg.status.phase = w.pod_groups[0].view.phase;
+  pg.status.conditions.clear();
+  for (const json::value& c : written.as_array()) {
+    pg.status.conditions.push_back(
+        {c.at("type").as_string().c_str(), c.at("status").as_string().c_str(),
+         c.at("reason").as_string().c_str(), c.at("message").as_string().c_str(),
+         c.at("lastTransitionTime").as_string().c_str(), ""});
+  }
+  m_.UpsertPodGroup(pg);
+  ctx.now = "2026-01-01T00:05:00Z";
+  ctx.dirty_jobs = {"ns/pg"};
+  EXPECT_THAT(PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_).pod_groups, IsEmpty());
+
+  // No estimate any more: the reason alone.
+  estimates["ns/pg"] = {std::nullopt, "fits when ns/blocker ends, whose end is not known"};
+  CycleWrites no_start = PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_);
+  ASSERT_THAT(no_start.pod_groups, SizeIs(1));
+  json::value conds = json::parse(no_start.pod_groups[0].patch).at("status").at("conditions");
+  ASSERT_EQ(conds.as_array().size(), 2u);
+  EXPECT_EQ(conds.at(1).at("reason").as_string(), "NoEstimate");
+  EXPECT_EQ(conds.at(1).at("message").as_string(),
+            "fits when ns/blocker ends, whose end is not known; no estimated start");
+  EXPECT_EQ(conds.at(1).at("lastTransitionTime").as_string(), "2026-01-01T00:05:00Z");
+
+  // The gang no longer waits: the condition goes, Volcano's stays as it was.
+  estimates.clear();
+  CycleWrites gone = PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_);
+  ASSERT_THAT(gone.pod_groups, SizeIs(1));
+  conds = json::parse(gone.pod_groups[0].patch).at("status").at("conditions");
+  ASSERT_EQ(conds.as_array().size(), 1u);
+  EXPECT_EQ(conds.at(0).at("type").as_string(), "Unschedulable");
+
+  // Without estimates in the context (replay, scenarios), conditions of that type are kept.
+  ctx.estimates = nullptr;
+  EXPECT_THAT(PlanWrites(core::CycleResult{}, m_.cluster(), ctx, memo_).pod_groups, IsEmpty());
+}
+
 TEST(KubeSchedulerMessageTest, Wording) {
   EXPECT_EQ(KubeSchedulerMessage("0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu."),
             "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");

@@ -85,6 +85,27 @@ eventually "the PodGroup carries muster.dev/estimated-start" 30 has_estimate
 annotated=$(annotated)
 if out=$(check_estimate "$annotated" 2>&1); then ok "the annotation is the blocker's expected end"; else bad "the annotation is the blocker's expected end" "startTime + 600 s" "$out"; fi
 expect "kubectl describe shows the reason" "fits when default/blocker ends" k describe podgroup "$pg"
+# And as a condition of its own beside Volcano's Unschedulable, whose message stays Volcano's.
+estimated_condition() {
+  k get podgroup "$pg" -o jsonpath='{.status.conditions[?(@.type=="Estimated")].message}' 2>/dev/null
+}
+wait_reason() { k get podgroup "$pg" -o jsonpath='{.metadata.annotations.muster\.dev/wait-reason}' 2>/dev/null; }
+condition_says_it() {  # prints what it found when it does not
+  local reason condition
+  reason=$(wait_reason) condition=$(estimated_condition)
+  [[ "$reason" == *"default/blocker"* ]] && [ "$condition" = "$reason; estimated start $annotated" ] &&
+    return 0
+  echo "condition: $condition; wait-reason: $reason; estimated-start: $annotated"
+  return 1
+}
+eventually "the PodGroup's Estimated condition says the same" 30 condition_says_it
+expect "kubectl describe shows the Estimated condition" "StartEstimated" k describe podgroup "$pg"
+volcano_message=$(k get podgroup "$pg" -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}')
+if [ -n "$volcano_message" ] && [[ "$volcano_message" != *"estimated start"* ]]; then
+  ok "Volcano's Unschedulable message is kept as it was"
+else
+  bad "Volcano's Unschedulable message is kept as it was" "Volcano's message" "$volcano_message"
+fi
 
 # Bad input.
 expect_exit() {  # name, wanted exit status, wanted text, command...
@@ -109,6 +130,8 @@ else
 fi
 expect "explain says the gang started" "Running (started)" kubectl muster explain vcjob/gang-tf-job
 expect "explain -o json: started" '"started":true' kubectl muster explain vcjob/gang-tf-job -o json
+no_estimated_condition() { [ -z "$(estimated_condition)" ] && [ -z "$(annotated)" ]; }
+eventually "the estimate's condition and annotation go once the gang runs" 40 no_estimated_condition
 
 # A running pod without an expected runtime is expected to last as long as its job's earlier runs:
 # job "nightly" ran once for 3 s (simulated), its second run holds the CPU a second gang needs.
