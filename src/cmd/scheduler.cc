@@ -2,6 +2,7 @@
 // own, or a real cluster with Volcano's CRDs) or, in a pod, the cluster's own, over HTTP(S). As
 // vc-scheduler and kube-scheduler it elects a leader among its replicas (cmd/leadership.h) and
 // limits its request rate (--kube-api-qps, --kube-api-burst: vc-scheduler's flags and defaults).
+// With --dashboard-address it also serves muster up's dashboard (cmd/dashboard_server.h).
 
 #include "scheduler/scheduler.h"
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "client/http_transport.h"
 #include "cmd/commands.h"
 #include "cmd/component_ops.h"
+#include "cmd/dashboard_server.h"
 #include "cmd/leadership.h"
 #include "cmd/preflight.h"
 #include "cmd/process.h"
@@ -40,8 +43,37 @@ struct SchedulerFlags {
   int kube_api_burst = 2000;
   LeaderElectionFlags election;
   std::string listen_address = ":8080";
+  std::string dashboard_address;  // "": no dashboard
   bool repair_gangs = true;
   uint64_t fault_kill_after_binds = 0;
+};
+
+// The scheduler whose statistics the dashboard's /ui/status shows: none until this replica
+// leads, and none again once it is being destroyed (Published's lifetime).
+class DashboardScheduler {
+ public:
+  std::string Status() {
+    std::lock_guard lock(mu_);
+    return current_ == nullptr ? std::string("{}") : DashboardStatusJson(current_->Stats());
+  }
+  class Published {
+   public:
+    Published(DashboardScheduler& to, scheduler::Scheduler& sched) : to_(to) { to_.Set(&sched); }
+    ~Published() { to_.Set(nullptr); }
+    Published(const Published&) = delete;
+    Published& operator=(const Published&) = delete;
+
+   private:
+    DashboardScheduler& to_;
+  };
+
+ private:
+  void Set(scheduler::Scheduler* sched) {
+    std::lock_guard lock(mu_);
+    current_ = sched;
+  }
+  std::mutex mu_;
+  scheduler::Scheduler* current_ = nullptr;  // guarded by mu_
 };
 
 // Runs the scheduler until SIGINT or SIGTERM (taken with sigwait, as `muster apiserver` does).
@@ -67,6 +99,24 @@ int RunScheduler(const SchedulerFlags& flags) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(ops.status().message()));
     return 2;
   }
+  // Every replica serves the dashboard (a port-forward may reach a standby); its cycle latency
+  // shows once this one leads.
+  DashboardScheduler dashboard_scheduler;
+  std::unique_ptr<DashboardServer> dashboard;
+  if (!flags.dashboard_address.empty()) {
+    DashboardServerOptions options;
+    options.status = [&dashboard_scheduler] { return dashboard_scheduler.Status(); };
+    auto started =
+        DashboardServer::Start(flags.dashboard_address, remote->transport, std::move(options));
+    if (!started.ok()) {
+      fmt::print(stderr, "muster scheduler: --dashboard-address: {}\n",
+                 std::string(started.status().message()));
+      return 2;
+    }
+    dashboard = *std::move(started);
+    fmt::print("dashboard: {}\n", dashboard->url());
+    std::fflush(stdout);
+  }
   client::Client api(remote->transport);
   std::unique_ptr<Leadership> leadership;
   const std::vector<client::Resource> watched = {client::Nodes(), client::Pods(),
@@ -90,6 +140,7 @@ int RunScheduler(const SchedulerFlags& flags) {
   options.period = std::chrono::milliseconds(static_cast<int64_t>(*period * 1000));
   options.metrics = (*ops)->registry();
   scheduler::Scheduler sched(api, options);
+  const DashboardScheduler::Published published(dashboard_scheduler, sched);
   if (absl::Status started = sched.Start(); !started.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(started.message()));
     return 1;
@@ -162,6 +213,11 @@ Subcommand AddSchedulerCommand(CLI::App& parent) {
                   "requests sent at once after a quiet spell")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app->add_option("--dashboard-address", flags->dashboard_address,
+                  "serve the dashboard (the page muster up serves at /ui/) at host:port, port 0 "
+                  "picks one: the page, and the cluster's nodes, pods, events, PodGroups and "
+                  "Queues read through this scheduler's client, behind a token printed once as "
+                  "'dashboard: http://HOST:PORT/ui/#token=...' (default: off)");
   AddLeaderElectionFlags(*app, flags->election, "muster-scheduler");
   return {app, [flags] { return RunScheduler(*flags); }};
 }

@@ -22,6 +22,7 @@
 #include "cmd/cluster.h"
 #include "cmd/commands.h"
 #include "cmd/component_ops.h"
+#include "cmd/dashboard_server.h"
 #include "cmd/gpu_node.h"
 #include "cmd/process.h"
 #include "common/files.h"
@@ -185,14 +186,7 @@ int RunUp(const UpFlags& flags) {
   fmt::print("dashboard: {}\n", server.dashboard_url());
   // The dashboard's cycle latency (the live line's), which no API object holds.
   scheduler::Scheduler& scheduler = (*cluster)->scheduler();
-  server.SetDashboardStatus([&scheduler] {
-    const scheduler::SchedulerStats s = scheduler.Stats();
-    return fmt::format(R"({{"scheduler":{{"cycles":{},"lastCycleMs":{:.3f},)"
-                       R"("cycleP50Ms":{:.3f},"cycleP99Ms":{:.3f}}}}})",
-                       s.cycles, static_cast<double>(s.last_cycle.count()) / 1000.0,
-        static_cast<double>(s.cycle_p50.count()) / 1000.0,
-        static_cast<double>(s.cycle_p99.count()) / 1000.0);
-  });
+  server.SetDashboardStatus([&scheduler] { return DashboardStatusJson(scheduler.Stats()); });
   std::fflush(stdout);
 
   // The live line: rewritten in place on a terminal, otherwise left out (or printed when it
