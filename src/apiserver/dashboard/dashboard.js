@@ -1,5 +1,6 @@
 // muster up's dashboard: lists and watches nodes, pods, PodGroups, Queues and Events on the API
-// server that served this page (same origin, the bearer token from the URL's fragment) and
+// server that served this page, or through muster scheduler's --dashboard-address, which
+// forwards them (same origin, the bearer token from the URL's fragment), and
 // renders who holds each GPU, the queues, the pending gangs with their reason and estimated
 // start, the latest scheduling events and the scheduler's cycle latency. Every watch relists
 // and reconnects when it drops; while one is down a banner says so.
@@ -49,7 +50,8 @@ function request(path) {
 
 async function refusal(response) {
   if (response.status === 401) {
-    return 'the API server refused the token: open the dashboard URL that muster up prints';
+    return 'the server refused the token: open the dashboard URL that muster up prints ' +
+           '(on a cluster: muster scheduler\'s log)';
   }
   return 'HTTP ' + response.status;
 }
