@@ -23,6 +23,39 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The scheduler's transport, counting the watches it holds open on the cluster.
+class WatchCountingTransport : public client::Transport {
+ public:
+  explicit WatchCountingTransport(std::shared_ptr<client::Transport> inner)
+      : inner_(std::move(inner)) {}
+  absl::StatusOr<client::Response> Do(const client::Request& request) override {
+    return inner_->Do(request);
+  }
+  absl::StatusOr<client::Response> Stream(const client::Request& request,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          const std::atomic<bool>& stop) override {
+    ++open_;
+    auto result = inner_->Stream(request, on_line, stop);
+    --open_;
+    return result;
+  }
+  int open() const { return open_.load(); }
+
+ private:
+  std::shared_ptr<client::Transport> inner_;
+  std::atomic<int> open_{0};
+};
+
+// Polls `condition` every 20 ms for up to 10 s.
+template <class F>
+bool Eventually(F condition) {
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms)) {
+    if (condition()) return true;
+  }
+  return condition();
+}
+
 class DashboardServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -36,9 +69,10 @@ class DashboardServerTest : public ::testing::Test {
     auto upstream = client::MakeHttpTransport(*config);
     ASSERT_TRUE(upstream.ok()) << upstream.status();
     cluster_ = std::make_unique<client::Client>(*upstream);
+    upstream_ = std::make_shared<WatchCountingTransport>(*upstream);
     DashboardServerOptions options;
     options.status = [] { return std::string(R"({"scheduler":{"cycles":7}})"); };
-    auto dashboard = DashboardServer::Start("127.0.0.1:0", *upstream, std::move(options));
+    auto dashboard = DashboardServer::Start("127.0.0.1:0", upstream_, std::move(options));
     ASSERT_TRUE(dashboard.ok()) << dashboard.status();
     dashboard_ = *std::move(dashboard);
     browser_ = Browser(dashboard_->token());
@@ -83,6 +117,7 @@ class DashboardServerTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<apiserver::ApiServer> api_server_;
   std::unique_ptr<client::Client> cluster_;
+  std::shared_ptr<WatchCountingTransport> upstream_;
   std::unique_ptr<DashboardServer> dashboard_;
   std::shared_ptr<client::Transport> browser_;
 };
@@ -186,6 +221,43 @@ TEST_F(DashboardServerTest, AWatchRelaysAPodCreatedAfterItStarted) {
   EXPECT_TRUE(seen) << "the pod created after the watch began was not relayed";
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->status, 200);
+}
+
+// A watch of the pods that runs until `stop` or its end; `returned` once it has.
+std::thread WatchPods(client::Transport& browser, std::atomic<bool>& stop,
+                      std::atomic<bool>& returned) {
+  return std::thread([&] {
+    client::Request watch;
+    watch.method = "GET";
+    watch.path = "/api/v1/pods";
+    watch.query = {{"watch", "1"}};
+    (void)browser.Stream(watch, [](std::string_view) { return true; }, stop);
+    returned = true;
+  });
+}
+
+TEST_F(DashboardServerTest, ABrowserThatGoesEndsItsWatchOnTheCluster) {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> returned{false};
+  std::thread watcher = WatchPods(*browser_, stop, returned);
+  EXPECT_TRUE(Eventually([&] { return upstream_->open() == 1; }));
+  stop = true;  // the browser closes its connection
+  watcher.join();
+  EXPECT_TRUE(Eventually([&] { return upstream_->open() == 0; }))
+      << "the cluster's watch outlived the browser's";
+}
+
+TEST_F(DashboardServerTest, StopEndsTheWatchesBeingRelayed) {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> returned{false};
+  std::thread watcher = WatchPods(*browser_, stop, returned);
+  EXPECT_TRUE(Eventually([&] { return upstream_->open() == 1; }));
+  dashboard_->Stop();
+  EXPECT_EQ(upstream_->open(), 0);
+  EXPECT_TRUE(Eventually([&] { return returned.load(); }))
+      << "the browser's watch did not end with the server";
+  stop = true;
+  watcher.join();
 }
 
 TEST_F(DashboardServerTest, AWatchEndsWhenTheClustersDoes) {
