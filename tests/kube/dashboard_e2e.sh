@@ -10,7 +10,8 @@
 # PodGroup's reason and the scheduler's cycle latency, then both trainers on the two GPUs; with
 # the scheduler stopped, its banner says the watches are down. Every forwarded call goes through
 # the scheduler's RBAC: none may be refused (403, from the audit log). Screenshots (1280x800) are
-# left in SCREENSHOT_DIR. About a minute.
+# left in SCREENSHOT_DIR. Also: an address that does not parse, or a port taken, exits 2 naming it.
+# About 25 s.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when chromium or python3-websocket is missing.
 #
@@ -49,6 +50,21 @@ expect_re "scheduler: the URL is plain HTTP on loopback with a 64-digit token in
   '^http://127\.0\.0\.1:[0-9]+/ui/#token=[0-9a-f]{64}$' echo "$url"
 base=${url%%/ui/*}
 token=${url##*#token=}
+# exits_with RC TEXT CMD...: CMD exits with RC and says TEXT.
+exits_with() {
+  local want=$1 text=$2 out rc
+  shift 2
+  out=$(timeout 20 "$@" 2>&1)
+  rc=$?
+  [ "$rc" = "$want" ] && grep -qF -- "$text" <<<"$out" || { echo "exit $rc: $out"; return 1; }
+}
+expect_eq "bad input: an address that does not parse is named, exit 2" "" \
+  exits_with 2 '--dashboard-address: address "nowhere": want host:port' \
+  "$MUSTER" scheduler --kubeconfig "$sched_kc" --leader-elect=false --listen-address=127.0.0.1:0 \
+  --dashboard-address nowhere
+expect_eq "bad input: a port already taken is named, exit 2" "" \
+  exits_with 2 "--dashboard-address: " "$MUSTER" scheduler --kubeconfig "$sched_kc" \
+  --leader-elect=false --listen-address=127.0.0.1:0 --dashboard-address "${base#http://}"
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 # codes [CURL_ARGS... --] PATH...: the status of each path, space-separated.
 codes() {
