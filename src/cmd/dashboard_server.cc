@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -77,11 +76,10 @@ class WatchRelay {
   // From the upstream reader: false once the relay is ending.
   bool Push(std::string_view line) {
     std::unique_lock lock(mu_);
-    while (backlog_bytes_ > kRelayBacklogBytes && !stop_) cv_.wait_for(lock, kRelayPoll);
+    while (pending_.size() > kRelayBacklogBytes && !stop_) cv_.wait_for(lock, kRelayPoll);
     if (stop_) return false;
-    backlog_bytes_ += line.size() + 1;
-    lines_.emplace_back(line);
-    lines_.back() += '\n';
+    pending_.append(line);
+    pending_ += '\n';
     cv_.notify_all();
     return true;
   }
@@ -104,21 +102,18 @@ class WatchRelay {
   // Runs on the server's stream thread until the upstream ends or the browser goes.
   void Relay(apiserver::StreamSink& sink) {
     for (;;) {
-      std::deque<std::string> ready;
+      std::string ready;  // whole lines, written as one chunk
       bool finished = false;
       std::string end;
       {
         std::unique_lock lock(mu_);
-        cv_.wait_for(lock, kRelayPoll, [&] { return !lines_.empty() || finished_; });
-        ready.swap(lines_);
-        backlog_bytes_ = 0;
+        cv_.wait_for(lock, kRelayPoll, [&] { return !pending_.empty() || finished_; });
+        ready.swap(pending_);
         finished = finished_;
         end = end_;
         cv_.notify_all();
       }
-      for (const std::string& line : ready) {
-        if (!sink.Write(line)) return;
-      }
+      if (!ready.empty() && !sink.Write(ready)) return;
       if (finished) {
         // A watch that could not start, as kube-apiserver reports one that fails: an ERROR
         // event carrying the Status, which the page shows in its banner.
@@ -142,8 +137,7 @@ class WatchRelay {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> lines_;  // guarded by mu_, as are the fields below
-  size_t backlog_bytes_ = 0;
+  std::string pending_;  // lines not yet written; guarded by mu_, as are the fields below
   bool finished_ = false;
   std::string end_;  // the Status of an upstream that failed or refused
   bool stop_ = false;
