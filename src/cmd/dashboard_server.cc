@@ -17,6 +17,7 @@
 #include "apiserver/dashboard.h"
 #include "apiserver/server.h"
 #include "apiserver/status.h"
+#include "boost/json/parse.hpp"
 #include "client/client.h"
 #include "fmt/format.h"
 #include "ops/ops_server.h"
@@ -91,9 +92,13 @@ class WatchRelay {
       end_ = apiserver::StatusJson(
           DashboardUpstreamFailure(std::string(result.status().message())));
     } else if (result->status < 200 || result->status > 299) {
-      end_ = result->body.empty() ? apiserver::StatusJson(DashboardUpstreamFailure(
-                                        fmt::format("HTTP {}", result->status)))
-                                  : result->body;
+      // The cluster's Status as it is; anything else (a proxy's page) described in one.
+      boost::system::error_code ec;
+      const boost::json::value body = boost::json::parse(result->body, ec);
+      end_ = !ec && body.is_object()
+                 ? result->body
+                 : apiserver::StatusJson(DashboardUpstreamFailure(
+                       fmt::format("HTTP {}: {}", result->status, result->body.substr(0, 200))));
     }
     finished_ = true;
     cv_.notify_all();

@@ -325,6 +325,59 @@ TEST_F(DashboardServerTest, OnlyListsAndWatchesOfTheFiveCollectionsAreForwarded)
   EXPECT_EQ(nodes->items.size(), 1u) << "a refused write reached the cluster";
 }
 
+// A cluster behind a broken proxy: lists cannot reach it, watches get the proxy's own page.
+class BrokenProxyTransport : public client::Transport {
+ public:
+  absl::StatusOr<client::Response> Do(const client::Request&) override {
+    return absl::UnavailableError("connection refused");
+  }
+  absl::StatusOr<client::Response> Stream(const client::Request&,
+                                          const std::function<bool(std::string_view)>&,
+                                          const std::atomic<bool>&) override {
+    return client::Response{502, "<html>Bad Gateway</html>"};
+  }
+};
+
+TEST(DashboardServerUpstreamTest, AClusterOutOfReachIsAStatusTheBrowserCanRead) {
+  DashboardServerOptions options;
+  options.token = "t0k3n";
+  auto dashboard = DashboardServer::Start("127.0.0.1:0", std::make_shared<BrokenProxyTransport>(),
+                                          std::move(options));
+  ASSERT_TRUE(dashboard.ok()) << dashboard.status();
+  client::HttpTransportConfig config;
+  config.server = fmt::format("http://127.0.0.1:{}", (*dashboard)->port());
+  config.token = "t0k3n";
+  auto browser = client::MakeHttpTransport(config);
+  ASSERT_TRUE(browser.ok());
+
+  client::Request list;
+  list.method = "GET";
+  list.path = "/api/v1/nodes";
+  auto listed = (*browser)->Do(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->status, 503);
+  const boost::json::value status = boost::json::parse(listed->body);
+  EXPECT_EQ(status.at("message").as_string(), "the cluster's API server: connection refused");
+
+  client::Request watch = list;
+  watch.query = {{"watch", "1"}};
+  std::vector<std::string> lines;
+  std::atomic<bool> stop{false};
+  auto ended = (*browser)->Stream(
+      watch,
+      [&](std::string_view line) {
+        lines.emplace_back(line);
+        return true;
+      },
+      stop);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_EQ(lines.size(), 1u);
+  const boost::json::value event = boost::json::parse(lines[0]);  // JSON, whatever the proxy said
+  EXPECT_EQ(event.at("type").as_string(), "ERROR");
+  EXPECT_EQ(event.at("object").at("message").as_string(),
+            "the cluster's API server: HTTP 502: <html>Bad Gateway</html>");
+}
+
 TEST(DashboardServerStartTest, ABadAddressIsRefused) {
   client::HttpTransportConfig config;
   config.server = "http://127.0.0.1:1";
