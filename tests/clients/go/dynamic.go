@@ -236,7 +236,11 @@ func (w *podGroupWatch) run(wi watch.Interface) {
 		w.events = append(w.events, line)
 		w.mu.Unlock()
 		if ev.Type == watch.Deleted || ev.Type == watch.Error {
+			// Nothing after this is the server's: once stopped, client-go's StreamWatcher may
+			// report its own closed stream as an ERROR event (its receive loop selects between
+			// the result channel and done at random), which a slow run (ASan) showed.
 			wi.Stop()
+			return
 		}
 	}
 }
