@@ -45,19 +45,7 @@ expect_re "muster up prints the dashboard's URL with the token in its fragment" 
 # Only this server's certificate is trusted, not any.
 spki=$(openssl x509 -in "$work/data/server.crt" -pubkey -noout | openssl pkey -pubin -outform der |
   openssl dgst -sha256 -binary | base64)
-"$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --disable-component-update --disable-sync --disable-extensions --no-first-run \
-  --no-default-browser-check --disable-dev-shm-usage --user-data-dir="$work/chrome" \
-  --remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --window-size=1280,800 \
-  --ignore-certificate-errors-spki-list="$spki" about:blank >"$work/chrome.log" 2>&1 &
-stop_at_exit $!
-if ! wait_for 30 test -s "$work/chrome/DevToolsActivePort"; then
-  bad "chromium starts" "its DevToolsActivePort" "$(tail -20 "$work/chrome.log")"
-  exit 1
-fi
-devtools=$(head -1 "$work/chrome/DevToolsActivePort")
-cdp() { "$PYTHON" "$here/dashboard_cdp.py" "$devtools" "$@"; }
-page() { cdp expect "$1"; }  # page PYEXPR: the dashboard's state `s` satisfies PYEXPR
+start_chromium --ignore-certificate-errors-spki-list="$spki"
 
 cdp open "$url"
 eventually "the page goes live and shows two nodes with one free GPU each" 30 \

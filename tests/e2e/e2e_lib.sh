@@ -143,3 +143,25 @@ count_pods() {  # count_pods SELECTOR PHASE
 pods_are() { [ "$(count_pods "$1" "$2")" = "$3" ]; }
 no_pods() { [ -z "$(k get pods -l "$1" -o name 2>/dev/null)" ]; }
 gone() { ! k get "$@" >/dev/null 2>&1; }
+
+# start_chromium [FLAG...]: headless Chromium ($CHROMIUM, default chromium) on about:blank at
+# 1280x800 with its DevTools port on loopback, stopped at exit; FLAGs are added to its command
+# line. Exits 1 when it does not start. Then `cdp ARGS...` runs dashboard_cdp.py against it
+# (with $PYTHON, Debian's python3 with python3-websocket) and `page PYEXPR` checks that the
+# dashboard's state `s` satisfies PYEXPR.
+e2e_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+start_chromium() {
+  "${CHROMIUM:-chromium}" --headless --no-sandbox --disable-gpu --disable-background-networking \
+    --disable-component-update --disable-sync --disable-extensions --no-first-run \
+    --no-default-browser-check --disable-dev-shm-usage --user-data-dir="$work/chrome" \
+    --remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --window-size=1280,800 \
+    "$@" about:blank >"$work/chrome.log" 2>&1 &
+  stop_at_exit $!
+  if ! wait_for 30 test -s "$work/chrome/DevToolsActivePort"; then
+    bad "chromium starts" "its DevToolsActivePort" "$(tail -20 "$work/chrome.log")"
+    exit 1
+  fi
+  devtools=$(head -1 "$work/chrome/DevToolsActivePort")
+}
+cdp() { "${PYTHON:-/usr/bin/python3}" "$e2e_lib_dir/dashboard_cdp.py" "$devtools" "$@"; }
+page() { cdp expect "$1"; }

@@ -89,19 +89,7 @@ expect_eq "dashboard: the five kinds the page reads are listed through the sched
   "200 200 200 200 200" codes "${auth[@]}" -- /api/v1/nodes /api/v1/pods /api/v1/events \
   /apis/scheduling.volcano.sh/v1beta1/podgroups /apis/scheduling.volcano.sh/v1beta1/queues
 
-"$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --disable-component-update --disable-sync --disable-extensions --no-first-run \
-  --no-default-browser-check --disable-dev-shm-usage --user-data-dir="$work/chrome" \
-  --remote-debugging-address=127.0.0.1 --remote-debugging-port=0 --window-size=1280,800 \
-  about:blank >"$work/chrome.log" 2>&1 &
-stop_at_exit $!
-if ! wait_for 30 test -s "$work/chrome/DevToolsActivePort"; then
-  bad "chromium starts" "its DevToolsActivePort" "$(tail -20 "$work/chrome.log")"
-  exit 1
-fi
-devtools=$(head -1 "$work/chrome/DevToolsActivePort")
-cdp() { "$PYTHON" "$kube_root/tests/e2e/dashboard_cdp.py" "$devtools" "$@"; }
-page() { cdp expect "$1"; }  # page PYEXPR: the dashboard's state `s` satisfies PYEXPR
+start_chromium
 
 cdp open "$url"
 eventually "page: goes live and shows the two nodes with one free GPU each" 30 \
