@@ -136,10 +136,13 @@ class ProportionPlugin : public Plugin {
       future.Add(t.resreq);
       return future.LessEqualIn(a.deserved, t.resreq);
     };
-    ssn.AddAllocatableFn("proportion", [within_deserved](const QueueInfo& q, const TaskInfo& t) {
+    // Volcano's queueAllocatable, used for both votes: a queue that is not Open neither
+    // allocates nor reclaims for its jobs.
+    auto queue_allocatable = [within_deserved](const QueueInfo& q, const TaskInfo& t) {
       return q.open && within_deserved(q, t);
-    });
-    ssn.AddPreemptiveFn("proportion", within_deserved);
+    };
+    ssn.AddAllocatableFn("proportion", queue_allocatable);
+    ssn.AddPreemptiveFn("proportion", queue_allocatable);
     ssn.AddJobEnqueueableFn("proportion", [this, s](const JobInfo& j) {
       const QueueInfo* q = s->QueueOf(j);
       if (!q || !q->open) return kReject;
