@@ -36,6 +36,12 @@ TaskStatus StatusFromPod(const api::Pod& pod) {
   if (phase == "Failed") return TaskStatus::kFailed;
   // A pod in phase Unknown (its node stopped reporting) still holds what it asked for there.
   if (phase == "Unknown") return TaskStatus::kUnknown;
+  // A pod reported Running counts as running even where it names no node (Volcano's
+  // getTaskStatus): its pod group keeps the members it has and stays Running, and the pod is
+  // not placed again. It occupies no node, as there is none to account it on.
+  if (phase == "Running" && pod.spec.node_name.empty()) {
+    return pod.meta.deletion_timestamp.empty() ? TaskStatus::kRunning : TaskStatus::kReleasing;
+  }
   if (pod.spec.node_name.empty()) return TaskStatus::kPending;
   if (!pod.meta.deletion_timestamp.empty()) return TaskStatus::kReleasing;
   if (phase == "Running") return TaskStatus::kRunning;
@@ -531,7 +537,7 @@ void Cluster::UpsertPod(const api::Pod& pod) {
   AttachTask(*t);
   if (old_job >= 0 && old_job != t->job) ForgetJobIfUnused(old_job);
   TaskStatus s = StatusFromPod(pod);
-  if (OccupiesNode(s)) {
+  if (OccupiesNode(s) && !pod.spec.node_name.empty()) {
     NodeInfo* n = FindNode(pod.spec.node_name);
     if (n) {
       PlaceTask(*t, n->id, s);

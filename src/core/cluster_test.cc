@@ -191,6 +191,22 @@ TEST(ClusterPodTest, PodArrivingBeforeItsNodeIsPlacedWhenTheNodeArrives) {
   EXPECT_EQ(c.FindJob("ns/pg")->Count(TaskStatus::kRunning), 1);
 }
 
+TEST(ClusterPodTest, RunningPodWithNoNodeCountsAsRunningAndHoldsNoNode) {
+  // Volcano's getTaskStatus: phase Running is a running task whatever spec.nodeName says, so its
+  // pod group keeps its members and the pod is not offered to allocate again.
+  Cluster c;
+  c.UpsertNode(MakeNode("n1").Cpu("4").Obj());
+  c.UpsertPodGroup(MakePodGroup("ns", "pg").Obj());
+  c.UpsertPod(MakePod("ns", "r").Group("pg").Req("cpu", "1").Phase("Running").Obj());
+  c.UpsertPod(MakePod("ns", "p").Group("pg").Req("cpu", "1").Obj());
+  EXPECT_EQ(c.FindTask("ns/r")->status, TaskStatus::kRunning);
+  EXPECT_EQ(c.FindTask("ns/r")->node, -1);
+  EXPECT_EQ(c.FindTask("ns/p")->status, TaskStatus::kPending);
+  EXPECT_EQ(c.FindJob("ns/pg")->Count(TaskStatus::kRunning), 1);
+  EXPECT_EQ(c.FindNode("n1")->idle, R({{"cpu", "4"}}));
+  EXPECT_EQ(c.FindNode("n1")->pod_count, 0);
+}
+
 TEST(ClusterPodTest, PodRemovedWhileWaitingForItsNodeIsNotPlacedLater) {
   Cluster c;
   c.UpsertPod(MakePod("ns", "gone").Req("cpu", "1").RunningOn("n1").Obj());

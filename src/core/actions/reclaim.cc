@@ -53,38 +53,45 @@ class ReclaimAction : public Action {
       if (pit == preemptors.end() || pit->second.Empty()) continue;
       JobInfo* job = pit->second.Pop();
       auto& tasks = preemptor_tasks.at(job->id);
-      if (tasks.Empty() || !ssn.JobStarving(*job)) continue;
-      TaskInfo* task = tasks.Pop();
-      if (task->preempt_never || !ssn.Preemptive(*q, *task)) continue;
-      bool assigned = false;
-      for (NodeInfo* n : ssn.nodes()) {
-        PredicateStatus st = ssn.Predicate(*task, *n);
-        if (!st.ok && st.unresolvable) continue;
-        Statement node_stmt(ssn);
-        std::vector<const TaskInfo*> reclaimees;
-        for (int tid : n->tasks) {
-          const TaskInfo& t = c.task(tid);
-          if (t.status != TaskStatus::kRunning || t.resreq.IsEmpty() || !t.preemptable) continue;
-          const JobInfo* j = ssn.JobOf(t);
-          if (!j || j->queue < 0 || j->queue == job->queue || !c.queue(j->queue).reclaimable) {
-            continue;
-          }
-          reclaimees.push_back(&t);
-        }
-        if (reclaimees.empty()) continue;
-        std::vector<const TaskInfo*> victims = ssn.Reclaimable(*task, reclaimees);
-        if (victims.empty()) continue;
-        Resources future = n->FutureIdle();
-        for (const TaskInfo* v : victims) future.Add(v->resreq);
-        if (!task->resreq.LessEqual(future)) continue;
-        if (!MakeRoom(ssn, *q, *task, *n, victims, false, false, node_stmt, "reclaim")) continue;
-        node_stmt.Pipeline(*task, n->id);
-        node_stmt.Commit();
-        assigned = true;
-        break;
+      if (!tasks.Empty() && ssn.JobStarving(*job)) {
+        TaskInfo* task = tasks.Pop();
+        // A task that may not reclaim (preemptionPolicy Never, or its queue votes no) is passed
+        // over, not its whole job: Volcano goes on to the job's next pending task, which may.
+        if (!task->preempt_never && ssn.Preemptive(*q, *task)) ReclaimForTask(ssn, *q, *job, *task);
+        pit->second.Push(job);
       }
-      if (assigned) pit->second.Push(job);
-      queues.Push(q);
+      if (!pit->second.Empty()) queues.Push(q);
+    }
+  }
+
+ private:
+  // Evicts on the first node where the task then fits, and holds the task there.
+  static void ReclaimForTask(Session& ssn, QueueInfo& q, const JobInfo& job, TaskInfo& task) {
+    Cluster& c = ssn.cluster();
+    for (NodeInfo* n : ssn.nodes()) {
+      PredicateStatus st = ssn.Predicate(task, *n);
+      if (!st.ok && st.unresolvable) continue;
+      Statement node_stmt(ssn);
+      std::vector<const TaskInfo*> reclaimees;
+      for (int tid : n->tasks) {
+        const TaskInfo& t = c.task(tid);
+        if (t.status != TaskStatus::kRunning || t.resreq.IsEmpty() || !t.preemptable) continue;
+        const JobInfo* j = ssn.JobOf(t);
+        if (!j || j->queue < 0 || j->queue == job.queue || !c.queue(j->queue).reclaimable) {
+          continue;
+        }
+        reclaimees.push_back(&t);
+      }
+      if (reclaimees.empty()) continue;
+      std::vector<const TaskInfo*> victims = ssn.Reclaimable(task, reclaimees);
+      if (victims.empty()) continue;
+      Resources future = n->FutureIdle();
+      for (const TaskInfo* v : victims) future.Add(v->resreq);
+      if (!task.resreq.LessEqual(future)) continue;
+      if (!MakeRoom(ssn, q, task, *n, victims, false, false, node_stmt, "reclaim")) continue;
+      node_stmt.Pipeline(task, n->id);
+      node_stmt.Commit();
+      return;
     }
   }
 };

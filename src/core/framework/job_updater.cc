@@ -10,26 +10,54 @@
 
 namespace muster::core {
 
+namespace {
+
+// Pods terminating on the node they were placed on (not those deleted before placement).
+int ScheduledReleasing(const Cluster& c, const JobInfo& j) {
+  if (j.Count(TaskStatus::kReleasing) == 0) return 0;
+  int n = 0;
+  for (int tid : j.tasks) {
+    const TaskInfo& t = c.task(tid);
+    if (t.status == TaskStatus::kReleasing && t.pod && !t.pod->spec.node_name.empty()) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool ShortOnlyByReleasing(const Cluster& c, const JobInfo& j) {
+  int releasing = ScheduledReleasing(c, j);
+  if (releasing == 0) return false;
+  if (j.Count(TaskStatus::kPending) > 0 || j.Count(TaskStatus::kPipelined) > 0) return false;
+  int scheduled = j.Count(TaskStatus::kRunning) + j.Count(TaskStatus::kBound) +
+                  j.Count(TaskStatus::kFailed) + j.Count(TaskStatus::kSucceeded);
+  return scheduled + releasing >= j.min_available;
+}
+
+PodGroupPhase PhaseAtClose(const Cluster& c, const JobInfo& j, bool unschedulable) {
+  if (j.Count(TaskStatus::kRunning) != 0 && unschedulable) return PodGroupPhase::kUnknown;
+  int allocated = 0;
+  for (int s = 0; s < kNumTaskStatus; ++s) {
+    TaskStatus st = static_cast<TaskStatus>(s);
+    if (IsAllocatedStatus(st) || st == TaskStatus::kSucceeded) allocated += j.count[s];
+  }
+  // A pod terminating on its node still holds its place in the gang; one deleted before it
+  // was ever placed does not.
+  int scheduled = allocated + ScheduledReleasing(c, j);
+  if (scheduled >= j.min_available) {
+    return j.Count(TaskStatus::kSucceeded) == scheduled ? PodGroupPhase::kCompleted
+                                                        : PodGroupPhase::kRunning;
+  }
+  return j.phase == PodGroupPhase::kInqueue ? PodGroupPhase::kInqueue : PodGroupPhase::kPending;
+}
+
 void UpdateJobStatuses(Session& ssn) {
   const std::unordered_map<int, api::Condition>& conds = ssn.pod_group_conditions();
   for (JobInfo* j : ssn.jobs()) {
-    int allocated = 0;
-    for (int s = 0; s < kNumTaskStatus; ++s) {
-      TaskStatus st = static_cast<TaskStatus>(s);
-      if (IsAllocatedStatus(st) || st == TaskStatus::kSucceeded) allocated += j->count[s];
-    }
     auto cond = conds.find(j->id);
     bool unschedulable = cond != conds.end() && cond->second.type == "Unschedulable";
     // Always one of the five named phases: a text the engine has no name for is replaced.
-    PodGroupPhase phase = j->phase;
-    if (j->Count(TaskStatus::kRunning) != 0 && unschedulable) {
-      phase = PodGroupPhase::kUnknown;
-    } else if (allocated >= j->min_available) {
-      phase = j->Count(TaskStatus::kSucceeded) == allocated ? PodGroupPhase::kCompleted
-                                                            : PodGroupPhase::kRunning;
-    } else if (phase != PodGroupPhase::kInqueue) {
-      phase = PodGroupPhase::kPending;
-    }
+    PodGroupPhase phase = PhaseAtClose(ssn.cluster(), *j, unschedulable);
     bool phase_changed = phase != j->phase;
     if (!phase_changed && !ssn.Touched(*j)) continue;
     j->phase = phase;

@@ -90,12 +90,31 @@ void Session::Open() {
         valid.push_back(j);
         continue;
       }
+      // Short only by pods terminating on their nodes: not unschedulable, the job leaves the
+      // session with the phase those pods keep (Volcano's gang skips its condition then).
+      if (!j->IsPending() && ShortOnlyByReleasing(cluster_, *j)) {
+        PodGroupPhase phase = PhaseAtClose(cluster_, *j, false);
+        if (phase != j->phase) {
+          j->phase = phase;
+          CycleResult::PodGroupStatus st;
+          st.pod_group = j->key;
+          st.phase = j->PhaseText();
+          st.running = j->Count(TaskStatus::kRunning);
+          st.succeeded = j->Count(TaskStatus::kSucceeded);
+          st.failed = j->Count(TaskStatus::kFailed);
+          result_.pod_groups.push_back(std::move(st));
+        }
+        continue;
+      }
       api::Condition c;
       c.type = "Unschedulable";
       c.status = "True";
       c.reason = vr->reason;
       c.message = vr->message;
       c.transition_id = options_.session_id;
+      // A job leaving the session here is unschedulable for it; its phase follows as at close
+      // (Volcano keeps such a job in the session and its updater gives it the phase then).
+      if (!j->IsPending()) j->phase = PhaseAtClose(cluster_, *j, true);
       CycleResult::PodGroupStatus st;
       st.pod_group = j->key;
       st.phase = j->PhaseText();

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/framework/conf.h"
+#include "core/framework/job_updater.h"
 #include "core/framework/session.h"
 #include "fmt/format.h"
 
@@ -98,6 +99,7 @@ class GangPlugin : public Plugin {
       api::Condition cond;
       cond.status = "True";
       if (!IsReady(c, *j)) {
+        if (ShortOnlyByReleasing(c, *j)) continue;
         cond.type = "Unschedulable";
         // Without diagnostics the condition carries what close's phase reads: its type.
         if (ssn.options().diagnostics) {

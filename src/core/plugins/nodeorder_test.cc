@@ -37,5 +37,39 @@ TEST(NodeOrderTest, PreferredAffinityAndPreferNoScheduleTaintsScore) {
   EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/p", "n1")));
 }
 
+TEST(NodeOrderTest, PreferredPodAffinityAndAntiAffinityScore) {
+  // Each node runs one pod; least-requested alone would pick the empty n3, or n1 (first by name,
+  // its pod asks for nothing) where n3 is absent.
+  auto run = [](bool anti) {
+    Harness h;
+    h.Add(N("n1").Label("kubernetes.io/hostname", "n1").Obj());
+    h.Add(N("n2").Label("kubernetes.io/hostname", "n2").Obj());
+    if (!anti) h.Add(N("n3").Label("kubernetes.io/hostname", "n3").Obj());
+    h.Add(MakePod("ns", "s2").Label("service", "s2").RunningOn("n1").Obj());
+    h.Add(MakePod("ns", "s1").Label("service", "s1").Req("cpu", "1").RunningOn("n2").Obj());
+    h.Add(MakePodGroup("ns", "pg").Obj());
+    h.Add(MakePod("ns", "p").Group("pg").Req("cpu", "1")
+              .PreferredPodAffinity(100, "service", anti ? "s2" : "s1", "kubernetes.io/hostname",
+                                    anti)
+              .Obj());
+    return Binds(h.Run());
+  };
+  EXPECT_THAT(run(false), ElementsAre(Pair("ns/p", "n2")));  // beside s1
+  EXPECT_THAT(run(true), ElementsAre(Pair("ns/p", "n2")));   // away from s2
+}
+
+TEST(NodeOrderTest, ScheduleAnywaySpreadPrefersTheEmptierDomain) {
+  // n2 is the fuller node, so least-requested alone would pick n1, where the pod's peer runs.
+  Harness h;
+  h.Add(N("n1").Label("zone", "a").Obj()).Add(N("n2").Label("zone", "b").Obj());
+  h.Add(MakePod("ns", "w1").Label("app", "w").Req("cpu", "1").RunningOn("n1").Obj());
+  h.Add(MakePod("other", "big").Req("cpu", "2").RunningOn("n2").Obj());
+  h.Add(MakePodGroup("ns", "pg").Obj());
+  h.Add(MakePod("ns", "p").Group("pg").Label("app", "w").Req("cpu", "1")
+            .SpreadConstraint(1, "zone", "app", "w", "ScheduleAnyway")
+            .Obj());
+  EXPECT_THAT(Binds(h.Run()), ElementsAre(Pair("ns/p", "n2")));
+}
+
 }  // namespace
 }  // namespace muster::core

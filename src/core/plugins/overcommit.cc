@@ -10,8 +10,11 @@ namespace {
 
 class OvercommitPlugin : public Plugin {
  public:
+  // A factor below 1 is taken as the default 1.2, as Volcano does (with a warning there).
   explicit OvercommitPlugin(const PluginOption& opt)
-      : factor_(opt.Number("overcommit-factor", 1.2).value_or(1.2)) {}
+      : factor_(opt.Number("overcommit-factor", kDefaultFactor).value_or(kDefaultFactor)) {
+    if (factor_ < 1.0) factor_ = kDefaultFactor;
+  }
 
   void OnSessionOpen(Session& ssn) override {
     Cluster& c = ssn.cluster();
@@ -47,6 +50,7 @@ class OvercommitPlugin : public Plugin {
   }
 
  private:
+  static constexpr double kDefaultFactor = 1.2;
   double factor_;
   Resources idle_, inqueue_;
 };

@@ -13,6 +13,7 @@
 #include "api/selector.h"
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
+#include "core/plugins/pod_terms.h"
 
 namespace muster::core {
 namespace {
@@ -26,38 +27,6 @@ constexpr char kExistingAntiAffinity[] = "node(s) didn't satisfy existing pods a
 constexpr char kTopologySpread[] = "node(s) didn't match pod topology spread constraints";
 constexpr char kTopologySpreadLabel[] =
     "node(s) didn't match pod topology spread constraints (missing required label)";
-
-const std::string* Label(const NodeInfo& n, const std::string& key) {
-  const auto& labels = n.node->meta.labels;
-  auto it = labels.find(key);
-  return it == labels.end() ? nullptr : &it->second;
-}
-
-bool SameDomain(const NodeInfo& a, const NodeInfo& b, const std::string& key) {
-  const std::string* va = Label(a, key);
-  const std::string* vb = Label(b, key);
-  return va && vb && *va == *vb;
-}
-
-// Does `other` fall under `term` as seen from the pod that owns the term (namespace `ns`)?
-bool TermMatchesPod(const api::PodAffinityTerm& term, const std::string& ns,
-                    const api::Pod& other) {
-  if (term.namespaces.empty() && !term.namespace_selector) {
-    if (other.meta.namespace_ != ns) return false;
-  } else if (!term.namespaces.empty() &&
-             std::find(term.namespaces.begin(), term.namespaces.end(), other.meta.namespace_) ==
-                 term.namespaces.end() &&
-             !term.namespace_selector) {
-    return false;
-  }
-  if (!term.label_selector) return false;
-  return api::MatchesLabelSelector(*term.label_selector, other.meta.labels);
-}
-
-bool Counts(const TaskInfo& t) {
-  return t.status != TaskStatus::kReleasing && t.status != TaskStatus::kSucceeded &&
-         t.status != TaskStatus::kFailed;
-}
 
 class PredicatesPlugin : public Plugin {
  public:
@@ -299,10 +268,10 @@ class PredicatesPlugin : public Plugin {
     // Existing pods' required anti-affinity against this pod.
     for (int tid : anti_affinity_tasks_) {
       const TaskInfo& e = c.task(tid);
-      if (e.id == t.id || !Counts(e) || e.node < 0) continue;
+      if (e.id == t.id || !CountsForPodTerms(e) || e.node < 0) continue;
       const NodeInfo& other = c.node(e.node);
       for (const auto& term : e.pod->spec.affinity->pod_anti_affinity->required) {
-        if (TermMatchesPod(term, e.ns, pod) && SameDomain(other, n, term.topology_key)) {
+        if (TermMatchesPod(term, e.ns, pod) && SameTopologyDomain(other, n, term.topology_key)) {
           return Fail(existing_anti_affinity_, false);
         }
       }
@@ -314,23 +283,23 @@ class PredicatesPlugin : public Plugin {
         for (const NodeInfo* other : ssn.nodes()) {
           for (int tid : other->tasks) {
             const TaskInfo& e = c.task(tid);
-            if (e.id == t.id || !Counts(e) || !TermMatchesPod(term, t.ns, *e.pod)) continue;
+            if (e.id == t.id || !CountsForPodTerms(e) || !TermMatchesPod(term, t.ns, *e.pod)) continue;
             any_match = true;
-            if (SameDomain(*other, n, term.topology_key)) found = true;
+            if (SameTopologyDomain(*other, n, term.topology_key)) found = true;
           }
         }
         // A pod may be the first of its group: it matches its own term and no pod matches yet.
-        bool self_match = TermMatchesPod(term, t.ns, *t.pod) && Label(n, term.topology_key);
+        bool self_match = TermMatchesPod(term, t.ns, *t.pod) && NodeLabel(n, term.topology_key);
         if (!found && !(any_match == false && self_match)) return Fail(pod_affinity_, true);
       }
     }
     if (affinity->pod_anti_affinity) {
       for (const auto& term : affinity->pod_anti_affinity->required) {
         for (const NodeInfo* other : ssn.nodes()) {
-          if (!SameDomain(*other, n, term.topology_key)) continue;
+          if (!SameTopologyDomain(*other, n, term.topology_key)) continue;
           for (int tid : other->tasks) {
             const TaskInfo& e = c.task(tid);
-            if (e.id == t.id || !Counts(e)) continue;
+            if (e.id == t.id || !CountsForPodTerms(e)) continue;
             if (TermMatchesPod(term, t.ns, *e.pod)) return Fail(pod_anti_affinity_, false);
           }
         }
@@ -345,16 +314,16 @@ class PredicatesPlugin : public Plugin {
     Cluster& c = ssn.cluster();
     for (const auto& tsc : pod.spec.topology_spread_constraints) {
       if (tsc.when_unsatisfiable != "DoNotSchedule") continue;
-      const std::string* domain = Label(n, tsc.topology_key);
+      const std::string* domain = NodeLabel(n, tsc.topology_key);
       if (!domain) return Fail(topology_spread_label_, true);
       std::map<std::string, int> counts;
       for (const NodeInfo* other : ssn.nodes()) {
-        const std::string* d = Label(*other, tsc.topology_key);
+        const std::string* d = NodeLabel(*other, tsc.topology_key);
         if (!d || !api::PodMatchesNodeAffinity(pod, *other->node)) continue;
         int& cnt = counts[*d];
         for (int tid : other->tasks) {
           const TaskInfo& e = c.task(tid);
-          if (e.id == t.id || !Counts(e) || e.ns != t.ns) continue;
+          if (e.id == t.id || !CountsForPodTerms(e) || e.ns != t.ns) continue;
           if (tsc.label_selector && api::MatchesLabelSelector(*tsc.label_selector, e.pod->meta.labels)) {
             ++cnt;
           }

@@ -61,7 +61,19 @@ class ProportionPlugin : public Plugin {
           if (t.status == TaskStatus::kPending) a.request.Add(t.resreq);
         }
       }
-      if (j->phase == PodGroupPhase::kInqueue && j->min_resources) a.inqueue.Add(*j->min_resources);
+      // What an admitted job still reserves: its minResources less what it already holds
+      // (Volcano's GetInqueueResource), so that pods placed but not yet running count once, in
+      // allocated. A Running job reserves the rest while it has its min member placed.
+      if (j->min_resources && (j->phase == PodGroupPhase::kInqueue ||
+                               (j->phase == PodGroupPhase::kRunning &&
+                                AllocatedTaskNum(*j) >= j->min_available))) {
+        Resources reserved = *j->min_resources;
+        reserved.Sub(job_allocated);
+        for (ResourceId r = 0; r < reserved.Size(); ++r) {
+          if (reserved.Get(r) < 0) reserved.Set(r, 0);
+        }
+        a.inqueue.Add(reserved);
+      }
       // Elastic: what a job holds beyond its minResources, which admission does not count
       // against the queue twice (Volcano's JobInfo.GetElasticResources).
       if (j->min_resources && !job_allocated.IsEmpty()) {
@@ -136,10 +148,13 @@ class ProportionPlugin : public Plugin {
       future.Add(t.resreq);
       return future.LessEqualIn(a.deserved, t.resreq);
     };
-    ssn.AddAllocatableFn("proportion", [within_deserved](const QueueInfo& q, const TaskInfo& t) {
+    // Volcano's queueAllocatable, used for both votes: a queue that is not Open neither
+    // allocates nor reclaims for its jobs.
+    auto queue_allocatable = [within_deserved](const QueueInfo& q, const TaskInfo& t) {
       return q.open && within_deserved(q, t);
-    });
-    ssn.AddPreemptiveFn("proportion", within_deserved);
+    };
+    ssn.AddAllocatableFn("proportion", queue_allocatable);
+    ssn.AddPreemptiveFn("proportion", queue_allocatable);
     ssn.AddJobEnqueueableFn("proportion", [this, s](const JobInfo& j) {
       const QueueInfo* q = s->QueueOf(j);
       if (!q || !q->open) return kReject;
@@ -168,6 +183,12 @@ class ProportionPlugin : public Plugin {
   }
 
  private:
+  // Volcano's CalculateAllocatedTaskNum: tasks allocated, binding, bound or running.
+  static int AllocatedTaskNum(const JobInfo& j) {
+    return j.Count(TaskStatus::kAllocated) + j.Count(TaskStatus::kBinding) +
+           j.Count(TaskStatus::kBound) + j.Count(TaskStatus::kRunning);
+  }
+
   void Update(Session& ssn, const TaskInfo& t, int sign) {
     const JobInfo* j = ssn.JobOf(t);
     if (!j) return;

@@ -236,6 +236,15 @@ class PodBuilder {
     affinity->required.push_back(Term(std::move(key), std::move(value), std::move(topology_key)));
     return *this;
   }
+  // Preferred inter-pod affinity (anti = false) or anti-affinity to pods labelled key=value.
+  PodBuilder& PreferredPodAffinity(int32_t weight, std::string key, std::string value,
+                                   std::string topology_key, bool anti = false) {
+    auto& aff = anti ? MutableAffinity().pod_anti_affinity : MutableAffinity().pod_affinity;
+    if (!aff) aff.emplace();
+    aff->preferred.push_back(
+        {weight, Term(std::move(key), std::move(value), std::move(topology_key))});
+    return *this;
+  }
   PodBuilder& SpreadConstraint(int32_t max_skew, std::string topology_key, std::string key,
                                std::string value, std::string when = "DoNotSchedule") {
     api::TopologySpreadConstraint c;
