@@ -9,8 +9,9 @@
 // (--enable-root-queue-protection, on by default); validateHierarchicalQueueResources (a
 // capability within the nearest ancestor's that names the resource, a parent's capability at
 // least its descendants' largest, the children's guarantee and deserved sums within their
-// parent's); validateQueueDeleting (root and default never go, nor a queue with children). All behind the CRD schema's checks and weight maximum; and the queue
-// lookups of the Job and PodGroup webhooks.
+// parent's); validateQueueDeleting (root and default never go, nor a queue with children). All
+// behind the CRD schema's checks and weight maximum; and the queue lookups of the Job and
+// PodGroup webhooks.
 // Differences: Volcano finds a cycle of parents only as a depth above its maximum; here it is
 // refused as a cycle. Volcano's hierarchy errors are plain text; here each is a field error naming
 // the field (spec.parent, spec.capability.<resource>, ...), and the capability messages print
