@@ -146,7 +146,8 @@ std::optional<ApiError> AdmitQueue(Context& c);
 // queues.cc: the state of a queue for the webhooks' checks; nullopt when it does not exist.
 std::optional<std::string> QueueState(const store::Store* st, const std::string& name);
 
-// queues.cc: validateQueueDeleting's refusal of a queue with children (AdmitQueueDelete).
+// queues.cc: validateQueueDeleting's refusal of root, default or a queue with children
+// (AdmitQueueDelete).
 std::optional<ApiError> RefuseQueueDelete(const store::Store* st, const std::string& name);
 
 // queues.cc: how many queues name it as their spec.parent (jobs go to leaf queues only).

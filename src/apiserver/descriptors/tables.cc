@@ -233,7 +233,6 @@ array ServiceAccountCells(const value& sa, int64_t now_unix) {
                Since(sa, {"metadata", "creationTimestamp"}, now_unix)};
 }
 
-// tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
 // `v` with every object's keys in order, as encoding/json marshals a map.
 value SortedKeys(const value& v) {
   if (v.is_array()) {
@@ -249,6 +248,7 @@ value SortedKeys(const value& v) {
   return out;
 }
 
+// tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
 value CustomCell(const PrinterColumn& column, const value* v, int64_t now_unix) {
   if (v == nullptr || v->is_null()) return nullptr;
   if (column.type == "integer") {
