@@ -10,9 +10,11 @@
 #     a job is refused in a queue that has children;
 #   - lab's capability caps its child: team-c runs two of its four one-GPU pods;
 #   - team-a takes all eight GPUs while team-b is idle, then team-b's gang of four reclaims the
-#     four team-a holds beyond its deserved share, and runs whole;
+#     four team-a holds beyond its deserved share, and runs whole; team-a, holding pods, cannot
+#     become a parent;
 #   - kubectl get queue (no custom columns) shows each queue's parent, deserved and allocated
-#     resources, org's counting both teams; -o wide its capability.
+#     resources (pods counted, one per running pod), org's counting both teams; -o wide lab's
+#     capability.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -113,10 +115,17 @@ teams_show() {  # teams_show WANT: team-a's and team-b's rows of kubectl get que
   [ "$(k get queue team-a team-b --no-headers | tr -s ' ' | tr '\n' ';')" = "$1" ]
 }
 eventually "kubectl get queue shows the teams' deserved and allocated GPUs" 30 \
-  teams_show 'team-a org {"nvidia.com/gpu":4} {"nvidia.com/gpu":"4"};team-b org {"nvidia.com/gpu":4} {"nvidia.com/gpu":"4"};'
-expect_re "and org's, counting both teams" '^org +root +\{"nvidia.com/gpu":8\} +\{"nvidia.com/gpu":"8"\}$' \
+  teams_show 'team-a org {"nvidia.com/gpu":4} {"nvidia.com/gpu":"4","pods":"4"};team-b org {"nvidia.com/gpu":4} {"nvidia.com/gpu":"4","pods":"4"};'
+expect_re "and org's, counting both teams" '^org +root +\{"nvidia.com/gpu":8\} +\{"nvidia.com/gpu":"8","pods":"8"\}$' \
   k get queue org --no-headers
 expect_re "with the column headers" '^NAME +PARENT +DESERVED +ALLOCATED$' k get queue org
+
+# --- a leaf holding pods stays a leaf ----------------------------------------------------------
+queue sub '{parent: team-a}' >"$work/sub.yaml"
+expect "team-a, a leaf with running pods, cannot become a parent: refused naming spec.parent" \
+  'requestBody.spec.parent: Invalid value: "team-a": queue team-a cannot be the parent queue of queue sub because it has allocated Pods: 4' \
+  k apply -f "$work/sub.yaml"
+expect_eq "nothing of it is stored" "" k get queue sub -o name --ignore-not-found
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -218,6 +218,25 @@ TEST_F(AdmissionTest, QueueTreeRefusesTreesDeeperThanFiveLevels) {
                               "the maximum allowed depth of 5");
 }
 
+// validateHierarchicalQueue: a leaf queue whose jobs hold pods (status.allocated.pods, as the
+// scheduler writes it) does not become a parent, since its jobs would then sit in an inner queue.
+TEST_F(AdmissionTest, QueueTreeKeepsALeafWithRunningPodsALeaf) {
+  json::object busy = TreeQueue("team-a", R"({"weight":1})");
+  busy["status"].as_object()["allocated"] = json::object{{"nvidia.com/gpu", "4"}, {"pods", "4"}};
+  store_.Put(Queues(), busy);
+  store_.Put(Queues(), TreeQueue("idle", R"({"weight":1})"));
+  json::object sub = TreeQueue("sub", R"({"parent":"team-a"})");
+  auto err = Create(Queues(), sub);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"team-a\": queue team-a "
+                              "cannot be the parent queue of queue sub because it has allocated "
+                              "Pods: 4");
+  json::object under_idle = TreeQueue("sub", R"({"parent":"idle"})");
+  EXPECT_FALSE(Create(Queues(), under_idle));
+}
+
 // --enable-root-queue-protection, on by default: root's shares cannot change once it exists.
 TEST_F(AdmissionTest, QueueTreeKeepsTheRootQueuesResources) {
   json::object old_root = TreeQueue("root", R"({"weight":1,"reclaimable":false})");

@@ -5,7 +5,7 @@
 // (validatequeue.volcano.sh, messages verbatim): state and weight; validateResourceQuantityOfQueue
 // (quantities not negative, whole for extended resources, guarantee <= deserved <= capability per
 // resource); validateHierarchicalQueue (not its own parent, the parent exists, at most
-// kMaxQueueDepth levels below root); the root queue's resources are fixed once it exists
+// kMaxQueueDepth levels below root, a parent without children has no allocated pods); the root queue's resources are fixed once it exists
 // (--enable-root-queue-protection, on by default); validateHierarchicalQueueResources (a
 // capability within the nearest ancestor's that names the resource, a parent's capability at
 // least its descendants' largest, the children's guarantee and deserved sums within their
@@ -18,8 +18,9 @@
 // quantities as quantities ("2", "4Gi") where Volcano prints GPUs in thousandths ("2000.00"), and
 // name the ancestor whose capability is exceeded. Volcano stops at the first hierarchy error; here
 // the errors of one kind come together.
-// Not ported: the parent-with-allocated-pods check (muster's queue status counts no pods) and the
-// kube-hierarchy annotations of the old hdrf plugin.
+// validateHierarchicalQueue's refusal of a parent that has allocated pods and no children reads
+// status.allocated.pods, which the scheduler writes as Volcano's does (one per allocated task).
+// Not ported: the kube-hierarchy annotations of the old hdrf plugin.
 
 #include <algorithm>
 #include <cstdint>
@@ -234,7 +235,8 @@ std::vector<FieldError> CapabilityErrors(const std::map<std::string, json::objec
 
 // validatequeue.volcano.sh's hierarchical checks on a queue whose parent, capability, guarantee
 // or deserved is written.
-std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& spec) {
+std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& spec,
+                                        bool parent_written) {
   std::vector<FieldError> errors;
   if (c.name == kRootQueue) return errors;
   std::string parent = StringAt(spec, "parent");
@@ -273,6 +275,24 @@ std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& sp
       errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
                         fmt::format("queue {} exceeds the maximum allowed depth of {}", c.name,
                                     kMaxQueueDepth)});
+      return errors;
+    }
+  }
+  // validateHierarchicalQueue: a leaf whose jobs hold pods does not become a parent (its jobs
+  // would sit in an inner queue).
+  if (parent_written && !parent.empty() && parent != kRootQueue) {
+    bool has_children = false;
+    for (const auto& [name, other] : queues) {
+      has_children = has_children || (name != c.name && StringAt(other, "parent") == parent);
+    }
+    std::optional<json::object> stored = GetObject(c.req.store, kQueuesResource, "", parent);
+    const json::object* status = stored ? FindObject(*stored, "status") : nullptr;
+    ResourceSum allocated = status == nullptr ? ResourceSum() : ResourcesAt(*status, "allocated");
+    if (!has_children && allocated["pods"] > 0) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                        fmt::format("queue {} cannot be the parent queue of queue {} because it "
+                                    "has allocated Pods: {}",
+                                    parent, c.name, allocated["pods"] / 1000)});
       return errors;
     }
   }
@@ -375,7 +395,7 @@ std::optional<ApiError> AdmitQueue(Context& c) {
     return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
   }
   if (changed("parent") || changed("capability") || changed("guarantee") || changed("deserved")) {
-    errors = HierarchyErrors(c, *spec);
+    errors = HierarchyErrors(c, *spec, changed("parent"));
     if (!errors.empty()) return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
   }
   return std::nullopt;
