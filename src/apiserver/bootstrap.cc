@@ -1,7 +1,8 @@
 // What a fresh cluster has before anyone writes to it: the four namespaces and the two system
 // PriorityClasses kube-apiserver creates (its scheduling storage's post-start hook,
-// SystemPriorityClasses), and the two queues Volcano's scheduler creates (default and root,
-// weight 1, Open); and each namespace's "default" ServiceAccount.
+// SystemPriorityClasses), and the two queues Volcano's scheduler creates (its cache's
+// newDefaultAndRootQueue: root, weight 1 and not reclaimable, the top of every queue tree; default,
+// weight 1 and reclaimable; both Open); and each namespace's "default" ServiceAccount.
 
 #include "absl/status/status.h"
 #include "apiserver/admission/admission.h"
@@ -66,7 +67,8 @@ absl::Status Handlers::Bootstrap() {
     obj["apiVersion"] = queues->ApiVersion();
     obj["kind"] = queues->kind;
     obj["metadata"] = json::object{{"name", name}};
-    obj["spec"] = json::object{{"weight", 1}, {"reclaimable", true}};
+    obj["spec"] =
+        json::object{{"weight", 1}, {"reclaimable", std::string_view(name) != "root"}};
     auto created = CreateObject(*queues, "", std::move(obj), false);
     if (!created.ok() && created.error().reason != "AlreadyExists") {
       return absl::InternalError(

@@ -225,6 +225,32 @@ TEST_F(HandlersTest, AFreshClusterHasTheSystemPriorityClasses) {
   EXPECT_EQ(Body(again).at("metadata").at("resourceVersion").as_string(), rv);
 }
 
+// Volcano's scheduler creates the queues root (the top of every tree, not reclaimable) and
+// default at start; muster up has them before anyone writes, so a team queue can name root as
+// its parent at once, and neither can be deleted.
+TEST_F(HandlersTest, AFreshClusterHasTheRootAndDefaultQueues) {
+  const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
+  HttpResponse root = Call("GET", queues + "/root");
+  ASSERT_EQ(root.status, 200) << root.body;
+  EXPECT_EQ(Body(root).at("spec").at("weight").to_number<int64_t>(), 1);
+  EXPECT_EQ(Body(root).at("spec").at("reclaimable"), false);
+  EXPECT_EQ(Body(root).at("status").at("state"), "Open");
+  HttpResponse dflt = Call("GET", queues + "/default");
+  ASSERT_EQ(dflt.status, 200) << dflt.body;
+  EXPECT_EQ(Body(dflt).at("spec").at("reclaimable"), true);
+  EXPECT_EQ(Body(dflt).at("status").at("state"), "Open");
+
+  HttpResponse team = Call("POST", queues,
+                           R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+                           R"("metadata":{"name":"team"},"spec":{"parent":"root"}})");
+  EXPECT_EQ(team.status, 201) << team.body;
+  HttpResponse gone = Call("DELETE", queues + "/root");
+  EXPECT_EQ(gone.status, 400) << gone.body;
+  EXPECT_EQ(Body(gone).at("message"),
+            "admission webhook \"validatequeue.volcano.sh\" denied the request: `root` queue "
+            "can not be deleted");
+}
+
 // kubectl apply --prune and cluster-info dump look up kinds muster up runs no controller for:
 // they list empty, and writing one is refused saying why instead of being stored to sit there.
 TEST_F(HandlersTest, KindsWithoutAControllerListEmptyAndRefuseWritesSayingWhy) {

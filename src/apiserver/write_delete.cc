@@ -184,6 +184,10 @@ HttpResponse Handlers::Delete(const HttpRequest& req, const Target& t) {
                                "ResourceVersion in meta: {}",
                                *options.precondition_revision, live->revision)));
     }
+    if (res.group == "scheduling.volcano.sh" && res.resource == "queues") {
+      // validatequeue.volcano.sh sees the DELETE before it is carried out.
+      if (auto refused = AdmitQueueDelete(&store_, t.name)) return ErrorResponse(*refused);
+    }
     auto plan = PlanDelete(res, *live, options, Now());
     if (!plan.ok()) return ErrorResponse(FromStatus(plan.status(), res, t.name));
     if (options.dry_run || plan->ops.empty()) {

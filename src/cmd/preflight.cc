@@ -140,7 +140,9 @@ absl::Status EnsureDefaultQueues(client::Client& api) {
     json::object queue{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
                        {"kind", "Queue"},
                        {"metadata", json::object{{"name", name}}},
-                       {"spec", json::object{{"weight", 1}, {"reclaimable", true}}}};
+                       // Volcano's scheduler makes root not reclaimable, default reclaimable.
+                       {"spec", json::object{{"weight", 1},
+                                             {"reclaimable", std::string_view(name) != "root"}}}};
     auto created = api.Create(client::Queues(), "", queue);
     if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
       return absl::Status(created.status().code(),

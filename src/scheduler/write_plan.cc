@@ -362,6 +362,7 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
   struct Tally {
     QueueStatusView view;
     core::Resources allocated;
+    int64_t pods = 0;  // tasks in allocated statuses: Volcano's Resreq counts one `pods` each
   };
   std::map<std::string, Tally> tallies;
   static constexpr char kRootQueueName[] = "root";
@@ -378,6 +379,9 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
   for (int id : cluster.JobIds()) {
     const core::JobInfo& j = cluster.job(id);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
+    const int64_t pods = j.Count(core::TaskStatus::kAllocated) +
+                         j.Count(core::TaskStatus::kBinding) + j.Count(core::TaskStatus::kBound) +
+                         j.Count(core::TaskStatus::kRunning);
     if (has_root) {
       std::string at = j.queue_name;
       // At most one step per queue: a cycle of parents (refused on write) cannot loop here.
@@ -386,6 +390,7 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
         if (it == parent_of.end()) break;
         at = it->second;
         tallies[at].allocated.Add(j.allocated);
+        tallies[at].pods += pods;
         if (at == kRootQueueName) break;
       }
     }
@@ -410,6 +415,7 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
         break;
     }
     t.allocated.Add(j.allocated);
+    t.pods += pods;
   }
   std::vector<QueueStatusWrite> out;
   for (int id : cluster.QueueIds()) {
@@ -418,6 +424,7 @@ std::vector<QueueStatusWrite> PlanQueueStatus(const core::Cluster& cluster, cons
     Tally& t = tallies[q.name];
     QueueStatusView want = t.view;
     want.allocated = MilliMap(t.allocated);
+    if (t.pods != 0) want.allocated["pods"] = t.pods * 1000;
     if (ViewOf(q.queue->status) == want) continue;
     if (auto m = memo.queues.find(q.name); m != memo.queues.end() && m->second.view == want) {
       continue;

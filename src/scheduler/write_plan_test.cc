@@ -336,15 +336,19 @@ TEST(QueueStatusTest, AParentsAllocatedCountsItsDescendants) {
     m.UpsertPod(MakePod("ns", pg + "-0").Group(pg).Uid(pg).Gpus(3).RunningOn("n1").Obj());
   }
   WriteMemo memo;
-  std::map<std::string, int64_t> gpus;
+  std::map<std::string, int64_t> gpus, pods;
   for (const QueueStatusWrite& w : PlanQueueStatus(m.cluster(), memo)) {
     gpus[w.name] = w.view.allocated.count("nvidia.com/gpu") ? w.view.allocated.at("nvidia.com/gpu")
                                                              : 0;
+    pods[w.name] = w.view.allocated.count("pods") ? w.view.allocated.at("pods") : 0;
   }
   EXPECT_EQ(gpus["team-a"], 3000);
   EXPECT_EQ(gpus["team-b"], 3000);
   EXPECT_EQ(gpus["org"], 6000);
   EXPECT_EQ(gpus["root"], 6000);
+  EXPECT_EQ(pods["team-a"], 1000);
+  EXPECT_EQ(pods["org"], 2000);
+  EXPECT_EQ(pods["root"], 2000);
 }
 
 TEST(QueueStatusTest, CountsPodGroupsByPhaseAndAllocatedResources) {
@@ -365,6 +369,8 @@ TEST(QueueStatusTest, CountsPodGroupsByPhaseAndAllocatedResources) {
   EXPECT_EQ(w[0].view.allocated.at("nvidia.com/gpu"), 2000);
   json::value patch = json::parse(w[0].patch);
   EXPECT_EQ(patch.at("status").at("allocated").at("nvidia.com/gpu").as_string(), "2");
+  // One `pods` per running task, as Volcano's updateQueueStatus counts them.
+  EXPECT_EQ(patch.at("status").at("allocated").at("pods").as_string(), "1");
   EXPECT_EQ(patch.at("status").at("running").as_int64(), 1);
 
   api::Queue q = MakeQueue("ml").Obj();
@@ -372,6 +378,7 @@ TEST(QueueStatusTest, CountsPodGroupsByPhaseAndAllocatedResources) {
   q.status.inqueue = 1;
   q.status.pending = 1;
   q.status.allocated["nvidia.com/gpu"] = core::test::Q("2");
+  q.status.allocated["pods"] = core::test::Q("1");
   m.UpsertQueue(q);
   EXPECT_THAT(PlanQueueStatus(m.cluster(), memo), IsEmpty());
 }

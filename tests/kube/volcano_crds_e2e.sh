@@ -3,7 +3,8 @@
 # CRDs (tests/kube/manifests/volcano-v1.15.1, as Volcano's installer creates them) hold the seed's
 # Queue and gang Job before muster comes; `kubectl apply -k deploy/` must then install muster over
 # them (its CRDs replace Volcano's schemas with muster's, which accept the same objects), keep the
-# Job and the Queue as they were, and muster's scheduler and controller must run that Job.
+# Job and the Queue as they were, and muster's scheduler and controller must run that Job; the
+# scheduler makes the root queue, and kubectl get queue prints the CRD's columns.
 #
 # Usage: volcano_crds_e2e.sh MUSTER_BINARY
 set -u
@@ -52,6 +53,15 @@ trainers=volcano.sh/job-name=gang-tf-job
 eventually "run: the Job created before muster came runs, both trainers together" 90 \
   pods_are "$trainers" Running 2
 eventually "run: the Job is Running" 30 job_phase_is gang-tf-job Running
+expect_eq "queues: the scheduler made root as Volcano's does (weight 1, not reclaimable)" "1 false" \
+  k get queue root -o jsonpath='{.spec.weight} {.spec.reclaimable}'
+allocated_gpus() { [ "$(k get queue ml-queue -o jsonpath='{.status.allocated.nvidia\.com/gpu}')" = 2 ]; }
+eventually "queues: ml-queue's status counts the trainers' two GPUs" 30 allocated_gpus
+expect_re "queues: kubectl get queue prints the shipped CRD's columns, ALLOCATED among them" \
+  '^ml-queue +\{[^ ]*"nvidia.com/gpu":"2"[^ ]*\}$' k get queue ml-queue --no-headers
+expect_re "queues: and with -o wide the capability" \
+  '^ml-queue +\{[^ ]*\} +\{"cpu":"8","memory":"32Gi","nvidia.com/gpu":2\} *$' \
+  k get queue ml-queue -o wide --no-headers
 expect_eq "rbac: no call of muster's was refused (403)" "" forbidden_calls
 
 echo "$pass passed, $fail failed"

@@ -48,4 +48,10 @@ struct AdmissionRequest {
 // reason), 403 Forbidden, 500 InternalError.
 std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& obj);
 
+// validatequeue.volcano.sh on DELETE (validateQueueDeleting), 400 as kube-apiserver passes a
+// webhook's refusal on: root and default ("`root` queue can not be deleted"), and a queue that
+// other queues name as their spec.parent ("queue org can not be deleted because it has 2 child
+// queues: team-a, team-b"). nullopt when it may go.
+std::optional<ApiError> AdmitQueueDelete(const store::Store* store, const std::string& name);
+
 }  // namespace muster::apiserver

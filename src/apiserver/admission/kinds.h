@@ -136,11 +136,19 @@ int64_t DefaultJobTasks(json::object& spec);
 // podgroups.cc
 std::optional<ApiError> AdmitPodGroup(Context& c);
 
+// pods_validate.cc: helper.IsIntegerResourceName, resources whose quantities must be whole
+// (extended resources such as nvidia.com/gpu, and a few native object counts).
+bool IsIntegerResource(std::string_view name);
+
 // queues.cc
 std::optional<ApiError> AdmitQueue(Context& c);
 
 // queues.cc: the state of a queue for the webhooks' checks; nullopt when it does not exist.
 std::optional<std::string> QueueState(const store::Store* st, const std::string& name);
+
+// queues.cc: validateQueueDeleting's refusal of root, default or a queue with children
+// (AdmitQueueDelete).
+std::optional<ApiError> RefuseQueueDelete(const store::Store* st, const std::string& name);
 
 // queues.cc: how many queues name it as their spec.parent (jobs go to leaf queues only).
 int ChildQueueCount(const store::Store* st, const std::string& name);

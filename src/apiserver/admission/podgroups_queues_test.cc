@@ -123,6 +123,152 @@ TEST_F(AdmissionTest, QueueTreeKeepsChildrenWithinTheirParentsGuarantee) {
                 "({nvidia.com/gpu: 5}) exceeds parent's guarantee limit ({nvidia.com/gpu: 4})");
 }
 
+// validateResourceQuantityOfQueue: on any queue, guarantee <= deserved <= capability per
+// resource, and GPU counts whole and not negative.
+TEST_F(AdmissionTest, QueueTreeKeepsDeservedBetweenGuaranteeAndCapability) {
+  json::object below = TreeQueue("q", R"({"guarantee":{"resource":{"nvidia.com/gpu":"2"}},
+      "deserved":{"nvidia.com/gpu":"1"}})");
+  auto err = Create(Queues(), below);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.deserved.nvidia.com/gpu: Invalid value: \"1\": "
+                              "deserved[nvidia.com/gpu]=1 must be >= guarantee[nvidia.com/gpu]=2");
+
+  json::object undeserved = TreeQueue("q", R"({"guarantee":{"resource":{"cpu":"500m"}}})");
+  err = Create(Queues(), undeserved);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.deserved.cpu: Invalid value: \"<nil>\": "
+                              "deserved[cpu] must be >= guarantee[cpu]=500m");
+
+  json::object above = TreeQueue("q", R"({"capability":{"memory":"4Gi"},
+      "deserved":{"memory":"8Gi"}})");
+  err = Create(Queues(), above);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.deserved.memory: Invalid value: \"8Gi\": "
+                              "deserved[memory]=8Gi must be <= capability[memory]=4Gi");
+
+  json::object odd = TreeQueue("q", R"({"capability":{"nvidia.com/gpu":"-1"},
+      "deserved":{"nvidia.com/gpu":"500m"}})");
+  err = Create(Queues(), odd);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message,
+            std::string(kQueueDenied) +
+                "[requestBody.spec.capability.nvidia.com/gpu: Invalid value: \"-1\": must be "
+                "greater than or equal to 0, requestBody.spec.deserved.nvidia.com/gpu: Invalid "
+                "value: \"500m\": must be an integer, requestBody.spec.deserved.nvidia.com/gpu: "
+                "Invalid value: \"500m\": deserved[nvidia.com/gpu]=500m must be <= "
+                "capability[nvidia.com/gpu]=-1]");
+
+  // Within those bounds, and with a resource only capped, the queue is admitted.
+  Created(Queues(), TreeQueue("q", R"({"guarantee":{"resource":{"nvidia.com/gpu":2}},
+      "deserved":{"nvidia.com/gpu":2,"cpu":"8"},"capability":{"nvidia.com/gpu":4}})"));
+}
+
+// validateChildAgainstAncestor and validateChildrenConstraints: a capability within the nearest
+// ancestor's that caps the resource, and a parent never capped below one of its descendants.
+TEST_F(AdmissionTest, QueueTreeKeepsACapabilityWithinItsAncestors) {
+  store_.Put(Queues(), TreeQueue("lab", R"({"weight":1,"capability":{"nvidia.com/gpu":"2"}})"));
+  store_.Put(Queues(), TreeQueue("group", R"({"weight":1,"parent":"lab"})"));
+  json::object over = TreeQueue("team-c", R"({"parent":"group",
+      "capability":{"nvidia.com/gpu":"4","cpu":"64"}})");
+  auto err = Create(Queues(), over);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.capability.nvidia.com/gpu: Invalid value: \"4\": "
+                              "queue team-c capability[nvidia.com/gpu]=4 exceeds its ancestor's "
+                              "capability=2 (queue lab)");
+
+  json::object within = TreeQueue("team-c", R"({"parent":"group",
+      "capability":{"nvidia.com/gpu":"2","cpu":"64"}})");
+  EXPECT_FALSE(Create(Queues(), within));
+  store_.Put(Queues(), within);
+
+  // Nor may the parent's capability shrink below what a descendant may use.
+  json::object old_lab = TreeQueue("lab", R"({"weight":1,"capability":{"nvidia.com/gpu":"2"}})");
+  json::object shrunk = TreeQueue("lab", R"({"weight":1,"capability":{"nvidia.com/gpu":"1"}})");
+  err = Update(Queues(), old_lab, shrunk);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.capability.nvidia.com/gpu: Invalid value: \"1\": "
+                              "queue lab capability[nvidia.com/gpu]=1 is smaller than its "
+                              "descendants' max capability=2");
+  json::object grown = TreeQueue("lab", R"({"weight":1,"capability":{"nvidia.com/gpu":"3"}})");
+  EXPECT_FALSE(Update(Queues(), old_lab, grown));
+}
+
+// validateQueueDepth: at most five levels below root.
+TEST_F(AdmissionTest, QueueTreeRefusesTreesDeeperThanFiveLevels) {
+  std::string parent = "root";
+  for (const char* name : {"l1", "l2", "l3", "l4", "l5"}) {
+    json::object q = TreeQueue(name, R"({"weight":1,"parent":")" + parent + R"("})");
+    EXPECT_FALSE(Create(Queues(), q)) << name;
+    store_.Put(Queues(), q);
+    parent = name;
+  }
+  json::object deep = TreeQueue("l6", R"({"parent":"l5"})");
+  auto err = Create(Queues(), deep);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"l5\": queue l6 exceeds "
+                              "the maximum allowed depth of 5");
+}
+
+// validateHierarchicalQueue: a leaf queue whose jobs hold pods (status.allocated.pods, as the
+// scheduler writes it) does not become a parent, since its jobs would then sit in an inner queue.
+TEST_F(AdmissionTest, QueueTreeKeepsALeafWithRunningPodsALeaf) {
+  json::object busy = TreeQueue("team-a", R"({"weight":1})");
+  busy["status"].as_object()["allocated"] = json::object{{"nvidia.com/gpu", "4"}, {"pods", "4"}};
+  store_.Put(Queues(), busy);
+  store_.Put(Queues(), TreeQueue("idle", R"({"weight":1})"));
+  json::object sub = TreeQueue("sub", R"({"parent":"team-a"})");
+  auto err = Create(Queues(), sub);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.parent: Invalid value: \"team-a\": queue team-a "
+                              "cannot be the parent queue of queue sub because it has allocated "
+                              "Pods: 4");
+  json::object under_idle = TreeQueue("sub", R"({"parent":"idle"})");
+  EXPECT_FALSE(Create(Queues(), under_idle));
+}
+
+// --enable-root-queue-protection, on by default: root's shares cannot change once it exists.
+TEST_F(AdmissionTest, QueueTreeKeepsTheRootQueuesResources) {
+  json::object old_root = TreeQueue("root", R"({"weight":1,"reclaimable":false})");
+  json::object capped = TreeQueue("root", R"({"weight":1,"reclaimable":false,
+      "capability":{"nvidia.com/gpu":"8"}})");
+  auto err = Update(Queues(), old_root, capped);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "requestBody.spec.capability: Forbidden: root queue's resource "
+                              "attributes (capability, deserved, guarantee) cannot be modified");
+  json::object heavier = TreeQueue("root", R"({"weight":3,"reclaimable":false})");
+  EXPECT_FALSE(Update(Queues(), old_root, heavier));
+}
+
+// validateQueueDeleting: a queue other queues hang from stays.
+TEST_F(AdmissionTest, QueueTreeRefusesDeletingAQueueWithChildren) {
+  store_.Put(Queues(), TreeQueue("org", R"({"weight":1})"));
+  store_.Put(Queues(), TreeQueue("team-b", R"({"weight":1,"parent":"org"})"));
+  store_.Put(Queues(), TreeQueue("team-a", R"({"weight":1,"parent":"org"})"));
+  auto err = AdmitQueueDelete(&store_.get(), "org");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 400);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) +
+                              "queue org can not be deleted because it has 2 child queues: "
+                              "team-a, team-b");
+  EXPECT_FALSE(AdmitQueueDelete(&store_.get(), "team-a"));
+  err = AdmitQueueDelete(&store_.get(), "root");
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->message, std::string(kQueueDenied) + "`root` queue can not be deleted");
+}
+
 TEST_F(AdmissionTest, QueueWeightAndState) {
   json::object negative = Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
       "metadata":{"name":"q"},"spec":{"weight":-2}})");

@@ -33,10 +33,13 @@ bool IsStandardContainerResource(std::string_view name) {
          IsHugePageResource(name);
 }
 
-// helper.IsIntegerResourceName: extended resources (and a few native object counts).
+}  // namespace
+
 bool IsIntegerResource(std::string_view name) {
   return !IsNativeResource(name) && !name.starts_with("requests.");
 }
+
+namespace {
 
 void ValidateResources(Context& c, json::object& container, const std::string& path) {
   json::object* resources = c.reader.Obj(container, "resources", path, "v1.ResourceRequirements");

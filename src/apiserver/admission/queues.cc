@@ -2,13 +2,27 @@
 
 // Volcano Queues: volcano-sh/volcano pkg/webhooks/admission/queues/mutate/mutate_queue.go
 // (mutatequeue.volcano.sh: reclaimable, weight) and queues/validate/validate_queue.go
-// (validatequeue.volcano.sh: state and weight; messages verbatim; and its hierarchical checks,
-// validateHierarchicalQueue and validateSiblingsSum: a queue is not its own parent, its parent
-// exists, the children's guarantee and deserved sums stay within their parent's), behind the CRD
-// schema's checks and weight maximum; and the queue lookups of the Job and PodGroup webhooks.
-// Volcano finds a cycle of parents only as a depth above its maximum; here it is refused as a
-// cycle, naming spec.parent.
+// (validatequeue.volcano.sh, messages verbatim): state and weight; validateResourceQuantityOfQueue
+// (quantities not negative, whole for extended resources, guarantee <= deserved <= capability per
+// resource); validateHierarchicalQueue (not its own parent, the parent exists, at most
+// kMaxQueueDepth levels below root, a parent without children has no allocated pods); the root queue's resources are fixed once it exists
+// (--enable-root-queue-protection, on by default); validateHierarchicalQueueResources (a
+// capability within the nearest ancestor's that names the resource, a parent's capability at
+// least its descendants' largest, the children's guarantee and deserved sums within their
+// parent's); validateQueueDeleting (root and default never go, nor a queue with children). All
+// behind the CRD schema's checks and weight maximum; and the queue lookups of the Job and
+// PodGroup webhooks.
+// Differences: Volcano finds a cycle of parents only as a depth above its maximum; here it is
+// refused as a cycle. Volcano's hierarchy errors are plain text; here each is a field error naming
+// the field (spec.parent, spec.capability.<resource>, ...), and the capability messages print
+// quantities as quantities ("2", "4Gi") where Volcano prints GPUs in thousandths ("2000.00"), and
+// name the ancestor whose capability is exceeded. Volcano stops at the first hierarchy error; here
+// the errors of one kind come together.
+// validateHierarchicalQueue's refusal of a parent that has allocated pods and no children reads
+// status.allocated.pods, which the scheduler writes as Volcano's does (one per allocated task).
+// Not ported: the kube-hierarchy annotations of the old hdrf plugin.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,6 +42,7 @@ namespace {
 constexpr char kQueuesResource[] = "queues.scheduling.volcano.sh";
 constexpr char kQueueWebhook[] = "validatequeue.volcano.sh";
 constexpr char kRootQueue[] = "root";
+constexpr int kMaxQueueDepth = 5;  // the webhook manager's --max-queue-depth default
 
 using ResourceSum = std::map<std::string, int64_t>;  // milli units by resource name
 
@@ -66,6 +81,57 @@ std::string Describe(const ResourceSum& r) {
   return "{" + out + "}";
 }
 
+std::string QuantityText(int64_t milli) { return common::Quantity::FromMilli(milli).ToString(); }
+
+// validateResourceQuantityOfQueue: each quantity as ValidateResourceQuantityValue checks it, and
+// guarantee <= deserved <= capability per resource (a guaranteed resource must be deserved too).
+std::vector<FieldError> QuantityErrors(const json::object& spec) {
+  std::vector<FieldError> errors;
+  const ResourceSum capability = ResourcesAt(spec, "capability");
+  const ResourceSum deserved = ResourcesAt(spec, "deserved");
+  const ResourceSum guarantee = ResourcesAt(spec, "guarantee", "resource");
+  auto check_value = [&](const std::string& field, const std::string& name, int64_t milli) {
+    if (milli < 0) {
+      errors.push_back({ErrorType::kInvalid, field, api::GoQuote(QuantityText(milli)),
+                        "must be greater than or equal to 0"});
+    }
+    if (IsIntegerResource(name) && milli % 1000 != 0) {
+      errors.push_back({ErrorType::kInvalid, field, api::GoQuote(QuantityText(milli)),
+                        "must be an integer"});
+    }
+  };
+  for (const auto& [name, milli] : capability) {
+    check_value("requestBody.spec.capability." + name, name, milli);
+  }
+  for (const auto& [name, milli] : deserved) {
+    check_value("requestBody.spec.deserved." + name, name, milli);
+  }
+  for (const auto& [name, milli] : guarantee) {
+    check_value("requestBody.spec.guarantee.resource." + name, name, milli);
+    auto des = deserved.find(name);
+    if (des == deserved.end()) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.deserved." + name,
+                        api::GoQuote("<nil>"),
+                        fmt::format("deserved[{}] must be >= guarantee[{}]={}", name, name,
+                                    QuantityText(milli))});
+    } else if (des->second < milli) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.deserved." + name,
+                        api::GoQuote(QuantityText(des->second)),
+                        fmt::format("deserved[{}]={} must be >= guarantee[{}]={}", name,
+                                    QuantityText(des->second), name, QuantityText(milli))});
+    }
+  }
+  for (const auto& [name, milli] : deserved) {
+    auto cap = capability.find(name);
+    if (cap == capability.end() || milli <= cap->second) continue;  // no capability: unbounded
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.deserved." + name,
+                      api::GoQuote(QuantityText(milli)),
+                      fmt::format("deserved[{}]={} must be <= capability[{}]={}", name,
+                                  QuantityText(milli), name, QuantityText(cap->second))});
+  }
+  return errors;
+}
+
 // The queues as they will be once this write is stored: name -> spec.
 std::map<std::string, json::object> QueuesAfter(const Context& c, const json::object& spec) {
   std::map<std::string, json::object> out;
@@ -102,9 +168,75 @@ std::optional<FieldError> ChildrenWithin(const std::map<std::string, json::objec
                                 parent, what, Describe(total), what, Describe(limit))};
 }
 
-// validatequeue.volcano.sh's hierarchical checks on a queue whose parent, guarantee or deserved
-// is written.
-std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& spec) {
+// findNearestAncestorCapability: the capability of `name`'s nearest ancestor below root that
+// sets `resource` above zero, and that ancestor's name.
+std::optional<std::pair<std::string, int64_t>> AncestorCapability(
+    const std::map<std::string, json::object>& queues, const std::string& name,
+    const std::string& resource) {
+  std::set<std::string> seen{name};
+  for (std::string at = StringAt(queues.at(name), "parent");
+       !at.empty() && at != kRootQueue && queues.count(at) && seen.insert(at).second;
+       at = StringAt(queues.at(at), "parent")) {
+    ResourceSum cap = ResourcesAt(queues.at(at), "capability");
+    if (auto it = cap.find(resource); it != cap.end() && it->second > 0) {
+      return std::make_pair(at, it->second);
+    }
+  }
+  return std::nullopt;
+}
+
+// findSubtreeMaxCapability: `name`'s own capability of `resource` where it sets one above zero,
+// else the largest among its children's subtrees (0 when none sets it).
+int64_t SubtreeMaxCapability(const std::map<std::string, json::object>& queues,
+                             const std::string& name, const std::string& resource,
+                             std::set<std::string>& seen) {
+  ResourceSum cap = ResourcesAt(queues.at(name), "capability");
+  if (auto it = cap.find(resource); it != cap.end() && it->second > 0) return it->second;
+  int64_t most = 0;
+  if (!seen.insert(name).second) return most;  // a cycle written before these checks
+  for (const auto& [child, spec] : queues) {
+    if (child == kRootQueue || StringAt(spec, "parent") != name) continue;
+    most = std::max(most, SubtreeMaxCapability(queues, child, resource, seen));
+  }
+  return most;
+}
+
+// validateChildAgainstAncestor and the capability half of validateChildrenConstraints.
+std::vector<FieldError> CapabilityErrors(const std::map<std::string, json::object>& queues,
+                                         const std::string& name) {
+  std::vector<FieldError> errors;
+  const ResourceSum own = ResourcesAt(queues.at(name), "capability");
+  for (const auto& [resource, milli] : own) {
+    auto ancestor = AncestorCapability(queues, name, resource);
+    if (!ancestor || milli <= ancestor->second) continue;
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.capability." + resource,
+                      api::GoQuote(QuantityText(milli)),
+                      fmt::format("queue {} capability[{}]={} exceeds its ancestor's "
+                                  "capability={} (queue {})",
+                                  name, resource, QuantityText(milli),
+                                  QuantityText(ancestor->second), ancestor->first)});
+  }
+  for (const auto& [resource, milli] : own) {
+    int64_t most = 0;
+    for (const auto& [child, spec] : queues) {
+      if (child == kRootQueue || StringAt(spec, "parent") != name) continue;
+      std::set<std::string> seen{name};
+      most = std::max(most, SubtreeMaxCapability(queues, child, resource, seen));
+    }
+    if (milli >= most) continue;
+    errors.push_back({ErrorType::kInvalid, "requestBody.spec.capability." + resource,
+                      api::GoQuote(QuantityText(milli)),
+                      fmt::format("queue {} capability[{}]={} is smaller than its descendants' "
+                                  "max capability={}",
+                                  name, resource, QuantityText(milli), QuantityText(most))});
+  }
+  return errors;
+}
+
+// validatequeue.volcano.sh's hierarchical checks on a queue whose parent, capability, guarantee
+// or deserved is written.
+std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& spec,
+                                        bool parent_written) {
   std::vector<FieldError> errors;
   if (c.name == kRootQueue) return errors;
   std::string parent = StringAt(spec, "parent");
@@ -135,6 +267,37 @@ std::vector<FieldError> HierarchyErrors(const Context& c, const json::object& sp
     }
     if (!seen.insert(at).second) break;  // a cycle above, written before these checks
   }
+  // validateQueueDepth: this queue is level 1, each ancestor below root one more.
+  int depth = 1;
+  for (std::string at = parent; !at.empty() && at != kRootQueue && queues.count(at);
+       at = StringAt(queues.at(at), "parent")) {
+    if (++depth > kMaxQueueDepth) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                        fmt::format("queue {} exceeds the maximum allowed depth of {}", c.name,
+                                    kMaxQueueDepth)});
+      return errors;
+    }
+  }
+  // validateHierarchicalQueue: a leaf whose jobs hold pods does not become a parent (its jobs
+  // would sit in an inner queue).
+  if (parent_written && !parent.empty() && parent != kRootQueue) {
+    bool has_children = false;
+    for (const auto& [name, other] : queues) {
+      has_children = has_children || (name != c.name && StringAt(other, "parent") == parent);
+    }
+    std::optional<json::object> stored = GetObject(c.req.store, kQueuesResource, "", parent);
+    const json::object* status = stored ? FindObject(*stored, "status") : nullptr;
+    ResourceSum allocated = status == nullptr ? ResourceSum() : ResourcesAt(*status, "allocated");
+    if (!has_children && allocated["pods"] > 0) {
+      errors.push_back({ErrorType::kInvalid, "requestBody.spec.parent", api::GoQuote(parent),
+                        fmt::format("queue {} cannot be the parent queue of queue {} because it "
+                                    "has allocated Pods: {}",
+                                    parent, c.name, allocated["pods"] / 1000)});
+      return errors;
+    }
+  }
+  errors = CapabilityErrors(queues, c.name);
+  if (!errors.empty()) return errors;
   // As a child among its siblings, and as a parent over its children.
   for (const std::string& p : {ParentOf(spec), c.name}) {
     if (p == kRootQueue || !queues.count(p)) continue;
@@ -198,7 +361,7 @@ std::optional<ApiError> AdmitQueue(Context& c) {
   if (!c.errs.empty()) return std::nullopt;
 
   // validatequeue.volcano.sh (create and update).
-  std::vector<FieldError> errors;
+  std::vector<FieldError> errors = QuantityErrors(*spec);
   std::string state;
   if (const json::object* status = FindObject(c.obj, "status")) state = StringAt(*status, "state");
   if (!state.empty() && state != "Open" && state != "Closed") {
@@ -219,11 +382,54 @@ std::optional<ApiError> AdmitQueue(Context& c) {
     const json::value* now = spec->if_contains(key);
     return (was == nullptr) != (now == nullptr) || (was != nullptr && *was != *now);
   };
-  if (changed("parent") || changed("guarantee") || changed("deserved")) {
-    errors = HierarchyErrors(c, *spec);
+  if (c.name == kRootQueue && old_spec != nullptr &&
+      (changed("capability") || changed("deserved") || changed("guarantee"))) {
+    // --enable-root-queue-protection (on by default): root's shares are the cluster's.
+    for (const char* key : {"capability", "deserved", "guarantee"}) {
+      if (!changed(key)) continue;
+      errors.push_back({ErrorType::kForbidden, fmt::format("requestBody.spec.{}", key),
+                        std::nullopt,
+                        "root queue's resource attributes (capability, deserved, guarantee) "
+                        "cannot be modified"});
+    }
+    return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
+  }
+  if (changed("parent") || changed("capability") || changed("guarantee") || changed("deserved")) {
+    errors = HierarchyErrors(c, *spec, changed("parent"));
     if (!errors.empty()) return WebhookDenied(kQueueWebhook, AggregateFieldErrors(errors));
   }
   return std::nullopt;
+}
+
+namespace {
+
+// The queues whose spec.parent names `name`, sorted.
+std::vector<std::string> ChildQueues(const store::Store* st, const std::string& name) {
+  std::vector<std::string> children;
+  for (const json::object& q : ListObjects(st, kQueuesResource)) {
+    const json::object* meta = FindObject(q, "metadata");
+    const json::object* spec = FindObject(q, "spec");
+    if (meta != nullptr && spec != nullptr && StringAt(*spec, "parent") == name) {
+      children.push_back(StringAt(*meta, "name"));
+    }
+  }
+  std::sort(children.begin(), children.end());
+  return children;
+}
+
+}  // namespace
+
+std::optional<ApiError> RefuseQueueDelete(const store::Store* st, const std::string& name) {
+  if (name == "default" || name == kRootQueue) {
+    return WebhookDenied(kQueueWebhook, fmt::format("`{}` queue can not be deleted", name));
+  }
+  std::vector<std::string> children = ChildQueues(st, name);
+  if (children.empty()) return std::nullopt;
+  std::string names;
+  for (const std::string& child : children) names += (names.empty() ? "" : ", ") + child;
+  return WebhookDenied(kQueueWebhook,
+                       fmt::format("queue {} can not be deleted because it has {} child queues: {}",
+                                   name, children.size(), names));
 }
 
 int ChildQueueCount(const store::Store* st, const std::string& name) {
@@ -236,3 +442,11 @@ int ChildQueueCount(const store::Store* st, const std::string& name) {
 }
 
 }  // namespace muster::apiserver::admission
+
+namespace muster::apiserver {
+
+std::optional<ApiError> AdmitQueueDelete(const store::Store* store, const std::string& name) {
+  return admission::RefuseQueueDelete(store, name);
+}
+
+}  // namespace muster::apiserver

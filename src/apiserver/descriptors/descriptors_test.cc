@@ -1562,16 +1562,24 @@ TEST(VolcanoTableTest, PodGroupColumnsAndCells) {
   EXPECT_EQ(Cells(pgs, pg), (array{"train-3f2a", "Inqueue", 4, nullptr, "5h", "default"}));
 }
 
-TEST(VolcanoTableTest, QueueHasParentOnly) {
+// kubectl get queue: each queue's parent, share and use (resource lists as JSON, keys sorted as
+// kube-apiserver's CRD tables print a map); capability, guarantee and state with -o wide.
+TEST(VolcanoTableTest, QueueShowsParentDeservedAndAllocated) {
   const ResourceInfo& queues = Res("scheduling.volcano.sh", "queues");
   value table = ToTable(queues, {}, "1", Now());
-  EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "PARENT"));
-  EXPECT_EQ(Cells(queues,
-                  boost::json::parse(R"({"metadata":{"name":"team-a"},"spec":{"parent":"root"}})")),
-            (array{"team-a", "root"}));
+  EXPECT_THAT(ColumnNames(table), ElementsAre("Name", "PARENT", "DESERVED", "ALLOCATED",
+                                              "CAPABILITY", "GUARANTEE", "STATE"));
+  EXPECT_THAT(ColumnPriorities(table), ElementsAre(0, 0, 0, 0, 1, 1, 1));
+  EXPECT_EQ(Cells(queues, boost::json::parse(R"({"metadata":{"name":"team-a"},
+                "spec":{"parent":"org","deserved":{"nvidia.com/gpu":4,"cpu":"8"},
+                "capability":{"nvidia.com/gpu":"6"},"guarantee":{"resource":{"cpu":"1"}}},
+                "status":{"state":"Open","allocated":{"nvidia.com/gpu":"3","cpu":"500m"}}})")),
+            (array{"team-a", "org", R"({"cpu":"8","nvidia.com/gpu":4})",
+                   R"({"cpu":"500m","nvidia.com/gpu":"3"})", R"({"nvidia.com/gpu":"6"})",
+                   R"({"cpu":"1"})", "Open"}));
   EXPECT_EQ(
       Cells(queues, boost::json::parse(R"({"metadata":{"name":"root"},"spec":{"weight":1}})")),
-      (array{"root", nullptr}));
+      (array{"root", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr}));
 }
 
 TEST(VolcanoTableTest, MistypedValuesAreNull) {

@@ -243,7 +243,20 @@ ResourceInfo VolcanoQueues() {
   info.builtin = false;
   info.short_names = {"q", "queue-v1beta1"};
   info.subresources = {"status"};
-  info.columns = {Column("PARENT", "string", ".spec.parent", "The parent queue of this queue")};
+  // Volcano's CRD has PARENT only. The rest is muster's, here and in the CRD it ships: a queue's
+  // share and use (each a resource list, printed as JSON) without -o custom-columns.
+  info.columns = {
+      Column("PARENT", "string", ".spec.parent", "The parent queue of this queue"),
+      Column("DESERVED", "string", ".spec.deserved",
+             "The resources this queue deserves (capacity plugin)"),
+      Column("ALLOCATED", "string", ".status.allocated",
+             "The resources allocated to this queue's jobs, its descendants' included"),
+      Column("CAPABILITY", "string", ".spec.capability",
+             "The most this queue may use (capacity plugin)", 1),
+      Column("GUARANTEE", "string", ".spec.guarantee.resource",
+             "The resources always left to this queue", 1),
+      Column("STATE", "string", ".status.state", "The state of the queue", 1),
+  };
   return info;
 }
 

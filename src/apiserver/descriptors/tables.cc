@@ -233,6 +233,21 @@ array ServiceAccountCells(const value& sa, int64_t now_unix) {
                Since(sa, {"metadata", "creationTimestamp"}, now_unix)};
 }
 
+// `v` with every object's keys in order, as encoding/json marshals a map.
+value SortedKeys(const value& v) {
+  if (v.is_array()) {
+    array out;
+    for (const value& item : v.get_array()) out.push_back(SortedKeys(item));
+    return out;
+  }
+  if (!v.is_object()) return v;
+  std::map<std::string_view, const value*> sorted;
+  for (const auto& [key, item] : v.get_object()) sorted[key] = &item;
+  boost::json::object out;
+  for (const auto& [key, item] : sorted) out[key] = SortedKeys(*item);
+  return out;
+}
+
 // tableconvertor.go cellForJSONValue: a missing or mistyped value is null.
 value CustomCell(const PrinterColumn& column, const value* v, int64_t now_unix) {
   if (v == nullptr || v->is_null()) return nullptr;
@@ -250,11 +265,12 @@ value CustomCell(const PrinterColumn& column, const value* v, int64_t now_unix) 
     if (!v->is_string()) return nullptr;
     return value(AgeCell(v, now_unix));
   }
-  // "string" (and unknown types): strings as they are, other values printed as JSONPath would.
+  // "string" (and unknown types): strings as they are, other values printed as JSONPath would
+  // (maps and lists as Go's json.Marshal writes them: keys sorted).
   if (v->is_string()) return v->get_string();
   if (v->is_bool()) return v->get_bool() ? "true" : "false";
   if (v->is_int64() || v->is_uint64()) return value(std::to_string(IntAt(v)));
-  return value(boost::json::serialize(*v));
+  return value(boost::json::serialize(SortedKeys(*v)));
 }
 
 array CustomCells(const ResourceInfo& resource, const value& obj, int64_t now_unix) {
