@@ -519,13 +519,16 @@ std::map<std::string, int64_t> EstimateStarts(const Cluster& cluster, const Sche
       ends.pop();
       TaskInfo* task = sim->FindTask(key);
       if (!task || task->node < 0) continue;
-      int job = task->job;
+      std::string job_key = task->job >= 0 ? sim->job(task->job).key : std::string();
       std::string ns = task->ns, name = task->name;
+      // Removing a job's last pod forgets the job when it has no PodGroup (its PodGroup deleted
+      // before its pods, or not yet seen): look it up again by key rather than by id.
       sim->RemovePod(ns, name);
       // A job whose pods have all ended is complete: its PodGroup no longer counts in its queue.
-      if (job >= 0) {
-        const JobInfo& j = sim->job(job);
-        if (j.tasks.empty() && j.pg) sim->RemovePodGroup(j.ns, j.name);
+      if (const JobInfo* j = job_key.empty() ? nullptr : sim->FindJob(job_key);
+          j && j->tasks.empty() && j->pg) {
+        std::string job_ns = j->ns, job_name = j->name;
+        sim->RemovePodGroup(job_ns, job_name);
       }
     }
   }

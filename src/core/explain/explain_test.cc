@@ -258,6 +258,28 @@ TEST(ExplainTest, AGangBehindAnotherStartsAfterTheOneAheadHasRun) {
   EXPECT_EQ(e->waiting_in_queue, 2);
 }
 
+// A running pod whose PodGroup is gone (deleted before its pods, as when a finished Job is
+// deleted) ends in the simulation like any other; removing it forgets its job, which the
+// estimate must not read afterwards (up_benchmark crashed here under load).
+TEST(ExplainTest, APodWhosePodGroupIsGoneEndsWithoutBreakingTheEstimate) {
+  Cluster c;
+  c.UpsertNode(MakeNode("n0").Cpu("16").Memory("64Gi").Gpus(2).Pods(110).Obj());
+  c.UpsertPod(MakePod("default", "orphan-0")
+                  .Group("deleted-job")
+                  .Gpus(2)
+                  .RunningOn("n0")
+                  .Started(At(0))
+                  .ExpectedRuntime("5m")
+                  .Obj());
+  c.UpsertPodGroup(
+      MakePodGroup("default", "waiting").MinMember(1).Phase("Inqueue").Created(At(-10)).Obj());
+  c.UpsertPod(MakePod("default", "waiting-0").Group("waiting").Gpus(2).Created(At(-10)).Obj());
+  ASSERT_EQ(c.FindJob("default/deleted-job")->pg, nullptr);
+  auto starts = EstimateStarts(c, DefaultSchedulerConf(), {"default/waiting"}, Now());
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts["default/waiting"], kExplainNow + 300);
+}
+
 // The explanation does not change the cluster it explains.
 TEST(ExplainTest, ExplainingLeavesTheClusterAsItWas) {
   Cluster c;
