@@ -156,4 +156,8 @@ std::string QueueNotFound(const std::string& name);
 // commands.cc: the target's kind, the action it takes and, on create, that the target exists.
 std::optional<ApiError> AdmitCommand(Context& c);
 
+// hypernodes.cc: topology.volcano.sh HyperNodes: the CRD schema's and the webhook's checks, and
+// no member cycle.
+std::optional<ApiError> AdmitHyperNode(Context& c);
+
 }  // namespace muster::apiserver::admission
