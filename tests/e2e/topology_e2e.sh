@@ -6,7 +6,10 @@
 #   - bad input is refused naming the field, with nothing stored: a member cycle, a selector with
 #     two matches, a pattern that does not compile, a negative tier, a PodGroup's networkTopology
 #     mode other than hard or soft; a member matching no node is accepted, as Volcano accepts it;
-#   - a Volcano Job's spec.networkTopology is copied onto its PodGroup.
+#   - a Volcano Job's spec.networkTopology is copied onto its PodGroup, and the scheduler (with
+#     network-topology-aware in its conf) keeps a hard tier-1 gang of two 8-GPU pods to the rack
+#     with room for both, though nodeorder alone would spread it, and holds a gang of three that
+#     the cluster has room for but no rack does, saying which tier it is held to.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
 # failed, 77 (skipped) when kubectl is not installed.
 #
@@ -21,6 +24,7 @@ begin_e2e
 files=$here/topology
 
 start_muster up "$MUSTER" up --config "$files/cluster.yaml" --data-dir "$work/data" \
+  --scheduler-conf "$files/scheduler.conf" \
   --listen 127.0.0.1:0 --no-summary || exit_not_started up "muster up"
 export KUBECONFIG=$muster_kubeconfig
 eventually "the four nodes Ready" 60 k wait --for=condition=Ready node --all --timeout=1s
@@ -46,6 +50,8 @@ expect "one that closes a cycle is refused naming the field" \
   'spec.members[0].selector.exactMatch.name: Invalid value: "loop": HyperNode members must not form a cycle: rack-a -> loop -> core -> spine -> rack-a' \
   k patch hypernode rack-a --type=merge \
   -p '{"spec":{"members":[{"type":"HyperNode","selector":{"exactMatch":{"name":"loop"}}}]}}'
+expect "a HyperNode is deleted as any object" 'hypernode.topology.volcano.sh "loop" deleted' \
+  k delete hypernode loop
 expect_eq "rack-a keeps its nodes" '^rack-a-' \
   k get hypernode rack-a -o 'jsonpath={.spec.members[0].selector.regexMatch.pattern}'
 hypernode two 1 '[{type: Node, selector: {exactMatch: {name: rack-a-0}, regexMatch: {pattern: a}}}]' >"$work/two.yaml"
@@ -75,29 +81,47 @@ PG
 expect "a PodGroup's networkTopology mode other than hard or soft is refused" \
   'spec.networkTopology.mode: Unsupported value: "strict": supported values: "hard", "soft"' \
   k apply -f "$work/pg.yaml"
-cat >"$work/job.yaml" <<'JOB'
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: train, namespace: default}
+cat >"$work/blocker.yaml" <<'POD'
+apiVersion: v1
+kind: Pod
+metadata: {name: blocker, namespace: default}
 spec:
-  minAvailable: 2
-  schedulerName: volcano
-  networkTopology: {mode: hard, highestTierAllowed: 1}
-  tasks:
-  - name: worker
-    replicas: 2
-    template:
-      spec:
-        containers:
-        - name: c
-          image: busybox
-          resources: {requests: {cpu: "1", nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}
-JOB
+  nodeName: rack-a-0
+  containers:
+  - name: c
+    image: busybox
+    resources: {requests: {nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}
+POD
+expect "a pod takes rack-a-0's eight GPUs" 'pod/blocker created' k apply -f "$work/blocker.yaml"
+eventually "it runs" 30 phase_is pod/blocker Running
+job() {  # job NAME PODS: a Volcano Job of PODS pods of 8 GPUs, all needed, hard at tier 1
+  printf 'apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: %s, namespace: default}\nspec:\n  minAvailable: %s\n  schedulerName: volcano\n  networkTopology: {mode: hard, highestTierAllowed: 1}\n  tasks:\n  - name: worker\n    replicas: %s\n    template:\n      spec:\n        containers:\n        - name: c\n          image: busybox\n          resources: {requests: {cpu: "1", nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}\n' \
+    "$1" "$2" "$2"
+}
+job train 2 >"$work/job.yaml"
 expect "a Volcano Job with a networkTopology is accepted" 'job.batch.volcano.sh/train created' \
   k apply -f "$work/job.yaml"
 pg_topology() { k get podgroup -n default -o 'jsonpath={.items[*].spec.networkTopology}'; }
 eventually "its PodGroup carries the Job's networkTopology" 30 \
   eval 'pg_topology | grep -qF "\"highestTierAllowed\":1"'
+
+eventually "its two pods run" 60 pods_are volcano.sh/job-name=train Running 2
+expect_eq "both in rack-b, the one rack with room for the gang" "rack-b-0 rack-b-1" \
+  sh -c "$(printf '%q ' "$KUBECTL") --cache-dir $work/cache get pods -l volcano.sh/job-name=train -o jsonpath='{.items[*].spec.nodeName}' | tr ' ' '\n' | sort | xargs"
+# With train gone, 24 GPUs are free (8 in rack-a, 16 in rack-b): enough for a gang of three, in
+# no one rack.
+expect "train is deleted" 'job.batch.volcano.sh "train" deleted' k delete vcjob train
+eventually "and its pods are gone" 60 no_pods volcano.sh/job-name=train
+job wide 3 >"$work/wide.yaml"
+expect "a gang of three is accepted" 'job.batch.volcano.sh/wide created' k apply -f "$work/wide.yaml"
+wide_waits() {
+  k get pods -l volcano.sh/job-name=wide \
+    -o 'jsonpath={.items[*].status.conditions[?(@.type=="PodScheduled")].message}' |
+    grep -qF 'network topology hard mode: no HyperNode of tier <= 1 can hold the gang'
+}
+eventually "no rack holds it: its pods wait naming the tier" 60 wide_waits
+expect_eq "and none of them is bound" "" \
+  k get pods -l volcano.sh/job-name=wide -o 'jsonpath={.items[*].spec.nodeName}'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
