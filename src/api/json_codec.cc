@@ -228,11 +228,18 @@ auto FieldsOf(std::type_identity<PriorityClass>) {
                     F("preemptionPolicy", &T::preemption_policy));
 }
 
+auto FieldsOf(std::type_identity<NetworkTopologySpec>) {
+  using T = NetworkTopologySpec;
+  return std::tuple(F("mode", &T::mode), F("highestTierAllowed", &T::highest_tier_allowed),
+                    F("highestTierName", &T::highest_tier_name));
+}
+
 auto FieldsOf(std::type_identity<PodGroupSpec>) {
   using T = PodGroupSpec;
   return std::tuple(F("minMember", &T::min_member), F("minTaskMember", &T::min_task_member),
                     F("queue", &T::queue), F("priorityClassName", &T::priority_class_name),
-                    F("minResources", &T::min_resources));
+                    F("minResources", &T::min_resources),
+                    F("networkTopology", &T::network_topology));
 }
 
 auto FieldsOf(std::type_identity<PodGroupStatus>) {
@@ -267,6 +274,43 @@ auto FieldsOf(std::type_identity<Queue>) {
   return std::tuple(F("metadata", &T::meta), F("spec", &T::spec), F("status", &T::status));
 }
 
+auto FieldsOf(std::type_identity<HyperNodeExactMatch>) {
+  using T = HyperNodeExactMatch;
+  return std::tuple(F("name", &T::name));
+}
+
+auto FieldsOf(std::type_identity<HyperNodeRegexMatch>) {
+  using T = HyperNodeRegexMatch;
+  return std::tuple(F("pattern", &T::pattern));
+}
+
+auto FieldsOf(std::type_identity<HyperNodeMemberSelector>) {
+  using T = HyperNodeMemberSelector;
+  return std::tuple(F("exactMatch", &T::exact_match), F("regexMatch", &T::regex_match),
+                    F("labelMatch", &T::label_match));
+}
+
+auto FieldsOf(std::type_identity<HyperNodeMember>) {
+  using T = HyperNodeMember;
+  return std::tuple(F("type", &T::type), F("selector", &T::selector));
+}
+
+auto FieldsOf(std::type_identity<HyperNodeSpec>) {
+  using T = HyperNodeSpec;
+  return std::tuple(F("tier", &T::tier), F("tierName", &T::tier_name),
+                    F("members", &T::members));
+}
+
+auto FieldsOf(std::type_identity<HyperNodeStatus>) {
+  using T = HyperNodeStatus;
+  return std::tuple(F("nodeCount", &T::node_count), F("conditions", &T::conditions));
+}
+
+auto FieldsOf(std::type_identity<HyperNode>) {
+  using T = HyperNode;
+  return std::tuple(F("metadata", &T::meta), F("spec", &T::spec), F("status", &T::status));
+}
+
 struct TypeMeta {
   std::string_view api_version;
   std::string_view kind;
@@ -284,6 +328,8 @@ template <>
 constexpr TypeMeta kTypeMeta<PodGroup> = {"scheduling.volcano.sh/v1beta1", "PodGroup"};
 template <>
 constexpr TypeMeta kTypeMeta<Queue> = {"scheduling.volcano.sh/v1beta1", "Queue"};
+template <>
+constexpr TypeMeta kTypeMeta<HyperNode> = {"topology.volcano.sh/v1alpha1", "HyperNode"};
 
 // --- Type traits ------------------------------------------------------------------------------
 
@@ -544,6 +590,7 @@ constexpr auto kKindDecoders = std::to_array<KindDecoder>({
     {kTypeMeta<PodGroup>, &DecodeKindAsObject<PodGroup>},
     {kTypeMeta<Queue>, &DecodeKindAsObject<Queue>},
     {kTypeMeta<PriorityClass>, &DecodeKindAsObject<PriorityClass>},
+    {kTypeMeta<HyperNode>, &DecodeKindAsObject<HyperNode>},
 });
 
 // --- Encoding ---------------------------------------------------------------------------------
@@ -659,6 +706,8 @@ absl::StatusOr<PriorityClass> DecodePriorityClass(const value& json) {
   return DecodeKind<PriorityClass>(json);
 }
 
+absl::StatusOr<HyperNode> DecodeHyperNode(const value& json) { return DecodeKind<HyperNode>(json); }
+
 absl::StatusOr<Object> DecodeObject(const value& json) {
   const object* fields = json.if_object();
   if (fields == nullptr) return WrongType("", "an object", json);
@@ -682,6 +731,8 @@ value EncodeQueue(const Queue& queue) { return EncodeKind(queue); }
 value EncodePriorityClass(const PriorityClass& priority_class) {
   return EncodeKind(priority_class);
 }
+
+value EncodeHyperNode(const HyperNode& hyper_node) { return EncodeKind(hyper_node); }
 
 value EncodeObject(const Object& any) {
   return std::visit([](const auto& typed) { return EncodeKind(typed); }, any);

@@ -34,13 +34,15 @@ absl::StatusOr<Node> DecodeNode(const boost::json::value& json);
 absl::StatusOr<PodGroup> DecodePodGroup(const boost::json::value& json);
 absl::StatusOr<Queue> DecodeQueue(const boost::json::value& json);
 absl::StatusOr<PriorityClass> DecodePriorityClass(const boost::json::value& json);
+absl::StatusOr<HyperNode> DecodeHyperNode(const boost::json::value& json);
 // A metav1.LabelSelector (matchLabels, matchExpressions), as a PodDisruptionBudget's spec.selector.
 absl::StatusOr<LabelSelector> DecodeLabelSelector(const boost::json::value& json);
 
 // Every kind the codecs know, with its apiVersion:
 //   v1 Pod, v1 Node, scheduling.k8s.io/v1 PriorityClass,
-//   scheduling.volcano.sh/v1beta1 PodGroup, scheduling.volcano.sh/v1beta1 Queue.
-using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass>;
+//   scheduling.volcano.sh/v1beta1 PodGroup, scheduling.volcano.sh/v1beta1 Queue,
+//   topology.volcano.sh/v1alpha1 HyperNode.
+using Object = std::variant<Pod, Node, PodGroup, Queue, PriorityClass, HyperNode>;
 
 // Decodes by apiVersion and kind; an unknown pair is an error naming both.
 absl::StatusOr<Object> DecodeObject(const boost::json::value& json);
@@ -52,6 +54,7 @@ boost::json::value EncodeNode(const Node& node);
 boost::json::value EncodePodGroup(const PodGroup& pod_group);
 boost::json::value EncodeQueue(const Queue& queue);
 boost::json::value EncodePriorityClass(const PriorityClass& priority_class);
+boost::json::value EncodeHyperNode(const HyperNode& hyper_node);
 boost::json::value EncodeObject(const Object& any);
 
 }  // namespace muster::api

@@ -261,7 +261,8 @@ constexpr std::array kEveryField = {
   "metadata": {"name": "gang", "namespace": "ml"},
   "spec": {"minMember": 2, "minTaskMember": {"ps": 1, "worker": 2}, "queue": "ml-queue",
     "priorityClassName": "high",
-    "minResources": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "2"}},
+    "minResources": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "2"},
+    "networkTopology": {"mode": "hard", "highestTierAllowed": 1, "highestTierName": "rack"}},
   "status": {"phase": "Running",
     "conditions": [{"type": "Scheduled", "status": "True", "transitionID": "t-1",
       "lastTransitionTime": "2026-01-02T03:04:05Z", "reason": "tasks in gang are ready",
@@ -277,6 +278,14 @@ constexpr std::array kEveryField = {
     R"({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
   "metadata": {"name": "high"}, "value": 1000, "globalDefault": true, "description": "d",
   "preemptionPolicy": "Never"})",
+    R"({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+  "metadata": {"name": "spine-0"},
+  "spec": {"tier": 2, "tierName": "spine", "members": [
+    {"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-0"}}},
+    {"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-[0-9]+$"}}},
+    {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "r9"},
+      "matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}}]},
+  "status": {"nodeCount": 5}})",
 };
 
 TEST(JsonCodecTest, EveryFieldRoundTrips) {

@@ -253,12 +253,22 @@ struct PriorityClass {
   std::string description;
 };
 
+// spec.networkTopology of a PodGroup (and of a Volcano Job): how far apart on the network its
+// pods may land. mode: "hard" (the default) or "soft"; highestTierAllowed: the highest HyperNode
+// tier the gang may span; highestTierName: the same by a HyperNode's spec.tierName.
+struct NetworkTopologySpec {
+  std::string mode;
+  std::optional<int32_t> highest_tier_allowed;
+  std::string highest_tier_name;
+};
+
 struct PodGroupSpec {
   int32_t min_member = 0;
   std::map<std::string, int32_t> min_task_member;
   std::string queue;  // empty is defaulted to "default"
   std::string priority_class_name;
   std::optional<ResourceList> min_resources;
+  std::optional<NetworkTopologySpec> network_topology;
 };
 
 struct PodGroupStatus {
@@ -299,6 +309,43 @@ struct Queue {
   ObjectMeta meta;
   QueueSpec spec;
   QueueStatus status;
+};
+
+// --- Network topology (topology.volcano.sh/v1alpha1) -------------------------------------------
+
+// A HyperNode member's selector: exactly one of an exact name, a regular expression over names
+// (RE2, anchored as Go's regexp.MatchString is not: a match anywhere in the name counts), or a
+// label selector over Node labels.
+struct HyperNodeExactMatch {
+  std::string name;
+};
+struct HyperNodeRegexMatch {
+  std::string pattern;
+};
+struct HyperNodeMemberSelector {
+  std::optional<HyperNodeExactMatch> exact_match;
+  std::optional<HyperNodeRegexMatch> regex_match;
+  std::optional<LabelSelector> label_match;
+};
+struct HyperNodeMember {
+  std::string type;  // Node or HyperNode
+  HyperNodeMemberSelector selector;
+};
+struct HyperNodeSpec {
+  int32_t tier = 0;
+  std::string tier_name;
+  std::vector<HyperNodeMember> members;
+};
+struct HyperNodeStatus {
+  int64_t node_count = 0;
+  std::vector<Condition> conditions;
+};
+// A group of nodes close on the network (a rack, a spine), cluster-scoped; lower tiers are
+// closer. Members are nodes or other HyperNodes of a lower tier.
+struct HyperNode {
+  ObjectMeta meta;
+  HyperNodeSpec spec;
+  HyperNodeStatus status;
 };
 
 }  // namespace muster::api

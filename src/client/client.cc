@@ -208,6 +208,12 @@ const Resource& Queues() {
   return *r;
 }
 
+const Resource& HyperNodes() {
+  static const Resource* const r = new Resource(
+      MakeResource("topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode", false));
+  return *r;
+}
+
 const Resource& Commands() {
   static const Resource* const r =
       new Resource(MakeResource("bus.volcano.sh", "v1alpha1", "commands", "Command", true));

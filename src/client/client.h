@@ -69,6 +69,7 @@ const Resource& VolcanoJobs();       // batch.volcano.sh/v1alpha1 jobs
 const Resource& PodGroups();         // scheduling.volcano.sh/v1beta1 podgroups
 const Resource& Queues();            // scheduling.volcano.sh/v1beta1 queues (cluster-scoped)
 const Resource& Commands();          // bus.volcano.sh/v1alpha1 commands
+const Resource& HyperNodes();        // topology.volcano.sh/v1alpha1 hypernodes (cluster-scoped)
 
 // --- Transport ---------------------------------------------------------------------------------
 

@@ -157,6 +157,13 @@ void ReadSpec(Reader& r, const json::object& spec, JobSpec& out) {
       r.Int(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished");
   out.priority_class_name = r.Str(spec, "priorityClassName", "spec.priorityClassName");
   out.policies = ReadPolicies(r, spec, "spec.policies");
+  if (const json::object* nt = r.Obj(spec, "networkTopology", "spec.networkTopology")) {
+    api::NetworkTopologySpec& t = out.network_topology.emplace();
+    t.mode = r.Str(*nt, "mode", "spec.networkTopology.mode");
+    t.highest_tier_allowed =
+        r.Int(*nt, "highestTierAllowed", "spec.networkTopology.highestTierAllowed");
+    t.highest_tier_name = r.Str(*nt, "highestTierName", "spec.networkTopology.highestTierName");
+  }
   if (const json::object* plugins = r.Obj(spec, "plugins", "spec.plugins")) {
     for (const auto& [name, args] : *plugins) {
       std::vector<std::string> list;

@@ -92,6 +92,9 @@ struct JobSpec {
   int32_t max_retry = 0;
   std::optional<int32_t> ttl_seconds_after_finished;
   std::string priority_class_name;
+  // spec.networkTopology, copied onto the PodGroup when it is created (Volcano's
+  // createOrUpdatePodGroup: mode, and highestTierAllowed or else highestTierName).
+  std::optional<api::NetworkTopologySpec> network_topology;
   std::vector<LifecyclePolicy> policies;
   // Plugin name -> its arguments, in name order (Volcano ranges over a Go map; sorted is the
   // deterministic choice).

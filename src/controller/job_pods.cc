@@ -263,6 +263,16 @@ json::object MakePodGroup(const Job& job, const PriorityLookup& priority_of) {
   if (!job.spec.priority_class_name.empty()) {
     spec["priorityClassName"] = job.spec.priority_class_name;
   }
+  if (const auto& nt = job.spec.network_topology) {
+    json::object topology;
+    if (!nt->mode.empty()) topology["mode"] = nt->mode;
+    if (nt->highest_tier_allowed) {
+      topology["highestTierAllowed"] = *nt->highest_tier_allowed;
+    } else if (!nt->highest_tier_name.empty()) {
+      topology["highestTierName"] = nt->highest_tier_name;
+    }
+    spec["networkTopology"] = std::move(topology);
+  }
   return json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
                       {"kind", "PodGroup"},
                       {"metadata", std::move(metadata)},

@@ -124,6 +124,28 @@ TEST(PodGroupTest, SeedJobPodGroup) {
             R"("minResources":{"cpu":"4","memory":"8Gi","nvidia.com/gpu":"2"}})");
 }
 
+TEST(PodGroupTest, NetworkTopologyIsCopiedFromTheJob) {
+  Job job = MustDecode(R"({"metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+    "spec": {"minAvailable": 1, "queue": "q",
+      "networkTopology": {"mode": "hard", "highestTierAllowed": 1, "highestTierName": "rack"},
+      "tasks": [{"name": "t", "replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
+  // highestTierAllowed wins over highestTierName, as in Volcano's job controller.
+  EXPECT_EQ(json::serialize(At(MakePodGroup(job, nullptr), {"spec", "networkTopology"})),
+            R"({"mode":"hard","highestTierAllowed":1})");
+  job.spec.network_topology->highest_tier_allowed.reset();
+  job.spec.network_topology->mode = "soft";
+  EXPECT_EQ(json::serialize(At(MakePodGroup(job, nullptr), {"spec", "networkTopology"})),
+            R"({"mode":"soft","highestTierName":"rack"})");
+  // Without one, the PodGroup has none (SeedJobPodGroup: the whole spec).
+  EXPECT_FALSE(MakePodGroup(MustDecode(kSeedJob), nullptr)["spec"].as_object().contains(
+      "networkTopology"));
+  // A bad value is refused with its path.
+  absl::StatusOr<Job> bad = DecodeJob(json::parse(R"({"metadata": {"name": "j"},
+    "spec": {"networkTopology": {"highestTierAllowed": "one"}}})").as_object());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.networkTopology.highestTierAllowed"));
+}
+
 TEST(PodGroupTest, MinResourcesTakeEachTasksMinimumFirstThenByPriority) {
   Job job = MustDecode(R"({"metadata": {"name": "j", "namespace": "ns", "uid": "u"},
     "spec": {"minAvailable": 3, "queue": "q", "tasks": [

@@ -166,6 +166,9 @@ std::unique_ptr<Cluster> Cluster::Clone() const {
   c->taint_set_ids_ = taint_set_ids_;
   c->seq_ = seq_;
   c->node_changes_ = node_changes_;
+  c->hyper_nodes_ = hyper_nodes_;
+  c->topology_ = topology_;
+  c->topology_dirty_ = topology_dirty_;
   return c;
 }
 
@@ -293,6 +296,7 @@ void Cluster::RemoveNode(const std::string& name) {
 }
 
 void Cluster::IndexNodeLabels(const NodeInfo& n, bool add) {
+  topology_dirty_ = true;  // a node came, went or changed its labels
   for (const auto& [key, value] : n.node->meta.labels) {
     LabelColumn& col = label_columns_[key];
     if (!add) {
@@ -700,6 +704,29 @@ void Cluster::UpsertPriorityClass(const api::PriorityClass& pc) {
 void Cluster::RemovePriorityClass(const std::string& name) {
   priority_classes_.erase(name);
   RefreshDefaultPriority();
+}
+
+void Cluster::UpsertHyperNode(const api::HyperNode& hn) {
+  hyper_nodes_[hn.meta.name] = std::make_shared<const api::HyperNode>(hn);
+  topology_dirty_ = true;
+}
+
+void Cluster::RemoveHyperNode(const std::string& name) {
+  if (hyper_nodes_.erase(name)) topology_dirty_ = true;
+}
+
+const HyperNodeTopology& Cluster::Topology() const {
+  if (topology_dirty_) {
+    std::vector<TopologyNode> nodes;
+    nodes.reserve(node_order_.size());
+    for (int id : node_order_) {
+      const NodeInfo& n = *nodes_[id];
+      nodes.push_back({id, &n.name, &n.node->meta.labels});
+    }
+    topology_ = HyperNodeTopology::Build(hyper_nodes_, nodes);
+    topology_dirty_ = false;
+  }
+  return topology_;
 }
 
 std::optional<int32_t> Cluster::PriorityClassValue(const std::string& name) const {

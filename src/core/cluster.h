@@ -20,6 +20,7 @@
 
 #include "api/gpu_indices.h"
 #include "api/model.h"
+#include "core/hypernodes.h"
 #include "core/podgroup_phase.h"
 #include "core/resources.h"
 
@@ -250,6 +251,12 @@ class Cluster {
   void RemoveQueue(const std::string& name);
   void UpsertPriorityClass(const api::PriorityClass& pc);
   void RemovePriorityClass(const std::string& name);
+  void UpsertHyperNode(const api::HyperNode& hn);
+  void RemoveHyperNode(const std::string& name);
+
+  // The HyperNodes resolved against the nodes as they are now (names and labels); rebuilt on
+  // the first call after a HyperNode or a node object changed, never by a session's placements.
+  const HyperNodeTopology& Topology() const;
 
   // Lookups; nullptr when absent.
   TaskInfo* FindTask(const std::string& key);
@@ -348,6 +355,9 @@ class Cluster {
   std::unordered_map<std::string, int> taint_set_ids_;
   int64_t seq_ = 0;
   uint64_t node_changes_ = 0;
+  std::map<std::string, std::shared_ptr<const api::HyperNode>> hyper_nodes_;
+  mutable HyperNodeTopology topology_;
+  mutable bool topology_dirty_ = false;
 };
 
 }  // namespace muster::core

@@ -169,6 +169,7 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
           if constexpr (std::is_same_v<T, api::PodGroup>) cluster.UpsertPodGroup(o);
           if constexpr (std::is_same_v<T, api::Queue>) cluster.UpsertQueue(o);
           if constexpr (std::is_same_v<T, api::PriorityClass>) cluster.UpsertPriorityClass(o);
+          if constexpr (std::is_same_v<T, api::HyperNode>) cluster.UpsertHyperNode(o);
         },
         obj);
   }

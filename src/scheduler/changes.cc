@@ -121,6 +121,12 @@ ChangeEffect QueueChange(const json::object* before, const json::object* after) 
   return {};
 }
 
+ChangeEffect HyperNodeChange(const json::object* before, const json::object* after) {
+  if (before == nullptr || after == nullptr) return {true, Helps::kEveryone};
+  if (!Same(At(before, "spec"), At(after, "spec"))) return {true, Helps::kEveryone};
+  return {};
+}
+
 ChangeEffect PriorityClassChange(const json::object* before, const json::object* after) {
   if (before != nullptr && after != nullptr) {
     bool same = Same(before->if_contains("value"), after->if_contains("value")) &&

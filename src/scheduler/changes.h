@@ -26,6 +26,8 @@ ChangeEffect PodChange(const boost::json::object* before, const boost::json::obj
 ChangeEffect NodeChange(const boost::json::object* before, const boost::json::object* after);
 ChangeEffect PodGroupChange(const boost::json::object* before, const boost::json::object* after);
 ChangeEffect QueueChange(const boost::json::object* before, const boost::json::object* after);
+// A HyperNode added, removed or with a new spec may let a waiting topology gang in.
+ChangeEffect HyperNodeChange(const boost::json::object* before, const boost::json::object* after);
 ChangeEffect PriorityClassChange(const boost::json::object* before,
                                  const boost::json::object* after);
 

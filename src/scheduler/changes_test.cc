@@ -116,5 +116,19 @@ TEST(ChangesTest, PodGroupsQueuesAndPriorityClasses) {
   EXPECT_EQ(PriorityClassChange(&pc, &higher), kEveryone);
 }
 
+TEST(ChangesTest, AHyperNodeWakesTheGangsWhenItsMembersChange) {
+  json::object rack = Obj(R"({"metadata":{"name":"rack-1"},"spec":{"tier":1,"members":[
+      {"type":"Node","selector":{"exactMatch":{"name":"n1"}}}]},"status":{"nodeCount":1}})");
+  EXPECT_EQ(HyperNodeChange(nullptr, &rack), kEveryone);
+  EXPECT_EQ(HyperNodeChange(&rack, nullptr), kEveryone);
+  json::object counted = rack;
+  counted["status"].as_object()["nodeCount"] = 2;
+  EXPECT_EQ(HyperNodeChange(&rack, &counted), kNothing);
+  json::object grown = rack;
+  grown["spec"].as_object()["members"].as_array().push_back(
+      Obj(R"({"type":"Node","selector":{"exactMatch":{"name":"n2"}}})"));
+  EXPECT_EQ(HyperNodeChange(&rack, &grown), kEveryone);
+}
+
 }  // namespace
 }  // namespace muster::scheduler

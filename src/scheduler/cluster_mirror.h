@@ -81,6 +81,8 @@ class ClusterMirror {
   }
   void UpsertQueue(const api::Queue& queue) { cluster_.UpsertQueue(queue); }
   void RemoveQueue(const std::string& name) { cluster_.RemoveQueue(name); }
+  void UpsertHyperNode(const api::HyperNode& hn) { cluster_.UpsertHyperNode(hn); }
+  void RemoveHyperNode(const std::string& name) { cluster_.RemoveHyperNode(name); }
   void UpsertPriorityClass(const api::PriorityClass& pc) { cluster_.UpsertPriorityClass(pc); }
   void RemovePriorityClass(const std::string& name) { cluster_.RemovePriorityClass(name); }
 

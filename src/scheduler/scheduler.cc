@@ -112,6 +112,14 @@ void Scheduler::State::Apply(Delta& d) {
       }
       if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
       break;
+    case Kind::kHyperNode:
+      if (d.deleted) {
+        mirror.RemoveHyperNode(d.name);
+      } else {
+        mirror.UpsertHyperNode(std::get<api::HyperNode>(d.object));
+      }
+      if (d.effect.helps != Helps::kNobody) backoff.ResetAll();
+      break;
   }
 }
 
@@ -225,6 +233,19 @@ absl::Status Scheduler::Start() {
       s.Handlers<api::PriorityClass>(Kind::kPriorityClass, api::DecodePriorityClass,
                                      PriorityClassChange));
   add(client::Queues(), s.Handlers<api::Queue>(Kind::kQueue, api::DecodeQueue, QueueChange));
+  // HyperNodes where the scheduler may list them (muster up serves them; a Kubernetes cluster
+  // with Volcano's CRDs from before 1.11, or without the RBAC rule, does not let it): without
+  // them gangs have no topology to keep to, and an informer that can never list would hold
+  // every cycle back.
+  if (absl::StatusOr<client::ObjectList> probe = s.client.List(client::HyperNodes(), "");
+      probe.ok()) {
+    add(client::HyperNodes(),
+        s.Handlers<api::HyperNode>(Kind::kHyperNode, api::DecodeHyperNode, HyperNodeChange));
+  } else {
+    s.Log(fmt::format("not watching HyperNodes (topology.volcano.sh/v1alpha1), gangs are placed "
+                      "without a network topology: {}",
+                      std::string(probe.status().message())));
+  }
   add(client::PodGroups(),
       s.Handlers<api::PodGroup>(Kind::kPodGroup, api::DecodePodGroup, PodGroupChange));
   add(client::Pods(), s.Handlers<api::Pod>(Kind::kPod, api::DecodePod, PodChange));

@@ -44,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 // store commits. Each call keeps its own atomicity (a gang is one call).
 constexpr size_t kWriteWorkers = 8;
 
-enum class Kind { kPod, kNode, kPodGroup, kQueue, kPriorityClass };
+enum class Kind { kPod, kNode, kPodGroup, kQueue, kPriorityClass, kHyperNode };
 
 inline const char* KindName(Kind k) {
   switch (k) {
@@ -58,6 +58,8 @@ inline const char* KindName(Kind k) {
       return "Queue";
     case Kind::kPriorityClass:
       return "PriorityClass";
+    case Kind::kHyperNode:
+      return "HyperNode";
   }
   return "object";
 }
@@ -67,7 +69,8 @@ struct Delta {
   Kind kind = Kind::kPod;
   bool deleted = false;
   std::string ns, name, resource_version;
-  std::variant<std::monostate, api::Pod, api::Node, api::PodGroup, api::Queue, api::PriorityClass>
+  std::variant<std::monostate, api::Pod, api::Node, api::PodGroup, api::Queue, api::PriorityClass,
+               api::HyperNode>
       object;
   ChangeEffect effect;
 };

@@ -45,6 +45,7 @@ namespace muster::apiserver {
 
 using admission::AdmitBatchJob;
 using admission::AdmitCommand;
+using admission::AdmitHyperNode;
 using admission::AdmitConfigMap;
 using admission::AdmitCronJob;
 using admission::AdmitCustomResource;
@@ -107,6 +108,8 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
     refused = AdmitQueue(c);
   } else if (res.group == "bus.volcano.sh" && res.resource == "commands") {
     refused = AdmitCommand(c);
+  } else if (res.group == "topology.volcano.sh" && res.resource == "hypernodes") {
+    refused = AdmitHyperNode(c);
   }
   if (refused) return refused;
   if (std::optional<ApiError> err = TypeProblemsError(c)) return err;

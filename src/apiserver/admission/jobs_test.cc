@@ -174,6 +174,17 @@ TEST_F(AdmissionTest, JobTaskTemplatesAreValidatedAsPodTemplates) {
             JobDenied("spec.task[0].template.spec.containers[0].image: Required value."));
 }
 
+TEST_F(AdmissionTest, JobNetworkTopologyFollowsTheCrdSchema) {
+  json::object job = Job(R"({"networkTopology":{"mode":"loose"},"tasks":[{"name":"a",
+      "replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]})");
+  auto err = Create(Jobs(), job);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 422);
+  EXPECT_EQ(err->message,
+            "Job.batch.volcano.sh \"j\" is invalid: spec.networkTopology.mode: Unsupported "
+            "value: \"loose\": supported values: \"hard\", \"soft\"");
+}
+
 TEST_F(AdmissionTest, JobFieldTypesFollowTheCrdSchema) {
   json::object job = Job(R"({"tasks":[{"name":"a","replicas":"3",
       "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]})");

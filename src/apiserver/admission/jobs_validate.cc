@@ -404,6 +404,7 @@ void CheckJobSchema(Context& c, json::object& spec) {
   c.reader.Str(spec, "queue", "spec.queue");
   c.reader.Str(spec, "schedulerName", "spec.schedulerName");
   c.reader.Str(spec, "priorityClassName", "spec.priorityClassName");
+  CheckNetworkTopology(c, spec);
   if (std::optional<int64_t> min_success = c.reader.Int(spec, "minSuccess", "spec.minSuccess");
       min_success && *min_success < 1) {
     // unverified: the CRD's `minimum: 1` as apiextensions words it.

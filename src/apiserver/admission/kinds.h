@@ -34,6 +34,11 @@ void ValidateLabels(Context& c, const json::object& parent, std::string_view key
 void ValidateLabelSelector(Context& c, json::object& parent, std::string_view key,
                            const std::string& path);
 
+// podgroups.cc: the CRD schema's checks of spec.networkTopology (PodGroup and Volcano Job): mode
+// one of hard and soft (defaulted to hard), highestTierAllowed at least 0, highestTierName at
+// most 253 characters.
+void CheckNetworkTopology(Context& c, json::object& spec);
+
 // namespaces.cc: NamespaceLifecycle: nothing new in a namespace that is being deleted.
 std::optional<ApiError> CheckNamespaceLifecycle(const Context& c);
 
@@ -158,5 +163,9 @@ std::string QueueNotFound(const std::string& name);
 
 // commands.cc: the target's kind, the action it takes and, on create, that the target exists.
 std::optional<ApiError> AdmitCommand(Context& c);
+
+// hypernodes.cc: topology.volcano.sh HyperNodes: the CRD schema's and the webhook's checks, and
+// no member cycle.
+std::optional<ApiError> AdmitHyperNode(Context& c);
 
 }  // namespace muster::apiserver::admission

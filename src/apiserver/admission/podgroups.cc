@@ -4,7 +4,8 @@
 // volcano-sh/volcano pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go
 // (mutatepodgroup.volcano.sh: the queue from the namespace's annotation, else "default") and
 // podgroups/validate/validate_podgroup.go (validatepodgroup.volcano.sh: the queue exists and is
-// Open; messages verbatim).
+// Open; messages verbatim). spec.networkTopology as the CRD schema
+// (config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml) checks and defaults it.
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,32 @@ constexpr char kPodGroupWebhook[] = "validatepodgroup.volcano.sh";
 
 }  // namespace
 
+void CheckNetworkTopology(Context& c, json::object& spec) {
+  json::object* nt = c.reader.Obj(spec, "networkTopology", "spec.networkTopology",
+                                  "v1beta1.NetworkTopologySpec");
+  if (nt == nullptr) return;
+  std::optional<std::string> mode = c.reader.Str(*nt, "mode", "spec.networkTopology.mode");
+  std::optional<int64_t> tier =
+      c.reader.Int(*nt, "highestTierAllowed", "spec.networkTopology.highestTierAllowed");
+  std::optional<std::string> name =
+      c.reader.Str(*nt, "highestTierName", "spec.networkTopology.highestTierName");
+  if (!mode) {
+    (*nt)["mode"] = "hard";  // the schema's default
+  } else if (*mode != "hard" && *mode != "soft") {
+    c.errs.NotSupported("spec.networkTopology.mode", *mode, {"hard", "soft"});
+  }
+  if (tier && *tier < 0) {
+    // unverified: the CRD schema's minimum as apiextensions words it.
+    c.errs.InvalidInt("spec.networkTopology.highestTierAllowed", *tier,
+                      "spec.networkTopology.highestTierAllowed in body should be greater than or "
+                      "equal to 0");
+  }
+  if (name && name->size() > 253) {
+    c.errs.InvalidString("spec.networkTopology.highestTierName", *name,
+                   "may not be more than 253 bytes");
+  }
+}
+
 std::optional<ApiError> AdmitPodGroup(Context& c) {
   json::object* spec = c.reader.Obj(c.obj, "spec", "spec", "v1beta1.PodGroupSpec");
   if (spec == nullptr) {
@@ -30,6 +57,7 @@ std::optional<ApiError> AdmitPodGroup(Context& c) {
   }
   std::optional<int64_t> min_member = c.reader.Int(*spec, "minMember", "spec.minMember");
   c.reader.Str(*spec, "queue", "spec.queue");
+  CheckNetworkTopology(c, *spec);
   if (std::optional<ApiError> err = TypeProblemsError(c)) return err;
   if (min_member && *min_member < 0) {
     // unverified: the CRD schema's minimum as apiextensions words it.

@@ -60,6 +60,27 @@ TEST_F(AdmissionTest, PodGroupRefusals) {
             "find queue: queues.scheduling.volcano.sh \"q\" not found");
 }
 
+TEST_F(AdmissionTest, PodGroupNetworkTopology) {
+  json::object pg = Created(PodGroups(), Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1",
+      "kind":"PodGroup","metadata":{"name":"pg","namespace":"default"},
+      "spec":{"minMember":2,"networkTopology":{"highestTierAllowed":1}}})"));
+  EXPECT_EQ(json::serialize(pg["spec"].at("networkTopology")),
+            R"({"highestTierAllowed":1,"mode":"hard"})");
+
+  json::object bad = Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1",
+      "kind":"PodGroup","metadata":{"name":"pg","namespace":"default"},
+      "spec":{"networkTopology":{"mode":"strict","highestTierAllowed":-1}}})");
+  auto err = Create(PodGroups(), bad);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 422);
+  EXPECT_EQ(err->message,
+            "PodGroup.scheduling.volcano.sh \"pg\" is invalid: [spec.networkTopology.mode: "
+            "Unsupported value: \"strict\": supported values: \"hard\", \"soft\", "
+            "spec.networkTopology.highestTierAllowed: Invalid value: -1: "
+            "spec.networkTopology.highestTierAllowed in body should be greater than or equal to "
+            "0]");
+}
+
 TEST_F(AdmissionTest, QueueDefaults) {
   json::object q = Created(Queues(), Obj(R"({"apiVersion":"scheduling.volcano.sh/v1beta1",
       "kind":"Queue","metadata":{"name":"team-a"},"spec":{},"status":{"state":"Closed"}})"));

@@ -273,6 +273,7 @@ TEST(RegistryTest, ServedGroupVersionsListCoreFirst) {
                                    GroupVersion{"batch.volcano.sh", "v1alpha1"},
                                    GroupVersion{"scheduling.volcano.sh", "v1beta1"},
                                    GroupVersion{"bus.volcano.sh", "v1alpha1"},
+                                   GroupVersion{"topology.volcano.sh", "v1alpha1"},
                                    GroupVersion{"apps", "v1"},
                                    GroupVersion{"networking.k8s.io", "v1"}));
   std::vector<std::string> volcano;
@@ -358,8 +359,8 @@ TEST(DiscoveryTest, AggregatedGroupsListVolcanoKinds) {
   EXPECT_THAT(groups, UnorderedElementsAre("scheduling.k8s.io", "coordination.k8s.io", "policy",
                                            "batch", "apiextensions.k8s.io", "authentication.k8s.io",
                                            "authorization.k8s.io", "batch.volcano.sh",
-                                           "scheduling.volcano.sh", "bus.volcano.sh", "apps",
-                                           "networking.k8s.io"));
+                                           "scheduling.volcano.sh", "bus.volcano.sh",
+                                           "topology.volcano.sh", "apps", "networking.k8s.io"));
   // kubectl resolves `jobs`, which both batch and batch.volcano.sh serve, to the group listed
   // first: Kubernetes' own, as kube-apiserver lists its groups before any CRD's.
   const auto batch_at = std::find(groups.begin(), groups.end(), "batch");

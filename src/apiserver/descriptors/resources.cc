@@ -280,6 +280,23 @@ ResourceInfo VolcanoPodGroups() {
   return info;
 }
 
+// Volcano's network topology: racks and spines as groups of nodes (config/crd/volcano/bases/
+// topology.volcano.sh_hypernodes.yaml: cluster-scoped, short name hn, its printer columns).
+ResourceInfo VolcanoHyperNodes() {
+  ResourceInfo info =
+      Resource("topology.volcano.sh", "v1alpha1", "hypernodes", "hypernode", "HyperNode", false);
+  info.builtin = false;
+  info.short_names = {"hn"};
+  info.subresources = {"status"};
+  info.columns = {
+      Column("Tier", "string", ".spec.tier", ""),
+      Column("TierName", "string", ".spec.tierName", ""),
+      Column("NodeCount", "integer", ".status.nodeCount", ""),
+      Column("Age", "date", ".metadata.creationTimestamp", ""),
+  };
+  return info;
+}
+
 // What `vcctl job suspend|resume` and `vcctl queue operate` create: an action for a Job (the job
 // controller) or a Queue (the queue controller), which deletes the Command once it has taken it.
 // Volcano's CRD declares no printer columns, short names or subresources.
@@ -316,7 +333,8 @@ std::vector<ResourceInfo> BuildRegistry() {
       VolcanoJobs(),
       VolcanoQueues(),
       VolcanoPodGroups(),
-      VolcanoCommands()};
+      VolcanoCommands(),
+      VolcanoHyperNodes()};
   for (ResourceInfo& info : ListedOnlyKinds()) registry.push_back(std::move(info));
   return registry;
 }

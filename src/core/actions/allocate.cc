@@ -12,6 +12,14 @@
 //   reserveGpus: N      a reservation for the first gang of at least N GPUs that cannot be placed
 //   reserveAfter: 10m   (once its PodGroup is that old): the jobs after it keep their placements
 //                       only if they do not delay it (reserve.h).
+//
+// A gang with a network topology (a HyperNodeGradient from a plugin: network-topology-aware)
+// takes the hypernode-aware path of Volcano's allocateForJob: for each gradient, lowest tier
+// first, the whole gang is tried in each HyperNode with only that HyperNode's nodes in view; of
+// those that take it, the best-scoring (HyperNodeOrderFn; first by tier and name among equals)
+// gets it; when no HyperNode of any gradient does, the gang waits with the gradient's reason. A
+// trial is placed and undone; the winner is placed again, from the same start, with the same
+// result. Reservations do not hold such a gang's room (it is placed as if none were planned).
 
 #include <map>
 #include <optional>
@@ -106,7 +114,7 @@ class AllocateAction : public Action {
       }
       QueueInfo* q = first ? ssn.QueueOf(*first) : nullptr;
       if (first && reservation->Plan(*first) && !ssn.Overused(*q)) {
-        AllocateJob(ssn, *q, *first, tasks_of(*first), jobs.at(q->id), shapes, reserve);
+        Place(ssn, *q, *first, tasks_of(*first), jobs.at(q->id), shapes, reserve);
         // Planned to fit now and did not after all (a constraint between its own pods, which
         // the plan does not model): holding room for it now would hold it for nothing.
         if (!ssn.JobReady(*first) && reservation->shadow() <= ssn.options().now_unix) {
@@ -122,7 +130,7 @@ class AllocateAction : public Action {
       if (queue_jobs.Empty()) continue;
       JobInfo* j = queue_jobs.Pop();
       if (j->IsPending()) continue;  // strictOrder: the queue stops at a job not admitted
-      AllocateJob(ssn, *q, *j, tasks_of(*j), queue_jobs, shapes, reserve);
+      Place(ssn, *q, *j, tasks_of(*j), queue_jobs, shapes, reserve);
       if (ssn.JobReady(*j)) {
         queues.Push(q);
         continue;
@@ -271,9 +279,91 @@ class AllocateAction : public Action {
     return false;
   }
 
-  static void AllocateJob(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
+  // kNormal: Volcano's allocateResourcesForTasks. kTrial: every pending task is tried (none is
+  // left for a later turn), and the placements are undone whatever comes of them. kWhole: every
+  // pending task is tried, and the placements are kept when the gang is ready.
+  enum class Mode { kNormal, kTrial, kWhole };
+
+  static void Place(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
+                    OrderedQueue<JobInfo*>& queue_jobs, ShapeCache& shapes,
+                    Reservation* reservation) {
+    std::optional<HyperNodeGradient> gradient = ssn.HyperNodeGradientFor(j);
+    if (!gradient) {
+      AllocateJob(ssn, q, j, tasks, queue_jobs, shapes, reservation, Mode::kNormal);
+      return;
+    }
+    AllocateInHyperNodes(ssn, q, j, tasks, *gradient);
+  }
+
+  static void ForgetFitErrors(Session& ssn, const JobInfo& j) {
+    for (int tid : j.tasks) ssn.task_fit_errors().erase(tid);
+  }
+
+  // What the trials left in the job's record: their fit errors and placements.
+  static void ForgetTrials(Session& ssn, const JobInfo& j) {
+    ForgetFitErrors(ssn, j);
+    for (int tid : j.tasks) {
+      const TaskInfo& t = ssn.cluster().task(tid);
+      if (t.status == TaskStatus::kPending) ssn.ForgetLastPlacement(t);
+    }
+  }
+
+  // The gang placed within one HyperNode's nodes, from the search start `start`: whether it was
+  // ready (kTrial leaves nothing placed).
+  static bool TryHyperNode(Session& ssn, QueueInfo& q, JobInfo& j,
+                           const OrderedQueue<TaskInfo*>& tasks, const HyperNodeInfo& hn,
+                           int start, Mode mode) {
+    std::vector<NodeInfo*> in_view;
+    for (NodeInfo* n : ssn.nodes()) {
+      if (hn.Has(n->id)) in_view.push_back(n);
+    }
+    std::vector<NodeInfo*> all = ssn.SwapNodes(std::move(in_view));
+    ssn.set_next_start_node(start);
+    ForgetTrials(ssn, j);
+    OrderedQueue<TaskInfo*> mine = tasks;
+    OrderedQueue<JobInfo*> unused(
+        [&ssn](JobInfo* const& l, JobInfo* const& r) { return ssn.JobOrderLess(*l, *r); });
+    ShapeCache shapes;  // feasible nodes found among other nodes do not hold here
+    bool ready = AllocateJob(ssn, q, j, mine, unused, shapes, nullptr, mode);
+    ssn.SwapNodes(std::move(all));
+    return ready;
+  }
+
+  static void AllocateInHyperNodes(Session& ssn, QueueInfo& q, JobInfo& j,
+                                   const OrderedQueue<TaskInfo*>& tasks,
+                                   const HyperNodeGradient& gradient) {
+    const int start = ssn.next_start_node();
+    std::vector<double> scores;
+    for (const std::vector<const HyperNodeInfo*>& tier : gradient.tiers) {
+      std::vector<const HyperNodeInfo*> fit;
+      for (const HyperNodeInfo* hn : tier) {
+        if (TryHyperNode(ssn, q, j, tasks, *hn, start, Mode::kTrial)) fit.push_back(hn);
+      }
+      if (fit.empty()) continue;
+      ssn.HyperNodeScores(j, fit, scores);
+      size_t best = 0;
+      for (size_t i = 1; i < fit.size(); ++i) {
+        if (scores[i] > scores[best]) best = i;
+      }
+      TryHyperNode(ssn, q, j, tasks, *fit[best], start, Mode::kWhole);
+      return;
+    }
+    ssn.set_next_start_node(start);
+    for (int tid : j.tasks) {
+      const TaskInfo& t = ssn.cluster().task(tid);
+      if (t.status == TaskStatus::kPending) ssn.ForgetLastPlacement(t);
+    }
+    if (!gradient.unfit_reason.empty()) {
+      // The pods wait for the reason the gang does, not for the last HyperNode tried.
+      ForgetFitErrors(ssn, j);
+      ssn.job_fit_errors()[j.id] = gradient.unfit_reason;
+    }
+  }
+
+  // Whether the gang is ready once its tasks are tried (kNormal: when its placements end).
+  static bool AllocateJob(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
                           OrderedQueue<JobInfo*>& queue_jobs, ShapeCache& shapes,
-                          Reservation* reservation) {
+                          Reservation* reservation, Mode mode) {
     auto stmt = std::make_unique<Statement>(ssn);
     while (!tasks.Empty()) {
       TaskInfo* t = tasks.Pop();
@@ -328,10 +418,15 @@ class AllocateAction : public Action {
       } else {
         stmt->Pipeline(*t, best->id);
       }
-      if (ssn.JobReady(j) && !tasks.Empty()) {
+      if (mode == Mode::kNormal && ssn.JobReady(j) && !tasks.Empty()) {
         queue_jobs.Push(&j);
         break;
       }
+    }
+    const bool ready = ssn.JobReady(j);
+    if (mode == Mode::kTrial) {
+      stmt->Discard();
+      return ready;
     }
     if (ssn.JobReady(j) && reservation && !reservation->Admit(j)) {
       stmt->Discard();
@@ -344,6 +439,7 @@ class AllocateAction : public Action {
     } else if (!stmt->empty()) {
       ssn.KeepOpen(std::move(stmt));
     }
+    return ready;
   }
 };
 

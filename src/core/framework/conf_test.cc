@@ -21,7 +21,7 @@ using ::testing::UnorderedElementsAre;
 constexpr char kKnownActionList[] = "enqueue, allocate, backfill, preempt, reclaim";
 constexpr char kKnownPluginList[] =
     "priority, gang, conformance, drf, proportion, capacity, sla, overcommit, predicates, "
-    "nodeorder, binpack, gpu-fgd, gpu-bestfit, gpu-dotproduct, gpu-packing, gpu-clustering, "
+    "nodeorder, binpack, network-topology-aware, gpu-fgd, gpu-bestfit, gpu-dotproduct, gpu-packing, gpu-clustering, "
     "gpu-random, gpu-muster";
 
 // Parses text that must be valid; fails the test (and returns an empty conf) otherwise.

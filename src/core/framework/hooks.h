@@ -52,6 +52,22 @@ using QueueTaskBoolFn = std::function<bool(const QueueInfo&, const TaskInfo&)>;
 using VictimsFn = std::function<std::pair<std::vector<const TaskInfo*>, int>(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& preemptees)>;
 
+// Where a gang with a network topology may land (allocate's hypernode-aware path): HyperNodes in
+// gradients, lowest tier first. allocate tries each HyperNode of a gradient in turn, keeps the
+// best-scoring one that takes the whole gang (HyperNodeOrderFn), and goes to the next gradient
+// only when none did; when no gradient does, the job waits with `unfit_reason`. Volcano's
+// HyperNodeGradientForJobFn (pkg/scheduler/framework/session_plugins.go).
+struct HyperNodeGradient {
+  std::vector<std::vector<const HyperNodeInfo*>> tiers;
+  std::string unfit_reason;
+};
+// nullopt for a job without a network topology: it is placed on any nodes.
+using HyperNodeGradientFn = std::function<std::optional<HyperNodeGradient>(const JobInfo&)>;
+// Adds each HyperNode's score for the job to `scores` (same order as `hypernodes`), all of which
+// take the gang. Volcano's HyperNodeOrderFn.
+using HyperNodeOrderFn = std::function<void(
+    const JobInfo&, const std::vector<const HyperNodeInfo*>&, std::vector<double>& scores)>;
+
 struct EventHandler {
   std::function<void(const TaskInfo&)> on_allocate;
   std::function<void(const TaskInfo&)> on_deallocate;

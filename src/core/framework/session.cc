@@ -311,6 +311,23 @@ void Session::NodeScores(const TaskInfo& t, const std::vector<const NodeInfo*>& 
   }
 }
 
+std::optional<HyperNodeGradient> Session::HyperNodeGradientFor(const JobInfo& j) const {
+  for (const auto& tier : Tiers(hypernode_gradient_)) {
+    for (const auto* f : tier) {
+      if (auto g = (*f)(j)) return g;
+    }
+  }
+  return std::nullopt;
+}
+
+void Session::HyperNodeScores(const JobInfo& j, const std::vector<const HyperNodeInfo*>& hypernodes,
+                              std::vector<double>& scores) const {
+  scores.assign(hypernodes.size(), 0.0);
+  for (const auto& tier : Tiers(hypernode_order_)) {
+    for (const auto* f : tier) (*f)(j, hypernodes, scores);
+  }
+}
+
 bool Session::JobReady(const JobInfo& j) const {
   for (const auto& tier : Tiers(job_ready_)) {
     for (const auto* f : tier) {

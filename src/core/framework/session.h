@@ -82,6 +82,8 @@ class Session {
   void AddPreemptiveFn(const std::string& p, QueueTaskBoolFn f) { preemptive_.fns[p] = std::move(f); }
   void AddPreemptableFn(const std::string& p, VictimsFn f) { preemptable_.fns[p] = std::move(f); }
   void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_.fns[p] = std::move(f); }
+  void AddHyperNodeGradientFn(const std::string& p, HyperNodeGradientFn f) { hypernode_gradient_.fns[p] = std::move(f); }
+  void AddHyperNodeOrderFn(const std::string& p, HyperNodeOrderFn f) { hypernode_order_.fns[p] = std::move(f); }
   // One plugin chooses GPU devices (the gpu-* placement plugins): the first to register. Devices
   // it returns that cannot take the task are replaced by the engine's choice.
   void SetGpuChoiceFn(GpuChoiceFn f) {
@@ -127,6 +129,18 @@ class Session {
                                            const std::vector<const TaskInfo*>& preemptees) const;
   std::vector<const TaskInfo*> Reclaimable(const TaskInfo& reclaimer,
                                            const std::vector<const TaskInfo*>& reclaimees) const;
+  // The first plugin's gradient for a job with a network topology (in tier order); nullopt when
+  // no plugin gives one.
+  std::optional<HyperNodeGradient> HyperNodeGradientFor(const JobInfo& j) const;
+  // Sum of the plugins' scores per HyperNode (same order as `hypernodes`).
+  void HyperNodeScores(const JobInfo& j, const std::vector<const HyperNodeInfo*>& hypernodes,
+                       std::vector<double>& scores) const;
+  // Replaces the nodes the actions see (nodes()) and returns the previous list: allocate shows
+  // only a HyperNode's nodes while it tries a gang there, and puts the list back after.
+  std::vector<NodeInfo*> SwapNodes(std::vector<NodeInfo*> nodes) {
+    nodes_.swap(nodes);
+    return nodes;
+  }
   // Victims in eviction order (lowest first), Volcano's BuildVictimsPriorityQueue.
   std::vector<const TaskInfo*> OrderVictims(std::vector<const TaskInfo*> victims,
                                             const TaskInfo& preemptor) const;
@@ -165,6 +179,9 @@ class Session {
   TaskStatus LastStatus(const TaskInfo& t) const;
   // The node of the task's last placement this session (Allocate or Pipeline), or -1.
   int LastNode(const TaskInfo& t) const;
+  // Forgets the task's placements this session: they were trials (allocate's HyperNode
+  // trials), and what the pod is told must not name a node it was only tried on.
+  void ForgetLastPlacement(const TaskInfo& t) { last_tx_.erase(t.id); }
 
  private:
   void Open();
@@ -211,6 +228,8 @@ class Session {
   mutable Hook<QueueTaskBoolFn> preemptive_{"enablePreemptive", {}, {}, false};
   mutable Hook<VictimsFn> preemptable_{"enablePreemptable", {}, {}, false};
   mutable Hook<VictimsFn> reclaimable_{"enableReclaimable", {}, {}, false};
+  mutable Hook<HyperNodeGradientFn> hypernode_gradient_{"enabledHyperNodeGradient", {}, {}, false};
+  mutable Hook<HyperNodeOrderFn> hypernode_order_{"enabledHyperNodeOrder", {}, {}, false};
   std::vector<EventHandler> handlers_;
 };
 

@@ -25,6 +25,7 @@ std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewNetworkTopologyAwarePlugin(const PluginOption& opt);
 
 namespace {
 
@@ -46,6 +47,7 @@ constexpr PluginRegistration kPlugins[] = {
     {"predicates", NewPredicatesPlugin},
     {"nodeorder", NewNodeOrderPlugin},
     {"binpack", NewBinpackPlugin},
+    {"network-topology-aware", NewNetworkTopologyAwarePlugin},
     // The GPU placement policies (gpuplacement/plugin.h).
     {"gpu-fgd", NewGpuPlacementPlugin},
     {"gpu-bestfit", NewGpuPlacementPlugin},

@@ -321,6 +321,13 @@ class PodGroupBuilder {
     pg_.meta.creation_timestamp = std::move(rfc3339);
     return *this;
   }
+  // spec.networkTopology: mode "hard" or "soft", and highestTierAllowed when `tier` >= 0.
+  PodGroupBuilder& Topology(std::string mode, int tier = -1) {
+    pg_.spec.network_topology.emplace();
+    pg_.spec.network_topology->mode = std::move(mode);
+    if (tier >= 0) pg_.spec.network_topology->highest_tier_allowed = tier;
+    return *this;
+  }
   api::PodGroup Obj() const { return pg_; }
 
  private:
@@ -375,6 +382,54 @@ class QueueBuilder {
 };
 
 inline QueueBuilder MakeQueue(std::string name) { return QueueBuilder(std::move(name)); }
+
+// --- HyperNode --------------------------------------------------------------------------------
+
+class HyperNodeBuilder {
+ public:
+  HyperNodeBuilder(std::string name, int32_t tier) {
+    hn_.meta.name = std::move(name);
+    hn_.spec.tier = tier;
+  }
+  HyperNodeBuilder& Node(std::string name) { return Exact("Node", std::move(name)); }
+  HyperNodeBuilder& Child(std::string name) { return Exact("HyperNode", std::move(name)); }
+  HyperNodeBuilder& Exact(std::string type, std::string name) {
+    api::HyperNodeMember m;
+    m.type = std::move(type);
+    m.selector.exact_match.emplace();
+    m.selector.exact_match->name = std::move(name);
+    hn_.spec.members.push_back(std::move(m));
+    return *this;
+  }
+  HyperNodeBuilder& Regex(std::string type, std::string pattern) {
+    api::HyperNodeMember m;
+    m.type = std::move(type);
+    m.selector.regex_match.emplace();
+    m.selector.regex_match->pattern = std::move(pattern);
+    hn_.spec.members.push_back(std::move(m));
+    return *this;
+  }
+  HyperNodeBuilder& Labels(std::string key, std::string value) {
+    api::HyperNodeMember m;
+    m.type = "Node";
+    m.selector.label_match.emplace();
+    m.selector.label_match->match_labels[std::move(key)] = std::move(value);
+    hn_.spec.members.push_back(std::move(m));
+    return *this;
+  }
+  HyperNodeBuilder& TierName(std::string name) {
+    hn_.spec.tier_name = std::move(name);
+    return *this;
+  }
+  api::HyperNode Obj() const { return hn_; }
+
+ private:
+  api::HyperNode hn_;
+};
+
+inline HyperNodeBuilder MakeHyperNode(std::string name, int32_t tier) {
+  return HyperNodeBuilder(std::move(name), tier);
+}
 
 inline api::PriorityClass MakePriorityClass(std::string name, int32_t value) {
   api::PriorityClass pc;

@@ -58,6 +58,10 @@ class Harness {
     cluster_.UpsertPriorityClass(pc);
     return *this;
   }
+  Harness& Add(const api::HyperNode& hn) {
+    cluster_.UpsertHyperNode(hn);
+    return *this;
+  }
 
   CycleResult Run(const SchedulerConf& conf = DefaultSchedulerConf(), SessionOptions options = {}) {
     CycleResult r;
