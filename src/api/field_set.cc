@@ -209,6 +209,66 @@ bool RestrictWritten(FieldSet& set, const json::object& next,
   return removed;
 }
 
+namespace {
+
+// Whether an encoded node is itself a member (Decode's rule: a leaf, or a node carrying ".").
+bool IsEncodedMember(const json::value& node) {
+  const json::object* o = node.if_object();
+  return o == nullptr || o->empty() || o->contains(".");
+}
+
+// Whether every path `fields` names below `value` exists in it.
+bool ExistsBelow(const json::object& fields, const json::value& value) {
+  for (const auto& [key, child] : fields) {
+    if (key == ".") continue;
+    const json::value* now = Step(value, key);
+    if (now == nullptr) return false;
+    if (const json::object* below = child.if_object(); below != nullptr && !ExistsBelow(*below, *now)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ContainsAll(const json::object& fields, const FieldSet& set) {
+  for (const auto& [key, child] : set.children) {
+    const json::value* node = fields.if_contains(key);
+    if (node == nullptr || (child.member && !IsEncodedMember(*node))) return false;
+    if (child.children.empty()) continue;
+    const json::object* below = node->if_object();
+    if (below == nullptr || !ContainsAll(*below, child)) return false;
+  }
+  return true;
+}
+
+bool OverlapsEncoded(const json::object& fields, const FieldSet& set) {
+  for (const auto& [key, child] : set.children) {
+    const json::value* node = fields.if_contains(key);
+    if (node == nullptr) continue;
+    if (child.member && IsEncodedMember(*node)) return true;
+    const json::object* below = node->if_object();
+    if (below != nullptr && OverlapsEncoded(*below, child)) return true;
+  }
+  return false;
+}
+
+bool ExistsWritten(const json::object& fields, const json::object& next,
+                   const std::vector<std::string_view>& kept) {
+  for (const auto& [key, child] : fields) {
+    if (key == ".") continue;
+    const std::string_view k = key;
+    const json::value* now = k.starts_with("f:") ? next.if_contains(k.substr(2)) : nullptr;
+    if (now == nullptr) return false;
+    if (std::find(kept.begin(), kept.end(), k.substr(2)) != kept.end()) continue;
+    if (const json::object* below = child.if_object(); below != nullptr && !ExistsBelow(*below, *now)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The top-level members a write from `live` to `next` left as they were, metadata aside: the
 // server's garbage collector changes metadata without a field manager, so it is always walked.
 std::vector<std::string_view> Unchanged(const json::object& live, const json::object& next) {

@@ -48,6 +48,16 @@ void Insert(FieldSet& set, const Path& path);
 void ForEachMember(const FieldSet& set, Path& path,
                    const std::function<void(const Path&, const FieldSet&)>& fn);
 
+// The same questions asked of a FieldsV1 encoding (`fields`, as Encode writes it) without
+// decoding it, for a write that changes no one's fields but the writer's (managed_fields.cc):
+// whether every member of `set` is a member of `fields`; whether some member of `set` is one of
+// `fields`.
+bool ContainsAll(const boost::json::object& fields, const FieldSet& set);
+bool OverlapsEncoded(const boost::json::object& fields, const FieldSet& set);
+// Whether RestrictWritten would leave nothing out of `fields` decoded.
+bool ExistsWritten(const boost::json::object& fields, const boost::json::object& next,
+                   const std::vector<std::string_view>& kept);
+
 // The value one path element below `parent`; null when there is none.
 const boost::json::value* Step(const boost::json::value& parent, std::string_view key);
 boost::json::value* Step(boost::json::value& parent, std::string_view key);

@@ -269,6 +269,96 @@ TEST(ManagedFieldsTest, AnUpdateFromAStateKeptApartFromItsOwnershipSaysWhetherIt
             R"({"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:name":{}}}}})");
 }
 
+// Most writes are a manager writing again the fields it owns (a node agent's pod status): the
+// other entries stay as stored and only the writer's time moves. A write that takes a field from
+// another manager, or removes one another owns, changes their entries as any update does.
+TEST(ManagedFieldsTest, AManagerRewritingItsOwnFieldsMovesOnlyItsTime) {
+  const value pod = Json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Pending"}})");
+  FieldManager creator = Updater("creator");
+  creator.status_is_subresource = true;
+  FieldManager kubelet = Updater("kubelet");
+  kubelet.subresource = "status";
+  kubelet.status_is_subresource = true;
+  FieldManager other = kubelet;
+  other.manager = "other";
+
+  // A write from `live` (kept without its ownership, `stored`) to `next` by `who`; the result
+  // with its managedFields.
+  auto write = [](const json::object& whole, const FieldManager& who, std::string_view now,
+                  auto change) {
+    json::object live = whole;
+    const value stored = live["metadata"].as_object()["managedFields"];
+    live["metadata"].as_object().erase("managedFields");
+    json::object next = live;
+    change(next);
+    RecordUpdate(live, stored.is_null() ? nullptr : &stored, next, "Pod", who, now);
+    return next;
+  };
+  auto status = [](json::object& o) -> json::object& { return o["status"].as_object(); };
+
+  json::object created = pod.as_object();
+  RecordUpdate(json::object(), created, "Pod", creator, "T1");
+  json::object running = write(created, kubelet, "T2", [&](json::object& o) {
+    status(o)["phase"] = "Running";
+  });
+  json::object done = write(running, kubelet, "T3", [&](json::object& o) {
+    status(o)["phase"] = "Succeeded";
+  });
+  const json::array& before = running.at("metadata").at("managedFields").as_array();
+  const json::array& after = done.at("metadata").at("managedFields").as_array();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[1].at("time"), "T3");
+  EXPECT_EQ(json::serialize(after[1].at("fieldsV1")), R"({"f:status":{"f:phase":{}}})");
+
+  // A new field joins the writer's entry.
+  json::object with_ip = write(done, kubelet, "T4", [&](json::object& o) {
+    status(o)["podIP"] = "10.0.0.1";
+  });
+  EXPECT_EQ(FieldsOf(value(with_ip), "kubelet", "Update"),
+            R"({"f:status":{"f:phase":{},"f:podIP":{}}})");
+
+  // Another manager takes podIP and adds a message: the kubelet keeps the phase alone.
+  json::object taken = write(with_ip, other, "T5", [&](json::object& o) {
+    status(o)["podIP"] = "10.0.0.2";
+    status(o)["message"] = "moved";
+  });
+  EXPECT_EQ(FieldsOf(value(taken), "kubelet", "Update"), R"({"f:status":{"f:phase":{}}})");
+  EXPECT_EQ(FieldsOf(value(taken), "other", "Update"),
+            R"({"f:status":{"f:message":{},"f:podIP":{}}})");
+
+  // The kubelet rewrites its phase and removes what the other owns: that entry goes.
+  json::object cleared = write(taken, kubelet, "T6", [&](json::object& o) {
+    status(o)["phase"] = "Failed";
+    status(o).erase("podIP");
+    status(o).erase("message");
+  });
+  EXPECT_EQ(FieldsOf(value(cleared), "other", "Update"), "");
+  EXPECT_EQ(FieldsOf(value(cleared), "kubelet", "Update"), R"({"f:status":{"f:phase":{}}})");
+  EXPECT_EQ(cleared.at("metadata").at("managedFields").as_array().size(), 2u);
+}
+
+// A field an updater shares with an applier (the applier set the value it had) is the updater's
+// alone once the updater changes it again.
+TEST(ManagedFieldsTest, AnUpdateOfASharedFieldTakesItFromTheOtherOwner) {
+  json::object live = ConfigMap(R"({"a":"1"})").as_object();
+  RecordUpdate(json::object(), live, "ConfigMap", Updater("editor"), "T1");
+  value shared = Applied(value(live), ConfigMap(R"({"a":"1"})"), Applier("applier"));
+  EXPECT_EQ(FieldsOf(shared, "applier", "Apply"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(shared, "editor", "Update"), R"({"f:data":{"f:a":{}}})");
+
+  json::object whole = shared.as_object();
+  json::object live_part = whole;
+  const value stored = live_part["metadata"].as_object()["managedFields"];
+  live_part["metadata"].as_object().erase("managedFields");
+  json::object next = live_part;
+  next["data"].as_object()["a"] = "2";
+  EXPECT_TRUE(RecordUpdate(live_part, &stored, next, "ConfigMap", Updater("editor"), "T2"));
+  EXPECT_EQ(FieldsOf(value(next), "applier", "Apply"), "");
+  EXPECT_EQ(FieldsOf(value(next), "editor", "Update"), R"({"f:data":{"f:a":{}}})");
+}
+
 TEST(ManagedFieldsTest, SeveralConflictsAreListedByManager) {
   EXPECT_EQ(ConflictMessage({{R"("b")", ".data.x"}, {R"("a")", ".data.y"}, {R"("a")", ".data.z"}}),
             "Apply failed with 3 conflicts: conflicts with \"a\":\n- .data.y\n- .data.z\n"

@@ -342,6 +342,14 @@ absl::Status SqliteStore::Init(const std::string& path, bool created) {
       !s.ok()) {
     return s;
   }
+  // A checkpoint copies the WAL's pages into the database file and syncs both (with
+  // synchronous=NORMAL the only syncs there are); SQLite's default runs one every 1,000 pages
+  // (4 MiB), which under a steady stream of pod writes copies the same B-tree pages again and
+  // again. Every 10,000 pages (40 MiB of WAL, the order of etcd's 64 MiB WAL segments) copies each
+  // hot page once per ten of those: store_benchmark's BM_UpdatePod took 74-89 us of real time per
+  // update against 87-141 us, its CPU time the same. Durability is unchanged: a commit is in the
+  // WAL when it is acknowledged, whether or not it was copied.
+  if (absl::Status s = db_->Exec("PRAGMA wal_autocheckpoint=10000"); !s.ok()) return s;
   // Take the exclusive lock now, so that a second store on this file fails here.
   if (absl::Status s = db_->Exec("BEGIN EXCLUSIVE; COMMIT"); !s.ok()) return s;
   const std::string mark = fmt::format("PRAGMA application_id={}; PRAGMA user_version={};",
