@@ -33,11 +33,15 @@ bool MakeRoom(Session& ssn, const QueueInfo& q, TaskInfo& t, NodeInfo& n,
     return false;
   }
   std::vector<std::pair<TaskInfo*, TaskStatus>> evicted;
+  std::vector<int> ids;
   for (const TaskInfo* v : victims) {
     TaskInfo& vt = c.task(v->id);
     evicted.emplace_back(&vt, vt.status);
+    ids.push_back(vt.id);
     ssn.DoEvict(vt);
   }
+  // The dry run's victims, for plugins whose removal simulation is off (Session::dry_run_victims).
+  ssn.set_dry_run_victims(std::move(ids));
   bool fits = FitsNow(ssn, q, t, n, check_queue);
   std::vector<TaskInfo*> chosen;
   if (fits) {
@@ -51,6 +55,7 @@ bool MakeRoom(Session& ssn, const QueueInfo& q, TaskInfo& t, NodeInfo& n,
     }
   }
   // Restore everything, then replay the chosen evictions through the statement.
+  ssn.set_dry_run_victims({});
   for (auto it = evicted.rbegin(); it != evicted.rend(); ++it) {
     if (it->first->status == TaskStatus::kReleasing) ssn.UndoEvict(*it->first, it->second);
   }

@@ -151,6 +151,13 @@ class Session {
   void DoEvict(TaskInfo& t);
   void UndoPlacement(TaskInfo& t);  // Allocated or Pipelined back to Pending
   void UndoEvict(TaskInfo& t, TaskStatus previous);
+  // The victims topology-aware preemption has taken off a node in its dry run (make_room.cc),
+  // empty outside one. Volcano's dry run lifts a victim's inter-pod terms only through the
+  // SimulateRemoveTask/SimulateAddTask hooks of plugins with enablePreemptable or
+  // enabledAllocatable on (framework/session_plugins.go); predicates reads this to keep such
+  // victims in its inter-pod checks when both of its flags are off.
+  const std::vector<int>& dry_run_victims() const { return dry_run_victims_; }
+  void set_dry_run_victims(std::vector<int> ids) { dry_run_victims_ = std::move(ids); }
   void FireAllocate(const TaskInfo& t);
   void FireDeallocate(const TaskInfo& t);
   // Records a committed bind / eviction / pipeline in the result.
@@ -193,6 +200,7 @@ class Session {
   const SchedulerConf& conf_;
   SessionOptions options_;
   std::vector<NodeInfo*> nodes_;
+  std::vector<int> dry_run_victims_;
   std::vector<JobInfo*> jobs_;
   std::vector<JobInfo*> settled_;
   int next_start_node_ = 0;

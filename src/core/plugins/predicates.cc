@@ -74,6 +74,11 @@ class PredicatesPlugin : public Plugin {
                          [this](const TaskInfo& t) {
                            if (HasRequiredAntiAffinity(t)) std::erase(anti_affinity_tasks_, t.id);
                          }});
+    // Volcano runs predicates' SimulateRemoveTask/SimulateAddTask (which keep the inter-pod
+    // state in step with topology-aware preemption's dry run) only with one of these flags on.
+    const PluginOption* opt = ssn.conf().FindPlugin("predicates");
+    simulates_removals_ =
+        !opt || opt->Enabled("enablePreemptable") || opt->Enabled("enabledAllocatable");
     Session* s = &ssn;
     ssn.AddPredicateFn("predicates", [this, s](const TaskInfo& t, const NodeInfo& n) {
       return Check(*s, t, n);
@@ -261,17 +266,39 @@ class PredicatesPlugin : public Plugin {
 
   static constexpr size_t kMaxCachedEntries = size_t{1} << 24;  // 64 MiB of ints
 
+  // Whether `e` counts for inter-pod terms: as CountsForPodTerms, and without removal
+  // simulation a victim of topology-aware preemption's dry run still counts, so that the
+  // preemptor's inter-pod verdict stays what it was before the dry run (Volcano).
+  bool Counts(const Session& ssn, const TaskInfo& e) const {
+    if (CountsForPodTerms(e)) return true;
+    if (simulates_removals_) return false;
+    const std::vector<int>& v = ssn.dry_run_victims();
+    return std::find(v.begin(), v.end(), e.id) != v.end();
+  }
+
   PredicateStatus InterPodAffinity(Session& ssn, const TaskInfo& t, const NodeInfo& n) {
     const api::Pod& pod = *t.pod;
     Cluster& c = ssn.cluster();
     const auto& affinity = pod.spec.affinity;
     // Existing pods' required anti-affinity against this pod.
-    for (int tid : anti_affinity_tasks_) {
-      const TaskInfo& e = c.task(tid);
-      if (e.id == t.id || !CountsForPodTerms(e) || e.node < 0) continue;
+    auto existing_blocks = [&](const TaskInfo& e) {
+      if (e.id == t.id || !Counts(ssn, e) || e.node < 0) return false;
       const NodeInfo& other = c.node(e.node);
       for (const auto& term : e.pod->spec.affinity->pod_anti_affinity->required) {
         if (TermMatchesPod(term, e.ns, pod) && SameTopologyDomain(other, n, term.topology_key)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    for (int tid : anti_affinity_tasks_) {
+      if (existing_blocks(c.task(tid))) return Fail(existing_anti_affinity_, false);
+    }
+    // Eviction took the dry run's victims off anti_affinity_tasks_; they may still count.
+    if (!simulates_removals_) {
+      for (int tid : ssn.dry_run_victims()) {
+        const TaskInfo& e = c.task(tid);
+        if (HasRequiredAntiAffinity(e) && existing_blocks(e)) {
           return Fail(existing_anti_affinity_, false);
         }
       }
@@ -283,7 +310,7 @@ class PredicatesPlugin : public Plugin {
         for (const NodeInfo* other : ssn.nodes()) {
           for (int tid : other->tasks) {
             const TaskInfo& e = c.task(tid);
-            if (e.id == t.id || !CountsForPodTerms(e) || !TermMatchesPod(term, t.ns, *e.pod)) continue;
+            if (e.id == t.id || !Counts(ssn, e) || !TermMatchesPod(term, t.ns, *e.pod)) continue;
             any_match = true;
             if (SameTopologyDomain(*other, n, term.topology_key)) found = true;
           }
@@ -299,7 +326,7 @@ class PredicatesPlugin : public Plugin {
           if (!SameTopologyDomain(*other, n, term.topology_key)) continue;
           for (int tid : other->tasks) {
             const TaskInfo& e = c.task(tid);
-            if (e.id == t.id || !CountsForPodTerms(e)) continue;
+            if (e.id == t.id || !Counts(ssn, e)) continue;
             if (TermMatchesPod(term, t.ns, *e.pod)) return Fail(pod_anti_affinity_, false);
           }
         }
@@ -341,6 +368,7 @@ class PredicatesPlugin : public Plugin {
 
  private:
   std::vector<int> anti_affinity_tasks_;
+  bool simulates_removals_ = true;
   const int pod_number_exceeded_, unschedulable_, node_affinity_, pod_affinity_,
       pod_anti_affinity_, existing_anti_affinity_, topology_spread_, topology_spread_label_;
   size_t node_capacity_ = 0;  // 1 + the largest node id of the session
