@@ -9,6 +9,7 @@
 
 #include "core/framework/conf.h"
 #include "core/framework/session.h"
+#include "core/plugins/binpack_weights.h"
 #include "core/plugins/node_score.h"
 
 namespace muster::core {
@@ -18,24 +19,7 @@ class BinpackPlugin : public Plugin {
  public:
   explicit BinpackPlugin(const PluginOption& opt) {
     weight_ = opt.Number("binpack.weight", 1).value_or(1);
-    weights_.Set(kCpu, static_cast<int64_t>(opt.Number("binpack.cpu", 1).value_or(1)));
-    weights_.Set(kMemory, static_cast<int64_t>(opt.Number("binpack.memory", 1).value_or(1)));
-    weights_.Set(kGpu, 1);
-    std::string listed = opt.Text("binpack.resources", "");
-    size_t start = 0;
-    while (start <= listed.size()) {
-      size_t end = listed.find(',', start);
-      std::string name =
-          listed.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      if (!name.empty()) {
-        weights_.Set(ResourceNames::Id(name),
-                     static_cast<int64_t>(opt.Number("binpack.resources." + name, 1).value_or(1)));
-      }
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
+    weights_ = BinpackWeights(opt, "binpack");
   }
 
   void OnSessionOpen(Session& ssn) override {
