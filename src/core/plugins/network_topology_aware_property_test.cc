@@ -140,7 +140,7 @@ Harness Generate(uint64_t seed, std::vector<Gang>& gangs,
   return h;
 }
 
-constexpr char kConf[] = R"(
+constexpr char kPropertyConf[] = R"(
 actions: "enqueue, allocate, backfill"
 tiers:
 - plugins: [{name: priority}, {name: gang}]
@@ -148,7 +148,7 @@ tiers:
 )";
 
 TEST(NetworkTopologyAwarePropertyTest, AHardModeGangNeverSpansTwoHyperNodesOfItsTier) {
-  const SchedulerConf conf = MustParse(kConf);
+  const SchedulerConf conf = MustParse(kPropertyConf);
   int hard_bound = 0, hard_waiting = 0;
   for (uint64_t seed = 1; seed <= kTopologySeeds; ++seed) {
     std::vector<Gang> gangs;
