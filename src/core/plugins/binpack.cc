@@ -24,19 +24,8 @@ class BinpackPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     ssn.AddNodeOrderFn("binpack", [this](const TaskInfo& t, const NodeInfo& n) {
-      double score = 0, weight_sum = 0;
-      for (ResourceId r = 0; r < weights_.Size(); ++r) {
-        double w = static_cast<double>(weights_.Get(r));
-        double req = static_cast<double>(t.resreq.Get(r));
-        if (w <= 0 || req <= 0) continue;
-        double alloc = static_cast<double>(n.allocatable.Get(r));
-        double used = static_cast<double>(n.used.Get(r));
-        if (alloc <= 0 || used + req > alloc) return 0.0;
-        score += (used + req) * w / alloc;
-        weight_sum += w;
-      }
-      if (weight_sum <= 0) return 0.0;
-      return score / weight_sum * kMaxNodeScore * weight_;
+      return BinpackFraction(weights_, t.resreq, n.allocatable, n.used) * kMaxNodeScore *
+             weight_;
     });
   }
 

@@ -1,4 +1,4 @@
-// BinpackWeights (binpack_weights.h).
+// BinpackWeights and BinpackFraction (binpack_weights.h).
 
 #include "core/plugins/binpack_weights.h"
 
@@ -30,6 +30,22 @@ Resources BinpackWeights(const PluginOption& opt, std::string_view prefix) {
     start = end + 1;
   }
   return weights;
+}
+
+double BinpackFraction(const Resources& weights, const Resources& request,
+                       const Resources& allocatable, const Resources& used) {
+  double score = 0, weight_sum = 0;
+  for (ResourceId r = 0; r < weights.Size(); ++r) {
+    double w = static_cast<double>(weights.Get(r));
+    double req = static_cast<double>(request.Get(r));
+    if (w <= 0 || req <= 0) continue;
+    double alloc = static_cast<double>(allocatable.Get(r));
+    double u = static_cast<double>(used.Get(r));
+    if (alloc <= 0 || u + req > alloc) return 0.0;
+    score += (u + req) * w / alloc;
+    weight_sum += w;
+  }
+  return weight_sum > 0 ? score / weight_sum : 0.0;
 }
 
 }  // namespace muster::core

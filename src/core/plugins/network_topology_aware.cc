@@ -129,19 +129,7 @@ class NetworkTopologyAwarePlugin : public Plugin {
       alloc.Add(n.allocatable);
       used.Add(n.used);
     }
-    double score = 0, weight_sum = 0;
-    for (ResourceId r = 0; r < weights_.Size(); ++r) {
-      double w = static_cast<double>(weights_.Get(r));
-      double req = static_cast<double>(request.Get(r));
-      if (w <= 0 || req <= 0) continue;
-      double a = static_cast<double>(alloc.Get(r));
-      double u = static_cast<double>(used.Get(r));
-      if (a <= 0 || u + req > a) return 0.0;
-      score += w * (u + req) / a;
-      weight_sum += w;
-    }
-    if (weight_sum <= 0) return 0.0;
-    return score / weight_sum * kMaxNodeScore * weight_;
+    return BinpackFraction(weights_, request, alloc, used) * kMaxNodeScore * weight_;
   }
 
   double weight_;
