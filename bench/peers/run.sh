@@ -321,6 +321,7 @@ case ",$only," in *",gpu,"*)
   echo "peers (not measured): volcano: the Go module proxy serves volcano.sh/volcano v1.15.1 but refuses (403) volcano.sh/apis, which it requires; kai: github.com/NVIDIA/KAI-scheduler refused (403); GPU gangs ran muster alone" ;;
 esac
 if [ -x "$here/apiservers.sh" ]; then
-  if [ "$small" = 1 ]; then "$here/apiservers.sh" --small || failed=1; else "$here/apiservers.sh" || failed=1; fi
+  if [ "$small" = 1 ]; then "$here/apiservers.sh" --small || failed=1
+  else "$here/apiservers.sh" --rounds "$rounds" || failed=1; fi
 fi
 exit "$failed"

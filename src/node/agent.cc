@@ -180,6 +180,7 @@ NodeAgent::NodeAgent(client::Client& client, std::vector<NodeConfig> nodes,
       started_at_(std::chrono::system_clock::now()),
       sink_(std::make_unique<Sink>(client, options_.record_events)),
       node_uids_(nodes_.size()) {
+  for (size_t i = 0; i < nodes_.size(); ++i) node_index_.emplace(nodes_[i].name, i);
   PodManagerOptions pod_options;
   pod_options.worker.data_dir = options_.data_dir;
   pod_options.worker.backoff_initial = options_.backoff_initial;
@@ -227,7 +228,34 @@ absl::Status NodeAgent::Start() {
     services_->AddHandlers(std::move(on_service));
     if (absl::Status s = services_->Start(); !s.ok()) return s;
   }
+  // The kubelet puts its status back when the node lifecycle controller has marked the node
+  // Unknown (a Lease renewed late under load): watch the Nodes and do the same.
+  node_watch_ = std::make_unique<client::Informer>(client_, client::Nodes());
+  client::InformerHandlers on_node;
+  on_node.on_add = [this](const json::object& node) { NodeSeen(node); };
+  on_node.on_update = [this](const json::object&, const json::object& node) { NodeSeen(node); };
+  node_watch_->AddHandlers(std::move(on_node));
+  if (absl::Status s = node_watch_->Start(); !s.ok()) return s;
   return common::StartThread(heartbeat_, "node heartbeats", [this] { Heartbeats(); });
+}
+
+void NodeAgent::NodeSeen(const json::object& node) {
+  auto it = node_index_.find(MetaString(node, "name"));
+  if (it == node_index_.end()) return;
+  bool ready = false;
+  const json::object* status = ObjectAt(node, "status");
+  if (const json::array* conditions = status ? ArrayAt(*status, "conditions") : nullptr) {
+    for (const json::value& c : *conditions) {
+      if (!c.is_object() || StringAt(c.get_object(), "type") != "Ready") continue;
+      ready = StringAt(c.get_object(), "status") == "True";
+    }
+  }
+  if (ready) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_now_.push_back(it->second);
+  }
+  wake_.notify_all();
 }
 
 void NodeAgent::Stop() {
@@ -237,6 +265,7 @@ void NodeAgent::Stop() {
   }
   wake_.notify_all();
   streams_->Stop();
+  if (node_watch_) node_watch_->Stop();
   if (informer_) informer_->Stop();
   if (services_) services_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
@@ -413,6 +442,8 @@ void NodeAgent::Heartbeats() {
   while (!stopping_) {
     const auto now = Clock::now();
     std::vector<size_t> leases, statuses;
+    for (size_t i : status_now_) status_due[i] = now;
+    status_now_.clear();
     Clock::time_point next = Clock::time_point::max();
     for (size_t i = 0; i < n; ++i) {
       if (lease_due[i] <= now) {

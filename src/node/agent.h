@@ -14,7 +14,9 @@
 //   left as an administrator may have changed them), status capacity/allocatable, conditions
 //   (MemoryPressure, DiskPressure, PIDPressure False; Ready True with reason KubeletReady),
 //   addresses (InternalIP, Hostname), daemonEndpoints and nodeInfo, the heartbeat times renewed
-//   every `status_report_interval`;
+//   every `status_report_interval`, and at once when another writer has marked one of them
+//   not Ready (the node lifecycle controller's Unknown after a late Lease), as the kubelet's
+//   status loop puts back what it reports;
 // - each node's Lease in kube-node-lease (holder = node, 40 s duration), renewed every
 //   `lease_renew_interval`, spread over the interval across nodes;
 // - the pods bound to its nodes (one informer on spec.nodeName!=, filtered by node): run through
@@ -33,6 +35,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -106,6 +109,9 @@ class NodeAgent {
   absl::Status WriteNodeStatus(const NodeConfig& node);
   absl::Status RenewLease(const NodeConfig& node);
   void Heartbeats();
+  // The Node as stored (informer): when it is one of ours and not Ready as we report it, its
+  // status is written at once.
+  void NodeSeen(const boost::json::object& node);
   void NodeEvent(const NodeConfig& node, const std::string& reason, const std::string& message);
 
   client::Client& client_;
@@ -120,6 +126,8 @@ class NodeAgent {
   std::unique_ptr<NodePodStreams> streams_;  // declared after pods_: destroyed before it
   std::unique_ptr<client::Informer> informer_;
   std::unique_ptr<client::Informer> services_;  // with process nodes only
+  // Every Node, to see ours marked not Ready by someone else (the status is then written again).
+  std::unique_ptr<client::Informer> node_watch_;
 
   std::atomic<int> registered_{0};
   std::mutex mu_;
@@ -128,6 +136,8 @@ class NodeAgent {
   bool started_ = false;
   std::thread heartbeat_;
   std::vector<std::string> node_uids_;  // by node index, for lease owner references
+  std::unordered_map<std::string, size_t> node_index_;  // node name -> index in nodes_
+  std::vector<size_t> status_now_;  // node indices whose status is due at once; under mu_
 };
 
 }  // namespace muster::node

@@ -295,6 +295,51 @@ TEST_F(NodeAgentTest, StopEndsEveryProcessAndARestartPicksThePodsUp) {
 
 // One agent carries a thousand simulated nodes: every node registered, every bound pod running,
 // and the GPU counts add up.
+// The node lifecycle controller marks a node whose Lease came late Ready=Unknown; the kubelet
+// writes its status again at once rather than at its next report (here an hour away), so the
+// node does not stay NotReady, untainted and unschedulable, until then.
+TEST(NodeAgentStatusTest, ANodeMarkedNotReadyBySomeoneElseIsReportedReadyAgainAtOnce) {
+  const std::string dir = apiserver::testing::MakeTempDir("agent-ready");
+  ASSERT_FALSE(dir.empty());
+  auto server = apiserver::testing::StartTestServer(dir);
+  ASSERT_TRUE(server.ok()) << server.status();
+  {
+    client::Client client(std::make_shared<apiserver::LocalTransport>(**server));
+    auto nodes = ParseClusterFile("nodePools:\n  - {name: sim, count: 2}\n");
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    NodeAgentOptions options;
+    options.data_dir = dir;
+    options.lease_renew_interval = 1h;
+    options.status_report_interval = 1h;
+    NodeAgent agent(client, *nodes, options);
+    ASSERT_TRUE(agent.Start().ok());
+    auto ready_status = [&](const std::string& name) {
+      auto node = client.Get(client::Nodes(), "", name);
+      if (!node.ok()) return std::string("no node");
+      for (const json::value& c : *ArrayAt(*ObjectAt(*node, "status"), "conditions")) {
+        if (StringAt(c.as_object(), "type") == "Ready") return StringAt(c.as_object(), "status");
+      }
+      return std::string("no Ready condition");
+    };
+    ASSERT_EQ(ready_status("sim-1"), "True");
+    // What kube-controller-manager writes: the conditions Unknown with NodeStatusUnknown.
+    auto marked = client.Patch(
+        client::Nodes(), "", "sim-1", client::PatchType::kStrategic,
+        R"({"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown",)"
+        R"("message":"Kubelet stopped posting node status."}]}})",
+        "status");
+    ASSERT_TRUE(marked.ok()) << marked.status();
+    std::string seen;
+    for (int i = 0; i < 200 && (seen = ready_status("sim-1")) != "True"; ++i) {
+      std::this_thread::sleep_for(25ms);
+    }
+    EXPECT_EQ(seen, "True") << "sim-1 was not reported Ready again within 5 s";
+    EXPECT_EQ(ready_status("sim-0"), "True");
+    agent.Stop();
+  }
+  apiserver::testing::StopTestServer(*server, dir);
+}
+
 TEST(NodeAgentScaleTest, AThousandSimulatedNodes) {
   char dir[] = "/tmp/muster-agent-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
