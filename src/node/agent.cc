@@ -199,11 +199,7 @@ absl::Status NodeAgent::Start() {
     started_ = true;
   }
   if (const absl::Status& s = sink_->EventsStarted(); !s.ok()) return s;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (absl::Status s = RegisterNode(nodes_[i]); !s.ok()) return s;
-    registered_.fetch_add(1);
-    if (absl::Status s = RenewLease(nodes_[i]); !s.ok()) return s;
-  }
+  if (absl::Status s = RegisterAll(); !s.ok()) return s;
   if (absl::Status s = pods_->Start(); !s.ok()) return s;
   client::ListOptions bound;
   bound.field_selector = "spec.nodeName!=";
@@ -237,6 +233,42 @@ absl::Status NodeAgent::Start() {
   node_watch_->AddHandlers(std::move(on_node));
   if (absl::Status s = node_watch_->Start(); !s.ok()) return s;
   return common::StartThread(heartbeat_, "node heartbeats", [this] { Heartbeats(); });
+}
+
+absl::Status NodeAgent::RegisterAll() {
+  std::atomic<size_t> next{0};
+  std::mutex failed_mu;
+  absl::Status failed;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < nodes_.size();) {
+      {
+        std::lock_guard<std::mutex> lock(failed_mu);
+        if (!failed.ok()) return;
+      }
+      absl::Status s = RegisterNode(nodes_[i]);
+      if (s.ok()) {
+        registered_.fetch_add(1);
+        s = RenewLease(nodes_[i]);
+      }
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(failed_mu);
+        if (failed.ok()) failed = s;
+        return;
+      }
+    }
+  };
+  // A node is three writes (the Node, its status, its Lease). One after another over HTTP,
+  // 5,000 nodes took a minute, longer than a Lease lasts; up to four writers share them. Small
+  // clusters register in order on this thread alone.
+  std::vector<std::thread> helpers(std::min<size_t>(3, nodes_.size() / 64));
+  for (std::thread& t : helpers) {
+    if (!common::StartThread(t, "node registration", work).ok()) break;  // fewer helpers
+  }
+  work();
+  for (std::thread& t : helpers) {
+    if (t.joinable()) t.join();
+  }
+  return failed;
 }
 
 void NodeAgent::NodeSeen(const json::object& node) {
@@ -343,9 +375,7 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
                         Cat("registering node ", node.name, ": ",
                             std::string(created.status().message())));
   }
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].name == node.name) node_uids_[i] = uid;
-  }
+  if (auto it = node_index_.find(node.name); it != node_index_.end()) node_uids_[it->second] = uid;
   if (absl::Status s = WriteNodeStatus(node); !s.ok()) return s;
   NodeEvent(node, "Starting", "Starting kubelet.");
   NodeEvent(node, "NodeReady", Cat("Node ", node.name, " status is now: NodeReady"));
@@ -408,9 +438,7 @@ absl::Status NodeAgent::RenewLease(const NodeConfig& node) {
   if (patched.ok() || !absl::IsNotFound(patched.status())) return patched.status();
   json::object meta{{"name", node.name}, {"namespace", kLeaseNamespace}};
   std::string uid;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].name == node.name) uid = node_uids_[i];
-  }
+  if (auto it = node_index_.find(node.name); it != node_index_.end()) uid = node_uids_[it->second];
   if (!uid.empty()) {
     meta["ownerReferences"] = json::array{
         json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node.name}, {"uid", uid}}};

@@ -105,6 +105,8 @@ class NodeAgent {
  private:
   class Sink;
 
+  // Every node registered with its Lease; the first failure.
+  absl::Status RegisterAll();
   absl::Status RegisterNode(const NodeConfig& node);
   absl::Status WriteNodeStatus(const NodeConfig& node);
   absl::Status RenewLease(const NodeConfig& node);
