@@ -1,6 +1,7 @@
 // `muster controller`: the Volcano Job controller, the PodGroup controller (one-member
 // PodGroups for plain pods of the scheduler, controller/podgroup_controller.h) and the queue
-// controller (OpenQueue and CloseQueue Commands, controller/queue_controller.h), against any API
+// controller (the default and root queues, new queues opened under root, OpenQueue and
+// CloseQueue Commands down a queue tree, controller/queue_controller.h), against any API
 // server a kubeconfig names (muster's own, or a real cluster with Volcano's CRDs) or, in a pod,
 // the cluster's own. As vc-controller-manager it elects a leader among its replicas
 // (cmd/leadership.h) and limits its request rate (--kube-api-qps, --kube-api-burst:
@@ -74,7 +75,9 @@ int RunController(const ControllerFlags& flags) {
   std::vector<std::unique_ptr<controller::Controller>> controllers;
   controllers.push_back(controller::NewJobController(api, options));
   controllers.push_back(controller::NewPodGroupController(api, podgroup_options));
-  controllers.push_back(controller::NewQueueController(api));
+  controller::QueueControllerOptions queue_options;
+  queue_options.metrics = (*ops)->registry();
+  controllers.push_back(controller::NewQueueController(api, queue_options));
   auto stop_all = [&controllers] {
     for (auto it = controllers.rbegin(); it != controllers.rend(); ++it) (*it)->Stop();
   };
@@ -107,7 +110,8 @@ Subcommand AddControllerCommand(CLI::App& parent) {
       "then their pods once the PodGroup is admitted, phases, policies, retries, plugins and "
       "Commands (vcctl job suspend, resume); the PodGroup controller: a pending pod of the "
       "scheduler that names no PodGroup gets a one-member one; and the queue controller: "
-      "OpenQueue and CloseQueue Commands. SIGINT or SIGTERM stop it.");
+      "the default and root queues, new queues opened under root, OpenQueue and CloseQueue "
+      "Commands. SIGINT or SIGTERM stop it.");
   app->add_option("--kubeconfig", flags->kubeconfig,
                   "kubeconfig of the API server (default: $KUBECONFIG, else the cluster this pod "
                   "runs in)");

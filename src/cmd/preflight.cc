@@ -128,29 +128,4 @@ int WaitForApi(client::Client& api, const std::vector<client::Resource>& resourc
   }
 }
 
-absl::Status EnsureDefaultQueues(client::Client& api) {
-  for (const char* name : {"default", "root"}) {
-    auto existing = api.Get(client::Queues(), "", name);
-    if (existing.ok()) continue;
-    if (!absl::IsNotFound(existing.status())) {
-      return absl::Status(existing.status().code(),
-                          fmt::format("reading Queue {}: {}", name,
-                                      std::string(existing.status().message())));
-    }
-    json::object queue{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-                       {"kind", "Queue"},
-                       {"metadata", json::object{{"name", name}}},
-                       // Volcano's scheduler makes root not reclaimable, default reclaimable.
-                       {"spec", json::object{{"weight", 1},
-                                             {"reclaimable", std::string_view(name) != "root"}}}};
-    auto created = api.Create(client::Queues(), "", queue);
-    if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
-      return absl::Status(created.status().code(),
-                          fmt::format("creating Queue {}: {}", name,
-                                      std::string(created.status().message())));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace muster::cmd

@@ -30,9 +30,4 @@ int WaitForApi(client::Client& api, const std::vector<client::Resource>& resourc
                const std::function<void(const std::string&)>& unready,
                std::chrono::milliseconds retry = std::chrono::seconds(5));
 
-// Creates the `default` and `root` Queues when they do not exist, as Volcano's scheduler does at
-// start (weight 1; default reclaimable, root not), so that Jobs naming no queue can run on a fresh
-// cluster and queue trees (spec.parent) have their top.
-absl::Status EnsureDefaultQueues(client::Client& api);
-
 }  // namespace muster::cmd

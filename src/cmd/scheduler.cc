@@ -26,6 +26,7 @@
 #include "cmd/preflight.h"
 #include "cmd/process.h"
 #include "common/go_duration.h"
+#include "controller/default_queues.h"
 #include "fmt/format.h"
 
 namespace muster::cmd {
@@ -127,7 +128,7 @@ int RunScheduler(const SchedulerFlags& flags) {
     return *exit;
   }
   // Jobs that name no queue go to `default`, as on a Volcano cluster, whose scheduler makes it.
-  if (absl::Status queues = EnsureDefaultQueues(api); !queues.ok()) {
+  if (absl::Status queues = controller::EnsureDefaultQueues(api); !queues.ok()) {
     fmt::print(stderr, "muster scheduler: {}\n", std::string(queues.message()));
   }
 

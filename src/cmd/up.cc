@@ -170,6 +170,7 @@ int RunUp(const UpFlags& flags) {
   cluster_options.scheduler_conf = flags.scheduler_conf;
   cluster_options.scheduler.metrics = (*ops)->registry();
   cluster_options.controller.metrics = (*ops)->registry();
+  cluster_options.queue_controller.metrics = (*ops)->registry();
   auto cluster = LocalCluster::Start(std::move(cluster_options));
   if (!cluster.ok()) {
     fmt::print(stderr, "muster up: {}\n", std::string(cluster.status().message()));

@@ -1,24 +1,32 @@
 // The Queue controller (queue_controller.h), after Volcano's pkg/controllers/queue
-// (queue_controller.go, queue_controller_handler.go, queue_controller_action.go).
+// (queue_controller.go, queue_controller_handler.go, queue_controller_action.go) and its
+// PodGroup gauges, pkg/controllers/metrics/queue.go.
 
 #include "controller/queue_controller.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "api/json_access.h"
 #include "boost/json/object.hpp"
 #include "boost/json/serialize.hpp"
 #include "client/informer.h"
 #include "controller/command_watch.h"
+#include "controller/default_queues.h"
 #include "controller/queue_state.h"
 #include "controller/work_queue.h"
 #include "fmt/format.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
 
 namespace muster::controller {
 
@@ -26,9 +34,68 @@ namespace json = boost::json;
 
 namespace {
 
-std::string QueueStateOf(const json::object& queue) {
-  return api::StringAt(api::ObjectAt(queue, "status"), "state");
+// The PodGroup phases Volcano's queue gauges count, and each one's name in its gauge's.
+struct CountedPhase {
+  const char* phase;
+  const char* in_name;
+};
+constexpr std::array<CountedPhase, 5> kCountedPhases = {{{"Inqueue", "inqueue"},
+                                                         {"Pending", "pending"},
+                                                         {"Running", "running"},
+                                                         {"Unknown", "unknown"},
+                                                         {"Completed", "completed"}}};
+
+QueueFacts FactsOf(const json::object& queue) {
+  QueueFacts f;
+  f.name = api::MetaString(queue, "name");
+  f.parent = api::StringAt(api::ObjectAt(queue, "spec"), "parent");
+  f.state = api::StringAt(api::ObjectAt(queue, "status"), "state");
+  const json::object* annotations = api::ObjectAt(api::ObjectAt(queue, "metadata"), "annotations");
+  if (annotations != nullptr) {
+    if (const json::value* v = annotations->if_contains(kClosedByParentAnnotation);
+        v != nullptr && v->is_string()) {
+      f.closed_by_parent = std::string(v->get_string());
+    }
+  }
+  return f;
 }
+
+// volcano_queue_pod_group_<phase>_count{queue_name}: one gauge family per counted phase.
+class QueuePodGroupGauges {
+ public:
+  explicit QueuePodGroupGauges(prometheus::Registry& registry) {
+    for (size_t i = 0; i < kCountedPhases.size(); ++i) {
+      families_[i] =
+          &prometheus::BuildGauge()
+               .Name(fmt::format("volcano_queue_pod_group_{}_count", kCountedPhases[i].in_name))
+               .Help(fmt::format("The number of {} PodGroup in this queue",
+                                 kCountedPhases[i].phase))
+               .Register(registry);
+    }
+  }
+
+  void Set(const std::string& queue, const std::array<int, kCountedPhases.size()>& counts) {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      families_[i]->Add({{"queue_name", queue}}).Set(counts[i]);
+    }
+    known_.insert(queue);
+  }
+
+  // A deleted queue's series go (DeleteQueueMetrics).
+  void Forget(const std::string& queue) {
+    std::lock_guard lock(mu_);
+    if (known_.erase(queue) == 0) return;
+    for (prometheus::Family<prometheus::Gauge>* family : families_) {
+      family->Remove(&family->Add({{"queue_name", queue}}));
+    }
+  }
+
+ private:
+  std::array<prometheus::Family<prometheus::Gauge>*, kCountedPhases.size()> families_{};
+  std::mutex mu_;
+  std::set<std::string> known_;
+};
 
 // The controller NewQueueController makes: its watches, queues and workers.
 struct QueueController final : public Controller {
@@ -38,12 +105,14 @@ struct QueueController final : public Controller {
         queues(c, client::Queues()),
         pod_groups(c, client::PodGroups()),
         requests({1, options.backoff_base, options.backoff_max},
-                 [this](const WorkItem& item, int) { return Handle(item); }),
+                 [this](const WorkItem& item, int retries) { return Handle(item, retries); }),
         commands(c, {TargetsQueue,
                      [this](const Command& command) {
-                       Enqueue(command.target->name, command.action);
+                       Enqueue(command.target->name, command.action, kCommandIssuedEvent);
                      },
-                     options.backoff_base, options.backoff_max}) {}
+                     options.backoff_base, options.backoff_max}) {
+    if (options.metrics) gauges.emplace(*options.metrics);
+  }
 
   ~QueueController() override { Stop(); }
   absl::Status Start(std::chrono::milliseconds sync_timeout) override;
@@ -56,17 +125,24 @@ struct QueueController final : public Controller {
   client::Informer pod_groups;
   WorkQueues requests;
   CommandWatch commands;
+  std::optional<QueuePodGroupGauges> gauges;
   bool started = false;
 
+  struct GroupSeen {
+    std::string queue;
+    std::string phase;
+  };
   std::mutex mu;  // guards the two maps
-  // The PodGroups ("ns/name") that name each queue, and the queue each names (podGroups).
+  // The PodGroups ("ns/name") that name each queue, and what each names and its phase
+  // (Volcano's podGroups map; the phase for the gauges).
   std::map<std::string, std::set<std::string>> groups_of_queue;
-  std::map<std::string, std::string> queue_of_group;
+  std::map<std::string, GroupSeen> group_seen;
 
-  void Enqueue(const std::string& queue, const std::string& action) {
+  void Enqueue(const std::string& queue, const std::string& action, const std::string& event) {
     WorkItem item;
     item.key = queue;
     item.request.action = action;
+    item.request.event = event;
     requests.Add(std::move(item));
   }
 
@@ -74,14 +150,23 @@ struct QueueController final : public Controller {
     return api::MetaString(group, "namespace") + "/" + api::MetaString(group, "name");
   }
 
+  // addPodGroup, and updatePodGroup on a phase change: the queue is synced (its gauges, and a
+  // Closing queue's end).
   void OnGroup(const json::object& group) {
     const std::string queue = api::StringAt(api::ObjectAt(group, "spec"), "queue");
-    std::lock_guard lock(mu);
-    std::string& known = queue_of_group[GroupKey(group)];
-    if (known == queue) return;
-    if (!known.empty()) groups_of_queue[known].erase(GroupKey(group));
-    known = queue;
-    groups_of_queue[queue].insert(GroupKey(group));
+    const std::string phase = api::StringAt(api::ObjectAt(group, "status"), "phase");
+    const std::string key = GroupKey(group);
+    {
+      std::lock_guard lock(mu);
+      auto [it, added] = group_seen.try_emplace(key, GroupSeen{queue, phase});
+      if (!added) {
+        if (it->second.queue == queue && it->second.phase == phase) return;
+        if (it->second.queue != queue) groups_of_queue[it->second.queue].erase(key);
+        it->second = GroupSeen{queue, phase};
+      }
+      groups_of_queue[queue].insert(key);
+    }
+    Enqueue(queue, kSyncQueueAction, kOutOfSyncEvent);
   }
 
   // A queue's last PodGroup going is what closes a Closing queue.
@@ -89,19 +174,37 @@ struct QueueController final : public Controller {
     std::string queue;
     {
       std::lock_guard lock(mu);
-      auto it = queue_of_group.find(GroupKey(group));
-      if (it == queue_of_group.end()) return;
-      queue = it->second;
+      auto it = group_seen.find(GroupKey(group));
+      if (it == group_seen.end()) return;
+      queue = it->second.queue;
       groups_of_queue[queue].erase(it->first);
-      queue_of_group.erase(it);
+      group_seen.erase(it);
     }
-    Enqueue(queue, kSyncQueueAction);
+    Enqueue(queue, kSyncQueueAction, kOutOfSyncEvent);
   }
 
   bool HasGroups(const std::string& queue) {
     std::lock_guard lock(mu);
     auto it = groups_of_queue.find(queue);
     return it != groups_of_queue.end() && !it->second.empty();
+  }
+
+  void UpdateGauges(const std::string& queue) {
+    if (!gauges) return;
+    std::array<int, kCountedPhases.size()> counts{};
+    {
+      std::lock_guard lock(mu);
+      auto it = groups_of_queue.find(queue);
+      if (it != groups_of_queue.end()) {
+        for (const std::string& key : it->second) {
+          const std::string& phase = group_seen.at(key).phase;
+          for (size_t i = 0; i < kCountedPhases.size(); ++i) {
+            if (phase == kCountedPhases[i].phase) ++counts[i];
+          }
+        }
+      }
+    }
+    gauges->Set(queue, counts);
   }
 
   void RecordQueueEvent(const json::object& queue, const PlannedEvent& e) {
@@ -121,38 +224,97 @@ struct QueueController final : public Controller {
     }
   }
 
-  // False when a read or write was refused and the request should come back after a backoff.
-  bool Handle(const WorkItem& item) {
+  std::vector<QueueFacts> KnownQueues() const {
+    std::vector<QueueFacts> out;
+    for (const json::object& q : queues.List()) out.push_back(FactsOf(q));
+    return out;
+  }
+
+  // A merge patch of queue `name` (of its status when `status`); NotFound is success: the queue
+  // is gone and nothing is left to do for it.
+  absl::Status PatchQueue(const std::string& name, const json::object& patch, bool status) {
+    absl::Status s =
+        client.PatchWithoutResult(client::Queues(), "", name, client::PatchType::kMerge,
+                                  json::serialize(patch), status ? "status" : "");
+    return absl::IsNotFound(s) ? absl::OkStatus() : s;
+  }
+
+  absl::Status Mark(const std::string& name, const std::string& value) {
+    return PatchQueue(
+        name,
+        json::object{{"metadata",
+                      json::object{{"annotations",
+                                    json::object{{kClosedByParentAnnotation, value}}}}}},
+        false);
+  }
+
+  // handleQueueErr: false (retry) while retries are left, else the request is dropped with a
+  // Warning event on the queue.
+  bool Failed(const json::object& queue, const std::string& action, const std::string& error,
+              int retries) {
+    std::fprintf(stderr, "queue controller: %s queue %s: %s\n", action.c_str(),
+                 api::MetaString(queue, "name").c_str(), error.c_str());
+    if (retries < kQueueMaxRequeues) return false;
+    RecordQueueEvent(queue, {"Warning", action, QueueRequestDroppedMessage(action, error)});
+    return true;
+  }
+
+  // False when the request failed and should come back after a backoff.
+  bool Handle(const WorkItem& item, int retries) {
     const std::string& name = item.key;
     const std::string& action = item.request.action;
+    const std::string& event = item.request.event;
     std::optional<json::object> cached = queues.Get("", name);
     // Not in the cache: deleted, or, for a Command (which comes through a watch of its own), a
     // queue whose add has not reached the cache yet: that is read from the API below.
     if (!cached && action == kSyncQueueAction) return true;
-    // The sync every PodGroup's going brings changes nothing of an open queue; anything else is
-    // decided on the queue as stored, not on a watch that may not have this controller's last
-    // write yet.
-    const std::string cached_state = cached ? QueueStateOf(*cached) : std::string();
-    if (action == kSyncQueueAction && (cached_state.empty() || cached_state == kQueueOpen)) {
-      return true;
+    const std::vector<QueueFacts> known = KnownQueues();
+    // What the watch shows needs nothing (the sync every PodGroup change brings, mostly): done.
+    // Anything else is decided on the queue as stored, not on a watch that may not have this
+    // controller's last write yet.
+    if (cached) {
+      const QueueFacts facts = FactsOf(*cached);
+      if (QueuePlanIsIdle(facts,
+                          PlanQueueAction(facts, action, event, HasGroups(name), known))) {
+        UpdateGauges(name);
+        return true;
+      }
     }
     absl::StatusOr<json::object> queue = client.Get(client::Queues(), "", name);
     if (absl::IsNotFound(queue.status())) return true;
-    if (!queue.ok()) return false;
-    const std::string state = QueueStateOf(*queue);
-    const QueuePlan plan = PlanQueueAction(name, state, action, HasGroups(name));
-    if (plan.state != state) {
-      const json::object patch{{"status", json::object{{"state", plan.state}}}};
-      absl::Status patched = client.PatchWithoutResult(
-          client::Queues(), "", name, client::PatchType::kMerge, json::serialize(patch), "status");
-      if (absl::IsNotFound(patched)) return true;
-      if (!patched.ok()) {
-        std::fprintf(stderr, "queue controller: %s queue %s: %s\n", action.c_str(), name.c_str(),
-                     std::string(patched.message()).c_str());
-        return false;
-      }
+    if (!queue.ok()) {
+      return Failed(cached ? *cached : json::object{{"metadata", json::object{{"name", name}}}},
+                    action, std::string(queue.status().message()), retries);
+    }
+    const QueueFacts facts = FactsOf(*queue);
+    const QueuePlan plan = PlanQueueAction(facts, action, event, HasGroups(name), known);
+    auto failed = [&](const absl::Status& s) {
+      return Failed(*queue, action, std::string(s.message()), retries);
+    };
+    if (plan.set_parent_root) {
+      absl::Status s = PatchQueue(
+          name, json::object{{"spec", json::object{{"parent", kRootQueueName}}}}, false);
+      if (!s.ok()) return failed(s);
+    }
+    for (const std::string& child : plan.mark_children) {
+      if (absl::Status s = Mark(child, "true"); !s.ok()) return failed(s);
+    }
+    for (const std::string& child : plan.close_children) {
+      Enqueue(child, kCloseQueueAction, "");
+    }
+    for (const std::string& child : plan.open_children) Enqueue(child, kOpenQueueAction, "");
+    if (plan.state != facts.state) {
+      absl::Status s =
+          PatchQueue(name, json::object{{"status", json::object{{"state", plan.state}}}}, true);
+      if (!s.ok()) return failed(s);
     }
     for (const PlannedEvent& e : plan.events) RecordQueueEvent(*queue, e);
+    if (plan.closed_by_parent) {
+      if (absl::Status s = Mark(name, *plan.closed_by_parent); !s.ok()) return failed(s);
+    }
+    if (!plan.then.empty()) Enqueue(name, plan.then, "");
+    UpdateGauges(name);
+    if (!plan.error.empty()) return Failed(*queue, action, plan.error, retries);
     return true;
   }
 };
@@ -165,7 +327,17 @@ absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
   s.started = true;
   client::InformerHandlers queues;
   queues.on_add = [&s](const json::object& q) {
-    s.Enqueue(api::MetaString(q, "name"), kSyncQueueAction);
+    s.Enqueue(api::MetaString(q, "name"), kSyncQueueAction, kOutOfSyncEvent);
+  };
+  // updateQueue: a new parent is synced (its state may close or open the queue).
+  queues.on_update = [&s](const json::object& old_queue, const json::object& q) {
+    if (api::StringAt(api::ObjectAt(old_queue, "spec"), "parent") !=
+        api::StringAt(api::ObjectAt(q, "spec"), "parent")) {
+      s.Enqueue(api::MetaString(q, "name"), kSyncQueueAction, kOutOfSyncEvent);
+    }
+  };
+  queues.on_delete = [&s](const json::object& q) {
+    if (s.gauges) s.gauges->Forget(api::MetaString(q, "name"));
   };
   s.queues.AddHandlers(std::move(queues));
   client::InformerHandlers groups;
@@ -190,6 +362,10 @@ absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
           fmt::format("queue controller: the {} watch did not sync within {} ms",
                       informer->resource().plural, sync_timeout.count()));
     }
+  }
+  // As Volcano's scheduler makes them: on a cluster this controller may run without muster's.
+  if (absl::Status made = EnsureDefaultQueues(s.client); !made.ok()) {
+    std::fprintf(stderr, "queue controller: %s\n", std::string(made.message()).c_str());
   }
   if (absl::Status started = s.requests.Start(); !started.ok()) {
     Stop();

@@ -101,7 +101,7 @@ TEST(EnqueueTest, OvercommitLimitsAdmissionToTheClusterTimesFactor) {
   EXPECT_EQ(Phase(r, "ns/huge"), "Pending");
   EXPECT_THAT(Binds(r), IsEmpty());
   EXPECT_THAT(Events(r, "ns/huge", "Unschedulable"),
-              ::testing::Contains("resource in cluster is overused"));
+              ::testing::Contains("resource in cluster is overused: overused cpu"));
 
   // Across queues (each within its own share) the admitted minResources add up against
   // 1.2 x the cluster: 3 + 2 > 4.8 is refused, 3 + 1.8 = 4.8 is admitted.
@@ -119,7 +119,7 @@ TEST(EnqueueTest, OvercommitLimitsAdmissionToTheClusterTimesFactor) {
     EXPECT_EQ(Phase(r, "ns/second"), admitted ? "Running" : "Pending");
     if (!admitted) {
       EXPECT_THAT(Events(r, "ns/second", "Unschedulable"),
-                  ::testing::Contains("resource in cluster is overused"));
+                  ::testing::Contains("resource in cluster is overused: overused cpu"));
     }
   }
 }
