@@ -159,9 +159,9 @@ absl::StatusOr<dp::DaemonOptions> BuildDaemonOptions(const DevicePluginFlags& fl
   return options;
 }
 
-// Patches the labels onto --node-name through --kubeconfig's API server (a merge patch: labels
-// set elsewhere stay).
-absl::StatusOr<std::function<absl::Status(const dp::Labels&)>> NodeLabeller(
+// Patches the labels and annotations (muster.dev/gpu-topology) onto --node-name through
+// --kubeconfig's API server (a merge patch: labels and annotations set elsewhere stay).
+absl::StatusOr<std::function<absl::Status(const dp::Labels&, const dp::Labels&)>> NodeLabeller(
     const DevicePluginFlags& flags) {
   if (flags.node_name.empty()) {
     return absl::InvalidArgumentError("--kubeconfig needs --node-name (or NODE_NAME)");
@@ -175,9 +175,9 @@ absl::StatusOr<std::function<absl::Status(const dp::Labels&)>> NodeLabeller(
   if (!transport.ok()) return transport.status();
   auto api = std::make_shared<client::Client>(*transport);
   std::string node = flags.node_name;
-  return [api, node](const dp::Labels& labels) -> absl::Status {
+  return [api, node](const dp::Labels& labels, const dp::Labels& annotations) -> absl::Status {
     return api->Patch(client::Nodes(), "", node, client::PatchType::kMerge,
-                      dp::NodeLabelsPatch(labels))
+                      dp::NodeLabelsPatch(labels, annotations))
         .status();
   };
 }

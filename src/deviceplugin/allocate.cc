@@ -1,3 +1,7 @@
+// Allocate and GetPreferredAllocation for one resource (allocate.h), after NVIDIA's
+// k8s-device-plugin (internal/plugin/server.go, internal/rm/allocate.go) and go-gpuallocator's
+// best-effort policy; on NVLink machines the scheduler's best-connected set (api/gpu_sets.h).
+
 #include "deviceplugin/allocate.h"
 
 #include <unistd.h>
@@ -6,8 +10,11 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
+#include "api/gpu_sets.h"
+#include "api/gpu_topology.h"
 #include "fmt/format.h"
 
 namespace muster::deviceplugin {
@@ -370,6 +377,30 @@ absl::StatusOr<std::vector<std::string>> PreferredAllocation(
   }
 
   std::vector<std::string> result;
+  // Whole GPUs on a machine with NVLinks: the scheduler's choice (api/gpu_sets.h) from the same
+  // muster.dev/gpu-topology this plugin publishes, so that the kubelet's devices are the ones the
+  // scheduler named in muster.dev/gpu-indices.
+  const api::GpuTopology topology =
+      resource.full_gpus && resource.replicas == 1
+          ? api::GpuTopology::FromMatrix(gpu::NvLinkMatrix(gpus)).value_or(api::GpuTopology())
+          : api::GpuTopology();
+  if (topology.HasNvLinks()) {
+    std::vector<int> free, must;
+    std::map<int, size_t> position_of_gpu;
+    for (size_t p : available_positions) {
+      free.push_back(resource.devices[p].gpu_index);
+      position_of_gpu[resource.devices[p].gpu_index] = p;
+    }
+    for (size_t p : required_positions) must.push_back(resource.devices[p].gpu_index);
+    for (int g : api::BestGpuSet(topology, free, size, must)) {
+      result.push_back(resource.devices[position_of_gpu[g]].id);
+    }
+    if (static_cast<int>(result.size()) != size) {
+      return absl::InternalError(fmt::format("preferred allocation for '{}' found no set of {}",
+                                             resource.name, size));
+    }
+    return result;
+  }
   if (resource.full_gpus && resource.replicas == 1) {
     std::vector<size_t> positions(available_positions.begin(), available_positions.end());
     int n = static_cast<int>(positions.size());

@@ -17,7 +17,12 @@
 // MIG devices the GPU and compute instance capability nodes /dev/nvidia-caps/nvidia-cap<N>
 // (from /proc/driver/nvidia-caps/mig-minors). NVIDIA_GDRCOPY/_GDS/_MOFED=enabled when set.
 //
-// GetPreferredAllocation: for whole GPUs without replicas, go-gpuallocator's best-effort policy:
+// GetPreferredAllocation: for whole GPUs without replicas on a machine whose GPUs share NVLinks,
+// the scheduler's nvlink choice (api/gpu_sets.h, BestGpuSet over the NVLink counts this plugin
+// publishes as muster.dev/gpu-topology): the set with the most NVLinks, then the most linked
+// pairs, then the lowest GPU numbers, holding every must-include GPU; so the kubelet's devices are
+// the ones the scheduler named in muster.dev/gpu-indices. Without NVLinks (PCIe only, where the
+// scheduler has no topology) go-gpuallocator's best-effort policy:
 // among all partitions of the available GPUs into sets of the requested size, the one with the
 // highest total pair score that has a set holding every must-include GPU; from it, the best such
 // set. Pair score: 100 per NVLink plus the PCIe path (same board 60, one switch 50, several

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "api/gpu_sets.h"
+#include "api/gpu_topology.h"
 #include "deviceplugin/testing/gpus.h"
 #include "gtest/gtest.h"
 
@@ -199,14 +201,30 @@ std::vector<std::string> Gpus(std::vector<int> indices) {
   return ids;
 }
 
-// The best pairing of all eight is {0,4} {1,5} {2,3} {6,7} (210+210+250+250 = 920; the four
-// same-socket NV2 pairs give 880); its best pair is {2,3}.
-TEST_F(Dgx1PreferredTest, PairsComeFromTheBestPartition) {
-  EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {}, 2), Gpus({2, 3}));
-  // GPU 0 goes with 4, not with 3 (220), so that the rest still pair well.
-  EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {0}, 2), Gpus({0, 4}));
+// On a machine with NVLinks the preferred set is the scheduler's (api/gpu_sets.h): the most
+// NVLinks, then the most linked pairs, then the lowest numbers. Of the eight NV2 pairs {0,3} comes
+// first; go-gpuallocator's best partition would give {2,3} here, and {0,4} for GPU 0.
+TEST_F(Dgx1PreferredTest, PairsAreTheBestLinkedWithTheLowestNumbers) {
+  EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {}, 2), Gpus({0, 3}));
+  EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {0}, 2), Gpus({0, 3}));
+  EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {1}, 2), Gpus({1, 2}));
   // The kubelet's order of available devices does not change the answer.
-  EXPECT_EQ(Prefer({7, 6, 5, 4, 3, 2, 1, 0}, {}, 2), Gpus({2, 3}));
+  EXPECT_EQ(Prefer({7, 6, 5, 4, 3, 2, 1, 0}, {}, 2), Gpus({0, 3}));
+}
+
+// What the kubelet is told is what the scheduler wrote into muster.dev/gpu-indices: the same
+// function over the topology this plugin publishes, for every size and must-include GPU.
+TEST_F(Dgx1PreferredTest, AgreesWithTheSchedulersChoiceFromThePublishedTopology) {
+  auto published = api::ParseGpuTopology(api::GpuTopologyValue(gpu::NvLinkMatrix(gpus_)));
+  ASSERT_TRUE(published.ok()) << published.status();
+  const std::vector<int> free = {1, 2, 4, 5, 6, 7};  // 0 and 3 held by another pod
+  for (int size = 1; size <= 6; ++size) {
+    EXPECT_EQ(Prefer(free, {}, size), Gpus(api::BestGpuSet(*published, free, size))) << size;
+    for (int must : free) {
+      EXPECT_EQ(Prefer(free, {must}, size), Gpus(api::BestGpuSet(*published, free, size, {must})))
+          << size << " with " << must;
+    }
+  }
 }
 
 TEST_F(Dgx1PreferredTest, QuadsAreTheCubeFaces) {
@@ -215,9 +233,10 @@ TEST_F(Dgx1PreferredTest, QuadsAreTheCubeFaces) {
   EXPECT_EQ(Prefer({0, 1, 2, 3, 4, 5, 6, 7}, {}, 8), Gpus({0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
-// With 2 and 3 taken: {0,4} {1,5} {6,7} (670) beats {0,1} {4,7} {5,6} (590).
+// With 2 and 3 taken, of the NV2 pairs left (0-4, 1-5, 4-7, 5-6, 6-7) the first.
 TEST_F(Dgx1PreferredTest, OnlyAvailableGpusAreConsidered) {
-  EXPECT_EQ(Prefer({0, 1, 4, 5, 6, 7}, {}, 2), Gpus({6, 7}));
+  EXPECT_EQ(Prefer({0, 1, 4, 5, 6, 7}, {}, 2), Gpus({0, 4}));
+  EXPECT_EQ(Prefer({1, 2, 3, 4, 5, 6, 7}, {}, 4), Gpus({4, 5, 6, 7}));
 }
 
 TEST_F(Dgx1PreferredTest, SetsThatDoNotDivideTheGpusStillGetFullSets) {

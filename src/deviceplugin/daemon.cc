@@ -9,6 +9,7 @@
 #include <fstream>
 #include <utility>
 
+#include "api/gpu_topology.h"
 #include "common/thread.h"
 #include "fmt/format.h"
 #include "gpu/discover.h"
@@ -209,7 +210,12 @@ void Daemon::PublishLabels() {
     }
   }
   if (options_.publish_labels) {
-    if (absl::Status s = options_.publish_labels(labels); !s.ok()) {
+    Labels annotations;
+    if (std::string topology = api::GpuTopologyValue(gpu::NvLinkMatrix(system_.devices));
+        !topology.empty()) {
+      annotations[api::kGpuTopologyAnnotation] = topology;
+    }
+    if (absl::Status s = options_.publish_labels(labels, annotations); !s.ok()) {
       options_.log(fmt::format("labelling the node failed: {}", std::string(s.message())));
     }
   }

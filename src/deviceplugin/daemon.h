@@ -48,8 +48,10 @@ struct DaemonOptions {
   std::string proc_root = "/proc";
   bool health_checks = true;
   gpu::HealthOptions health;
-  // Where labels go besides config.gfd.output_file (e.g. a Node patch); may be empty.
-  std::function<absl::Status(const Labels&)> publish_labels;
+  // Where labels go besides config.gfd.output_file (e.g. a Node patch), with the Node's
+  // annotations: muster.dev/gpu-topology (api/gpu_topology.h) on a machine whose GPUs share
+  // NVLinks, else none. May be empty.
+  std::function<absl::Status(const Labels& labels, const Labels& annotations)> publish_labels;
   LogFn log;  // default: stderr
 };
 

@@ -329,19 +329,20 @@ TEST_F(DevicePluginE2eTest, PreferredAllocationsFollowTheNvLinkTopology) {
   DeviceList devices = Devices("nvidia.com/gpu");
   ASSERT_EQ(devices.size(), 8u);
   std::vector<std::string> all = Ids(devices);
+  // The scheduler's choice (api/gpu_sets.h): the first of the NV2 pairs.
   auto pair = kubelet_->PreferredAllocation("nvidia.com/gpu", all, {}, 2);
   ASSERT_TRUE(pair.ok()) << pair.status();
-  EXPECT_EQ(*pair, (std::vector<std::string>{Uuid(2), Uuid(3)}));  // NV2 on one PCIe switch
-  auto with_zero = kubelet_->PreferredAllocation("nvidia.com/gpu", all, {Uuid(0)}, 2);
-  ASSERT_TRUE(with_zero.ok()) << with_zero.status();
-  EXPECT_EQ(*with_zero, (std::vector<std::string>{Uuid(0), Uuid(4)}));
+  EXPECT_EQ(*pair, (std::vector<std::string>{Uuid(0), Uuid(3)}));
+  auto with_one = kubelet_->PreferredAllocation("nvidia.com/gpu", all, {Uuid(1)}, 2);
+  ASSERT_TRUE(with_one.ok()) << with_one.status();
+  EXPECT_EQ(*with_one, (std::vector<std::string>{Uuid(1), Uuid(2)}));
   auto quad = kubelet_->PreferredAllocation("nvidia.com/gpu", all, {Uuid(6)}, 4);
   ASSERT_TRUE(quad.ok()) << quad.status();
   EXPECT_EQ(*quad, (std::vector<std::string>{Uuid(4), Uuid(5), Uuid(6), Uuid(7)}));
   auto rest = kubelet_->PreferredAllocation(
       "nvidia.com/gpu", {Uuid(0), Uuid(1), Uuid(4), Uuid(5), Uuid(6), Uuid(7)}, {}, 2);
   ASSERT_TRUE(rest.ok()) << rest.status();
-  EXPECT_EQ(*rest, (std::vector<std::string>{Uuid(6), Uuid(7)}));
+  EXPECT_EQ(*rest, (std::vector<std::string>{Uuid(0), Uuid(4)}));
   EXPECT_FALSE(kubelet_->PreferredAllocation("nvidia.com/gpu", {Uuid(0)}, {}, 2).ok());
 }
 
@@ -550,7 +551,7 @@ TEST_F(DevicePluginE2eTest, NoDriverFailsOrWaitsAsFailOnInitErrorSays) {
 // The labels on a Node of the real API server (`muster apiserver`), checked with kubectl.
 TEST_F(DevicePluginE2eTest, LabelsTheNodeThroughTheApiServer) {
   if (system("kubectl version --client >/dev/null 2>&1") != 0) GTEST_SKIP() << "no kubectl";
-  UseMachine(gpu::testing::TwoGpuMachine());
+  UseMachine(gpu::testing::TwoGpuMachine("nvlink gpu=0 peer=1 links=18\n"));
   std::string data = machine_->dir() + "/api";
   Subprocess apiserver({MUSTER_BINARY_PATH, "apiserver", "--data-dir", data, "--listen",
                         "127.0.0.1:0"},
@@ -581,6 +582,12 @@ TEST_F(DevicePluginE2eTest, LabelsTheNodeThroughTheApiServer) {
             std::string::npos)
       << labels;
   EXPECT_NE(labels.find("\"team\":\"a\""), std::string::npos) << labels;  // merged, not replaced
+  // The GPUs' NVLinks, for the scheduler's nvlink plugin, in the same patch.
+  auto annotations =
+      testing::RunCommand({kubectl, "kubectl", "--kubeconfig", kubeconfig, "get", "node", "gpu-1",
+                           "-o", "jsonpath={.metadata.annotations.muster\\.dev/gpu-topology}"},
+                          {}, machine_->dir() + "/kubectl.log");
+  EXPECT_EQ(annotations.output, "v1;gpus=2;nvlink=0-1:18");
   StopPlugin();
   apiserver.Signal(SIGTERM);
   EXPECT_EQ(apiserver.Wait(15s), std::optional<int>(0)) << apiserver.Output();

@@ -222,13 +222,18 @@ absl::Status WriteFeaturesFile(const std::string& path, const Labels& labels) {
   return absl::OkStatus();
 }
 
-std::string NodeLabelsPatch(const Labels& labels) {
-  std::string body;
-  for (const auto& [key, value] : labels) {
-    if (!body.empty()) body += ",";
-    body += JsonString(key) + ":" + JsonString(value);
-  }
-  return "{\"metadata\":{\"labels\":{" + body + "}}}";
+std::string NodeLabelsPatch(const Labels& labels, const Labels& annotations) {
+  auto object = [](const Labels& entries) {
+    std::string body;
+    for (const auto& [key, value] : entries) {
+      if (!body.empty()) body += ",";
+      body += JsonString(key) + ":" + JsonString(value);
+    }
+    return "{" + body + "}";
+  };
+  std::string patch = "{\"metadata\":{\"labels\":" + object(labels);
+  if (!annotations.empty()) patch += ",\"annotations\":" + object(annotations);
+  return patch + "}}";
 }
 
 }  // namespace muster::deviceplugin

@@ -46,7 +46,8 @@ Labels GfdLabels(const gpu::GpuSystem& system, const PluginConfig& config,
 // Writes `labels` as key=value lines to `path`, atomically (a temporary file renamed over it).
 absl::Status WriteFeaturesFile(const std::string& path, const Labels& labels);
 
-// {"metadata":{"labels":{...}}}: a merge patch that sets `labels` on a Node.
-std::string NodeLabelsPatch(const Labels& labels);
+// {"metadata":{"labels":{...},"annotations":{...}}}: a merge patch that sets `labels` and
+// `annotations` on a Node (no "annotations" when there are none).
+std::string NodeLabelsPatch(const Labels& labels, const Labels& annotations = {});
 
 }  // namespace muster::deviceplugin

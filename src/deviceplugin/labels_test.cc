@@ -135,6 +135,11 @@ TEST(LabelsTest, FeaturesFileHasOneLabelPerLineAndIsReplaced) {
 TEST(LabelsTest, NodePatchIsAMergePatchOfTheLabels) {
   EXPECT_EQ(NodeLabelsPatch({{"nvidia.com/gpu.count", "2"}, {"nvidia.com/gpu.product", "A\"B"}}),
             R"({"metadata":{"labels":{"nvidia.com/gpu.count":"2","nvidia.com/gpu.product":"A\"B"}}})");
+  // With the GPUs' NVLinks beside them.
+  EXPECT_EQ(NodeLabelsPatch({{"nvidia.com/gpu.count", "2"}},
+                            {{"muster.dev/gpu-topology", "v1;gpus=2;nvlink=0-1:18"}}),
+            R"({"metadata":{"labels":{"nvidia.com/gpu.count":"2"},)"
+            R"("annotations":{"muster.dev/gpu-topology":"v1;gpus=2;nvlink=0-1:18"}}})");
 }
 
 }  // namespace

@@ -62,10 +62,19 @@ struct GpuDevice {
   bool mig_enabled = false;
   std::vector<MigDevice> mig_devices;  // empty unless mig_enabled
   std::vector<PeerLink> peers;         // every other GPU, by peer index
+  // Active NVLinks whose remote end is no GPU of this machine: an NVSwitch (HGX A100/H100 boards
+  // link each GPU to the switches only; a bridge to a CPU would count here too).
+  int nvswitch_links = 0;
 
   // The link to `peer_index`, or nullptr.
   [[nodiscard]] const PeerLink* Peer(int peer_index) const;
 };
+
+// NVLinks between every two of `gpus` (by position; row a, column b), as `nvidia-smi topo -m`
+// prints NV<n>: the direct links, plus, where both GPUs have links to NVSwitches, as many as the
+// less connected of the two has (every GPU of an HGX H100 board reaches every other over 18).
+// The diagonal is 0. What muster.dev/gpu-topology carries (api/gpu_topology.h).
+std::vector<std::vector<int>> NvLinkMatrix(const std::vector<GpuDevice>& gpus);
 
 struct GpuSystem {
   std::string driver_version;   // "550.107.02"

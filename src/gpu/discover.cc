@@ -111,7 +111,11 @@ absl::StatusOr<GpuDevice> DiscoverDevice(const Nvml& nvml, nvmlDevice_t handle, 
   return gpu;
 }
 
-// Counts the active NVLinks of `handle` by the GPU at their remote end.
+// The key under which NvLinksByPeer counts links whose remote end is no GPU of this machine.
+constexpr int kNotAGpu = -1;
+
+// Counts the active NVLinks of `handle` by the GPU at their remote end (kNotAGpu: an NVSwitch or
+// a bridge).
 absl::StatusOr<std::map<int, int>> NvLinksByPeer(const Nvml& nvml, nvmlDevice_t handle,
                                                  const std::map<std::string, int>& by_bus_id) {
   std::map<int, int> links;
@@ -129,7 +133,7 @@ absl::StatusOr<std::map<int, int>> NvLinksByPeer(const Nvml& nvml, nvmlDevice_t 
     }
     if (!remote.ok()) return remote.status();
     auto peer = by_bus_id.find(NormalizeBusId(remote->bus_id));
-    if (peer != by_bus_id.end()) ++links[peer->second];  // else an NVSwitch or a bridge
+    ++links[peer != by_bus_id.end() ? peer->second : kNotAGpu];
   }
   return links;
 }
@@ -178,6 +182,7 @@ absl::StatusOr<GpuSystem> DiscoverSystem(const Nvml& nvml, std::string_view sysf
   for (GpuDevice& gpu : system.devices) {
     auto links = NvLinksByPeer(nvml, handles[gpu.index], by_bus_id);
     if (!links.ok()) return Annotate(links.status(), gpu.index);
+    if (auto it = links->find(kNotAGpu); it != links->end()) gpu.nvswitch_links = it->second;
     for (const GpuDevice& other : system.devices) {
       if (other.index == gpu.index) continue;
       PeerLink link;
@@ -239,12 +244,14 @@ std::string FormatInventory(const GpuSystem& system) {
            "SYS):\n      ";
     for (const GpuDevice& gpu : system.devices) out += fmt::format("{:>11}", "GPU" + std::to_string(gpu.index));
     out += "\n";
-    for (const GpuDevice& gpu : system.devices) {
+    const std::vector<std::vector<int>> nvlinks = NvLinkMatrix(system.devices);
+    for (size_t a = 0; a < system.devices.size(); ++a) {
+      const GpuDevice& gpu = system.devices[a];
       out += fmt::format("{:>6}", "GPU" + std::to_string(gpu.index));
-      for (const GpuDevice& other : system.devices) {
+      for (size_t b = 0; b < system.devices.size(); ++b) {
         std::string cell = "X";
-        if (const PeerLink* link = gpu.Peer(other.index); link != nullptr) {
-          cell = link->nvlinks > 0 ? fmt::format("NV{}", link->nvlinks)
+        if (const PeerLink* link = gpu.Peer(system.devices[b].index); link != nullptr) {
+          cell = nvlinks[a][b] > 0 ? fmt::format("NV{}", nvlinks[a][b])
                                    : std::string(TopologyLevelName(link->level));
         }
         out += fmt::format("{:>11}", cell);

@@ -137,6 +137,21 @@ TEST(DiscoverTest, LinksToAnNvSwitchAreNotPeerLinksAndLevelsCanBeOverridden) {
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   EXPECT_EQ((*gpus)[0].Peer(1)->nvlinks, 0);
   EXPECT_EQ((*gpus)[0].Peer(1)->level, TopologyLevel::kHostBridge);
+  // Counted apart, they link every two GPUs on the switches as the less connected one allows.
+  EXPECT_EQ((*gpus)[0].nvswitch_links, 18);
+  EXPECT_EQ((*gpus)[1].nvswitch_links, 18);
+  EXPECT_EQ(NvLinkMatrix(*gpus), (std::vector<std::vector<int>>{{0, 18}, {18, 0}}));
+}
+
+TEST(DiscoverTest, TheNvLinkMatrixOfADgx1IsItsCubeMesh) {
+  FakeMachine machine(testing::Dgx1Machine());
+  auto gpus = Discover(FakeOptions(machine));
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  std::vector<std::vector<int>> links = NvLinkMatrix(*gpus);
+  ASSERT_EQ(links.size(), 8u);
+  EXPECT_EQ(links[0], (std::vector<int>{0, 1, 1, 2, 2, 0, 0, 0}));
+  EXPECT_EQ(links[6], (std::vector<int>{0, 0, 1, 0, 1, 2, 0, 2}));
+  for (const GpuDevice& gpu : *gpus) EXPECT_EQ(gpu.nvswitch_links, 0);
 }
 
 TEST(DiscoverTest, MissingLibrarySaysNoDriver) {

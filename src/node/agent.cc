@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "api/gpu_topology.h"
 #include "api/time.h"
 #include "boost/json/serialize.hpp"
 #include "client/event_recorder.h"
@@ -339,11 +340,12 @@ void NodeAgent::NodeEvent(const NodeConfig& node, const std::string& reason,
 absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
   json::object labels;
   for (const auto& [k, v] : node.labels) labels[k] = v;
-  json::object meta{{"name", node.name},
-                    {"labels", labels},
-                    {"annotations",
-                     json::object{{"node.alpha.kubernetes.io/ttl", "0"},
-                                  {"muster.dev/runtime", std::string(RuntimeKindName(node.runtime))}}}};
+  json::object annotations{{"node.alpha.kubernetes.io/ttl", "0"},
+                           {"muster.dev/runtime", std::string(RuntimeKindName(node.runtime))}};
+  // The GPUs' NVLinks, for the scheduler's nvlink plugin; removed again by a restart without them.
+  const std::string topology = GpuTopologyAnnotation(node);
+  if (!topology.empty()) annotations[api::kGpuTopologyAnnotation] = topology;
+  json::object meta{{"name", node.name}, {"labels", labels}, {"annotations", annotations}};
   json::object spec;
   if (!node.taints.empty()) {
     json::array taints;
@@ -365,7 +367,13 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
     uid = MetaString(*created, "uid");
   } else if (absl::IsAlreadyExists(created.status())) {
     // Registered by an earlier run: labels are re-applied; taints stay as they are now.
-    json::object patch{{"metadata", json::object{{"labels", labels}}}};
+    json::value topology_value = nullptr;
+    if (!topology.empty()) topology_value = topology;
+    json::object patch{
+        {"metadata",
+         json::object{{"labels", labels},
+                      {"annotations",
+                       json::object{{api::kGpuTopologyAnnotation, std::move(topology_value)}}}}}};
     auto patched = client_.Patch(client::Nodes(), "", node.name, client::PatchType::kMerge,
                                  json::serialize(patch));
     if (!patched.ok()) return patched.status();

@@ -340,6 +340,53 @@ TEST(NodeAgentStatusTest, ANodeMarkedNotReadyBySomeoneElseIsReportedReadyAgainAt
   apiserver::testing::StopTestServer(*server, dir);
 }
 
+// The NVLinks of a cluster file's pool on the Node, for the scheduler's nvlink plugin: on a node
+// it registers, and on one an earlier run registered without them (merged into its annotations).
+TEST(NodeAgentTopologyTest, NodesCarryTheirGpusNvLinks) {
+  char dir[] = "/tmp/muster-agent-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  apiserver::ApiServerOptions options;
+  options.data_dir = dir;
+  options.listen = "127.0.0.1:0";
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  client::Client client(std::make_shared<apiserver::LocalTransport>(**server));
+  auto earlier = client.Create(
+      client::Nodes(), "",
+      json::parse(R"({"metadata":{"name":"dgx-0","annotations":{"team":"a"}}})").as_object());
+  ASSERT_TRUE(earlier.ok()) << earlier.status();
+  auto nodes = ParseClusterFile(
+      "nodePools:\n"
+      "  - {name: dgx, count: 2, gpu: {count: 8, model: Tesla-V100-SXM2-32GB, nvlink: dgx-1}}\n"
+      "  - {name: t4, gpu: {count: 2, model: Tesla-T4}}\n");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  NodeAgentOptions agent_options;
+  agent_options.data_dir = dir;
+  agent_options.record_events = false;
+  {
+    NodeAgent agent(client, *nodes, agent_options);
+    ASSERT_TRUE(agent.Start().ok());
+    const std::string cube_mesh =
+        "v1;gpus=8;nvlink=0-1:1,0-2:1,0-3:2,0-4:2,1-2:2,1-3:1,1-5:2,2-3:2,2-6:1,3-7:1,4-5:1,"
+        "4-6:1,4-7:2,5-6:2,5-7:1,6-7:2";
+    for (const char* name : {"dgx-0", "dgx-1", "t4"}) {
+      auto node = client.Get(client::Nodes(), "", name);
+      ASSERT_TRUE(node.ok()) << node.status();
+      const json::object* annotations = ObjectAt(*ObjectAt(*node, "metadata"), "annotations");
+      ASSERT_NE(annotations, nullptr) << name;
+      EXPECT_EQ(StringAt(*annotations, "muster.dev/gpu-topology"),
+                std::string(name) == "t4" ? "" : cube_mesh)
+          << name;
+      if (std::string(name) == "dgx-0") {
+        EXPECT_EQ(StringAt(*annotations, "team"), "a");
+      }
+    }
+    agent.Stop();
+  }
+  (*server)->Stop();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NodeAgentScaleTest, AThousandSimulatedNodes) {
   char dir[] = "/tmp/muster-agent-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);

@@ -1,8 +1,13 @@
+// Cluster files for `muster up` (cluster_file.h, docs/cluster-file.md): node pools expanded into
+// the nodes the agents register, GPUs and their NVLinks included. muster's own format; GPU labels
+// as NVIDIA's GPU Feature Discovery writes them.
+
 #include "node/cluster_file.h"
 
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <set>
@@ -10,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "api/gpu_topology.h"
 #include "api/names.h"
 #include "api/yaml.h"
 #include "boost/json/value.hpp"
@@ -136,11 +142,81 @@ struct GpuSpec {
   int count = 0;
   std::string model;
   int64_t memory_bytes = 0;
+  // NVLinks between every two GPUs (row a, column b); empty when the pool gives none.
+  std::vector<std::vector<int>> nvlinks;
 };
+
+// DGX-1's hybrid cube-mesh of eight V100s: GPUs 0-3 and 4-7 fully linked, each GPU linked to one
+// of the other four (NVIDIA's DGX-1 V100 System Architecture; what NVML reports on one).
+constexpr int kCubeMeshLinks[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2},
+                                     {1, 3, 1}, {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1},
+                                     {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1},
+                                     {6, 7, 2}};
+// NVLinks from each GPU of an HGX H100 board to its NVSwitches: any two GPUs meet over 18.
+constexpr int kNvSwitchLinks = 18;
+// The most GPUs of one node whose NVLinks a pool may give (a 72-GPU NVLink domain is a rack).
+constexpr int kMaxNvLinkGpus = 64;
+
+// gpu.nvlink: `dgx-1` (8 GPUs), `nvswitch`, or a count x count matrix of NVLinks, as
+// `nvidia-smi topo -m` prints NV<n>.
+absl::StatusOr<std::vector<std::vector<int>>> ParseNvLinks(const YAML::Node& node, int count,
+                                                           std::string_view what) {
+  if (count > kMaxNvLinkGpus) {
+    return ErrorAt(node, Cat(what, ": NVLinks are described for up to ", kMaxNvLinkGpus,
+                             " GPUs per node; count is ", count));
+  }
+  std::vector<std::vector<int>> links(count, std::vector<int>(count, 0));
+  if (node.IsScalar()) {
+    absl::StatusOr<std::string> preset = String(node, what);
+    if (!preset.ok()) return preset.status();
+    if (*preset == "dgx-1") {
+      if (count != 8) {
+        return ErrorAt(node, Cat(what, ": dgx-1 is the hybrid cube-mesh of 8 GPUs, but count is ",
+                                 count));
+      }
+      for (const auto& l : kCubeMeshLinks) links[l[0]][l[1]] = links[l[1]][l[0]] = l[2];
+      return links;
+    }
+    if (*preset == "nvswitch") {
+      for (int a = 0; a < count; ++a) {
+        for (int b = 0; b < count; ++b) links[a][b] = a == b ? 0 : kNvSwitchLinks;
+      }
+      return links;
+    }
+    return ErrorAt(node, Cat(what, ": \"", *preset,
+                             "\" is not dgx-1, nvswitch or a matrix of NVLinks (one row per GPU)"));
+  }
+  if (!node.IsSequence()) {
+    return ErrorAt(node, Cat(what, ": expected dgx-1, nvswitch or a matrix of NVLinks"));
+  }
+  if (static_cast<int>(node.size()) != count) {
+    return ErrorAt(node, Cat(what, ": ", node.size(), " rows, but count is ", count,
+                             " (one row per GPU)"));
+  }
+  for (int a = 0; a < count; ++a) {
+    const YAML::Node row = node[a];
+    const std::string row_what = Cat(what, "[", a, "]");
+    if (!row.IsSequence() || static_cast<int>(row.size()) != count) {
+      return ErrorAt(row, Cat(row_what, ": expected a list of ", count,
+                              " NVLink counts (one per GPU)"));
+    }
+    for (int b = 0; b < count; ++b) {
+      absl::StatusOr<int64_t> l = Integer(row[b], Cat(row_what, "[", b, "]"));
+      if (!l.ok()) return l.status();
+      links[a][b] = static_cast<int>(std::clamp<int64_t>(*l, -1, api::kMaxNvLinksPerPair + 1));
+    }
+  }
+  // Symmetric, no link from a GPU to itself, counts in range: the codec's own checks, named.
+  absl::StatusOr<api::GpuTopology> checked = api::GpuTopology::FromMatrix(links);
+  if (!checked.ok()) return ErrorAt(node, Cat(what, std::string(checked.status().message())));
+  return links;
+}
 
 absl::StatusOr<GpuSpec> ParseGpu(const YAML::Node& node, std::string_view what) {
   if (absl::Status s = ExpectMap(node, what); !s.ok()) return s;
-  if (absl::Status s = KnownKeys(node, what, {"count", "model", "memory"}); !s.ok()) return s;
+  if (absl::Status s = KnownKeys(node, what, {"count", "model", "memory", "nvlink"}); !s.ok()) {
+    return s;
+  }
   GpuSpec gpu;
   if (!node["count"]) return ErrorAt(node, Cat(what, ": count is required"));
   absl::StatusOr<int64_t> count = Integer(node["count"], Cat(what, ".count"));
@@ -173,6 +249,12 @@ absl::StatusOr<GpuSpec> ParseGpu(const YAML::Node& node, std::string_view what) 
                                   " is less than 1Mi; give a unit, for example 15360Mi or 16Gi"));
     }
     gpu.memory_bytes = memory->Value();
+  }
+  if (const YAML::Node nvlink = node["nvlink"]; nvlink && !nvlink.IsNull()) {
+    absl::StatusOr<std::vector<std::vector<int>>> links =
+        ParseNvLinks(nvlink, gpu.count, Cat(what, ".nvlink"));
+    if (!links.ok()) return links.status();
+    gpu.nvlinks = *std::move(links);
   }
   return gpu;
 }
@@ -331,6 +413,10 @@ std::string_view RuntimeKindName(RuntimeKind kind) {
   return kind == RuntimeKind::kProcess ? "process" : "simulated";
 }
 
+std::string GpuTopologyAnnotation(const NodeConfig& node) {
+  return api::GpuTopologyValue(gpu::NvLinkMatrix(node.gpus));
+}
+
 api::StringMap GpuLabels(const std::string& model, int count, uint64_t memory_bytes) {
   api::StringMap labels;
   labels["nvidia.com/gpu.product"] = model;
@@ -426,6 +512,13 @@ absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) 
         gpus[g].uuid = SimulatedGpuUuid(node.name, g);
         gpus[g].name = pool->gpu.model;
         gpus[g].memory_bytes = static_cast<uint64_t>(pool->gpu.memory_bytes);
+        for (int peer = 0; peer < pool->gpu.count && !pool->gpu.nvlinks.empty(); ++peer) {
+          if (peer == g) continue;
+          gpu::PeerLink link;
+          link.peer_index = peer;
+          link.nvlinks = pool->gpu.nvlinks[g][peer];
+          gpus[g].peers.push_back(link);
+        }
       }
       AddGpus(node, std::move(gpus));
       AddKubeletLabels(node);

@@ -12,7 +12,7 @@
 //       labels: {node.kubernetes.io/instance-type: g4dn.xlarge}
 //       taints: ["nvidia.com/gpu=present:NoSchedule"]
 //       allocatable: {cpu: "4", memory: 16Gi}
-//       gpu: {count: 1, model: Tesla-T4, memory: 15360Mi}
+//       gpu: {count: 1, model: Tesla-T4, memory: 15360Mi}   # nvlink: dgx-1 | nvswitch | matrix
 //       runtime: simulated
 //
 // Errors are InvalidArgument and start with the 1-based line they are about ("line 7: ...").
@@ -89,6 +89,11 @@ absl::StatusOr<std::vector<NodeConfig>> LoadClusterFile(const std::string& path)
 // gpu::Discover found; none without a driver) as nvidia.com/gpu with GFD labels from the first
 // device (its name with spaces as '-', "NVIDIA-A100-SXM4-80GB").
 NodeConfig LocalNode(const std::vector<gpu::GpuDevice>& gpus = {});
+
+// The node's muster.dev/gpu-topology annotation (api/gpu_topology.h) from its GPUs' NVLinks (a
+// cluster file's gpu.nvlink, or what NVML reports for this machine); "" when no two GPUs share an
+// NVLink, or when NVML's counts are not the same both ways.
+std::string GpuTopologyAnnotation(const NodeConfig& node);
 
 // GFD-style labels for `count` GPUs of `model` with `memory_bytes` each:
 // nvidia.com/gpu.product, nvidia.com/gpu.count, nvidia.com/gpu.memory (MiB).

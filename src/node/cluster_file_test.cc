@@ -1,3 +1,6 @@
+// Cluster files (cluster_file.h): pools into nodes, their GPUs' NVLinks, and every mistake named
+// with its line.
+
 #include "node/cluster_file.h"
 
 #include <unistd.h>
@@ -204,9 +207,68 @@ INSTANTIATE_TEST_SUITE_P(
                 "line 2: nodePools[0]: expected a map"},
         BadCase{"Syntax", "nodePools:\n  - name: a\n   count: 2\n",
                 "line 3: end of sequence not found"},
+        BadCase{"NvLinkPresetNeedsEightGpus",
+                "nodePools:\n  - name: a\n    gpu: {count: 4, model: V100, nvlink: dgx-1}\n",
+                "line 3: nodePools[0].gpu.nvlink: dgx-1 is the hybrid cube-mesh of 8 GPUs, but "
+                "count is 4"},
+        BadCase{"NvLinkUnknownPreset",
+                "nodePools:\n  - name: a\n    gpu: {count: 2, model: V100, nvlink: ring}\n",
+                "line 3: nodePools[0].gpu.nvlink: \"ring\" is not dgx-1, nvswitch or a matrix of "
+                "NVLinks (one row per GPU)"},
+        BadCase{"NvLinkRowsNotCount",
+                "nodePools:\n  - name: a\n    gpu:\n      count: 3\n      model: V100\n"
+                "      nvlink: [[0, 1], [1, 0]]\n",
+                "line 6: nodePools[0].gpu.nvlink: 2 rows, but count is 3 (one row per GPU)"},
+        BadCase{"NvLinkRowTooShort",
+                "nodePools:\n  - name: a\n    gpu:\n      count: 2\n      model: V100\n"
+                "      nvlink:\n        - [0, 1]\n        - [1]\n",
+                "line 8: nodePools[0].gpu.nvlink[1]: expected a list of 2 NVLink counts (one per "
+                "GPU)"},
+        BadCase{"NvLinkAsymmetric",
+                "nodePools:\n  - name: a\n    gpu:\n      count: 2\n      model: V100\n"
+                "      nvlink:\n        - [0, 1]\n        - [2, 0]\n",
+                "line 7: nodePools[0].gpu.nvlink[1][0]: 2 NVLinks, but [0][1] says 1 (links are "
+                "the same both ways)"},
+        BadCase{"NvLinkToItself",
+                "nodePools:\n  - name: a\n    gpu:\n      count: 2\n      model: V100\n"
+                "      nvlink: [[1, 1], [1, 0]]\n",
+                "line 6: nodePools[0].gpu.nvlink[0][0]: 1 NVLinks from GPU 0 to itself; give 0"},
+        BadCase{"NvLinkNotANumber",
+                "nodePools:\n  - name: a\n    gpu:\n      count: 2\n      model: V100\n"
+                "      nvlink: [[0, two], [2, 0]]\n",
+                "line 6: nodePools[0].gpu.nvlink[0][1]: expected an integer, got `two`"},
         BadCase{"TwoDocuments", "nodePools: [{name: a}]\n---\nnodePools: [{name: b}]\n",
                 "line 1: a cluster file is one YAML document; found several separated by ---"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(ClusterFileTest, NvLinksBecomeTheNodesGpuTopology) {
+  std::vector<NodeConfig> nodes = Parse(R"(nodePools:
+  - name: dgx1
+    gpu: {count: 8, model: Tesla-V100-SXM2-32GB, nvlink: dgx-1}
+  - name: hgx
+    gpu: {count: 4, model: NVIDIA-H100-80GB-HBM3, nvlink: nvswitch}
+  - name: pair
+    gpu:
+      count: 3
+      model: NVIDIA-A100-PCIE-40GB
+      nvlink:
+        - [0, 4, 0]
+        - [4, 0, 0]
+        - [0, 0, 0]
+  - name: t4
+    gpu: {count: 2, model: Tesla-T4}
+)");
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(GpuTopologyAnnotation(nodes[0]),
+            "v1;gpus=8;nvlink=0-1:1,0-2:1,0-3:2,0-4:2,1-2:2,1-3:1,1-5:2,2-3:2,2-6:1,3-7:1,4-5:1,"
+            "4-6:1,4-7:2,5-6:2,5-7:1,6-7:2");
+  ASSERT_EQ(nodes[0].gpus[0].peers.size(), 7u);
+  EXPECT_EQ(nodes[0].gpus[0].Peer(4)->nvlinks, 2);
+  EXPECT_EQ(GpuTopologyAnnotation(nodes[1]),
+            "v1;gpus=4;nvlink=0-1:18,0-2:18,0-3:18,1-2:18,1-3:18,2-3:18");
+  EXPECT_EQ(GpuTopologyAnnotation(nodes[2]), "v1;gpus=3;nvlink=0-1:4");
+  EXPECT_EQ(GpuTopologyAnnotation(nodes[3]), "");  // PCIe only: no annotation
+}
 
 TEST(ClusterFileTest, LoadNamesTheFile) {
   char path[] = "/tmp/muster-cluster-XXXXXX";

@@ -359,6 +359,35 @@ TEST_F(PodManagerTest, EnvironmentAndGpusAreWhatThePodSays) {
   EXPECT_EQ(Log("nogpu", "main"), "NV=void CUDA=[]\n");
 }
 
+// The scheduler's nvlink plugin names a linked set, not the lowest free GPUs: each container
+// sees exactly that set, in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES.
+TEST_F(PodManagerTest, AMultiGpuPodSeesExactlyTheGpusTheSchedulerChose) {
+  NodeConfig dgx;
+  dgx.name = "dgx";
+  dgx.runtime = RuntimeKind::kProcess;
+  dgx.internal_ip = "127.0.0.1";
+  dgx.gpus.resize(8);
+  for (int g = 0; g < 8; ++g) dgx.gpus[g].index = g;
+  dgx.allocatable["cpu"] = common::Quantity::FromUnits(8);
+  StartManager({dgx});
+  const std::string print = "echo NV=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES; sleep 5";
+  manager_->Upsert(PodBuilder("quad").Node("dgx")
+                       .Annotation("muster.dev/gpu-indices", "4,5,6,7")
+                       .Shell("main", print, R"({"resources":{"limits":{"nvidia.com/gpu":4}}})")
+                       .Obj());
+  manager_->Upsert(PodBuilder("pair").Node("dgx")
+                       .Annotation("muster.dev/gpu-indices", "0,3")
+                       .Shell("main", print, R"({"resources":{"limits":{"nvidia.com/gpu":2}}})")
+                       .Obj());
+  sink_.WaitPhase("quad", "Running");
+  sink_.WaitPhase("pair", "Running");
+  for (int i = 0; i < 100 && (Log("quad", "main").empty() || Log("pair", "main").empty()); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(Log("quad", "main"), "NV=4,5,6,7 CUDA=4,5,6,7\n");
+  EXPECT_EQ(Log("pair", "main"), "NV=0,3 CUDA=0,3\n");
+}
+
 TEST_F(PodManagerTest, PodsSharingAGpuBothSeeTheDeviceTheSchedulerRecorded) {
   StartManager();
   for (const char* name : {"half-a", "half-b"}) {

@@ -1,3 +1,7 @@
+// Scheduling scenario files (scenario.h, tests/conformance/FORMAT.md): load a file, run its cycles
+// through the core, compare with what it expects. muster's own format; the files under
+// tests/conformance/volcano restate Volcano's scheduler tests (pkg/scheduler/*/*/*_test.go).
+
 #include "scenario/scenario.h"
 
 #include <algorithm>
@@ -5,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "api/gpu_indices.h"
 #include "api/yaml.h"
 #include "core/apply_cycle_result.h"
 #include "core/framework/conf.h"
@@ -108,8 +113,8 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text, const std::strin
       return Err(file, root, "missing field \"expect\"");
     }
     const YAML::Node ex = root["expect"];
-    static const std::set<std::string> kExpectKeys = {"binds", "evictions", "pipelined",
-                                                      "podGroupPhases", "unschedulableMessage"};
+    static const std::set<std::string> kExpectKeys = {
+        "binds", "evictions", "pipelined", "podGroupPhases", "unschedulableMessage", "gpuIndices"};
     for (const auto& kv : ex) {
       std::string key = kv.first.as<std::string>();
       if (!kExpectKeys.count(key)) {
@@ -143,6 +148,15 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text, const std::strin
     if (auto st = read_map("podGroupPhases", s.expect.pod_group_phases); !st.ok()) return st;
     if (auto st = read_map("unschedulableMessage", s.expect.unschedulable_messages); !st.ok()) {
       return st;
+    }
+    if (auto st = read_map("gpuIndices", s.expect.gpu_indices); !st.ok()) return st;
+    for (const auto& [pod, indices] : s.expect.gpu_indices) {
+      if (!api::ParseGpuIndices(indices)) {
+        return Err(file, ex["gpuIndices"][pod],
+                   fmt::format("expect.gpuIndices.{}: \"{}\" is not a list of GPU indices such "
+                               "as \"0,3\"",
+                               pod, indices));
+      }
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
@@ -180,7 +194,10 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& scenario) {
     core::Session ssn(cluster, conf, so);
     core::CycleResult r = ssn.Run();
     // Apply the decisions as the API would: bound pods get their node, evicted pods go away.
-    for (const auto& b : r.binds) out.binds[b.pod] = b.node;
+    for (const auto& b : r.binds) {
+      out.binds[b.pod] = b.node;
+      if (!b.gpus.empty()) out.gpu_indices[b.pod] = api::FormatGpuIndices(b.gpus);
+    }
     for (const auto& e : r.evictions) out.evictions.push_back(e.pod);
     core::ApplyCycleResult(cluster, r);
     for (const auto& [pod, node] : r.pipelined) out.pipelined[pod] = node;
@@ -238,6 +255,14 @@ std::vector<std::string> Compare(const Expectations& expect, const Outcome& outc
     std::string got = it == outcome.pod_group_phases.end() ? "<unknown pod group>" : it->second;
     if (got != phase) {
       diffs.push_back(fmt::format("podGroupPhases: {} should be {}, got {}", pg, phase, got));
+    }
+  }
+  for (const auto& [pod, indices] : expect.gpu_indices) {
+    auto it = outcome.gpu_indices.find(pod);
+    std::string got = it == outcome.gpu_indices.end() ? "<no GPUs>" : it->second;
+    if (got != indices) {
+      diffs.push_back(
+          fmt::format("gpuIndices: {} should be given GPUs {}, got {}", pod, indices, got));
     }
   }
   for (const auto& [pod, msg] : expect.unschedulable_messages) {

@@ -21,6 +21,8 @@ struct Expectations {
   std::map<std::string, std::string> pipelined;
   std::map<std::string, std::string> pod_group_phases;
   std::map<std::string, std::string> unschedulable_messages;
+  // pod -> the muster.dev/gpu-indices its bind carried ("4,5,6,7"); checked where given.
+  std::map<std::string, std::string> gpu_indices;
 };
 
 struct Scenario {
@@ -41,6 +43,7 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text, const std::strin
 // What the cycles did, cumulated over all cycles.
 struct Outcome {
   std::map<std::string, std::string> binds;
+  std::map<std::string, std::string> gpu_indices;  // of each bind that named GPUs ("0,3")
   std::vector<std::string> evictions;
   std::map<std::string, std::string> pipelined;
   std::map<std::string, std::string> pod_group_phases;

@@ -12,7 +12,8 @@
 //                     defaulttolerationseconds (pods_mutate.cc); pkg/apis/core/validation
 //                     (ValidatePodSpec, ValidatePodUpdate) (pods_validate.cc)
 //   - other core:     namespaces.cc, events.cc, services.cc (defaults, cluster IPs, node ports),
-//                     config_data.cc (ConfigMaps and Secrets)
+//                     config_data.cc (ConfigMaps and Secrets); nodes.cc (muster's own
+//                     muster.dev/gpu-topology annotation)
 //   - priority:       pkg/apis/scheduling/validation (priorityclasses.cc)
 //   - policy:         pkg/apis/policy/validation (poddisruptionbudgets.cc)
 //   - batch:          pkg/apis/batch/v1/defaults.go, pkg/registry/batch/job/strategy.go,
@@ -53,6 +54,7 @@ using admission::AdmitCustomResourceDefinition;
 using admission::AdmitEvent;
 using admission::AdmitMetadata;
 using admission::AdmitNamespace;
+using admission::AdmitNode;
 using admission::AdmitPod;
 using admission::AdmitPodDisruptionBudget;
 using admission::AdmitPodGroup;
@@ -88,6 +90,7 @@ std::optional<ApiError> Admit(const AdmissionRequest& req, boost::json::object& 
   } else if (res.group.empty()) {
     if (res.resource == "pods") refused = AdmitPod(c);
     if (res.resource == "namespaces") refused = AdmitNamespace(c);
+    if (res.resource == "nodes") refused = AdmitNode(c);
     if (res.resource == "events") refused = AdmitEvent(c);
     if (res.resource == "services") refused = AdmitService(c);
     if (res.resource == "configmaps") refused = AdmitConfigMap(c);

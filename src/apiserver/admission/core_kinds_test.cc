@@ -1,7 +1,7 @@
 #include "apiserver/admission/admission_test_util.h"
 
-// Admission of Namespaces, Events, Services and PriorityClasses (namespaces.cc, events.cc,
-// services.cc, priorityclasses.cc).
+// Admission of Namespaces, Events, Nodes, Services and PriorityClasses (namespaces.cc,
+// events.cc, nodes.cc, services.cc, priorityclasses.cc).
 
 #include <optional>
 #include <string>
@@ -44,6 +44,35 @@ TEST_F(AdmissionTest, EventsNeedAnInvolvedObjectInTheirNamespace) {
   Created(Events(), Obj(R"({"apiVersion":"v1","kind":"Event",
       "metadata":{"name":"e","namespace":"default"},
       "involvedObject":{"kind":"Node","name":"n"}})"));
+}
+
+// muster.dev/gpu-topology, the NVLinks the scheduler's nvlink plugin reads (api/gpu_topology.h):
+// kept when it reads, refused naming the annotation when it does not.
+TEST_F(AdmissionTest, ANodesGpuTopologyMustBeReadable) {
+  auto node = [](std::string_view topology) {
+    return Obj(fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"dgx",
+        "annotations":{{"muster.dev/gpu-topology":"{}"}}}}}})",
+                           topology));
+  };
+  json::object good = Created(Nodes(), node("v1;gpus=8;nvlink=0-3:2,4-7:2"));
+  EXPECT_EQ(good["metadata"].at("annotations").at("muster.dev/gpu-topology"),
+            "v1;gpus=8;nvlink=0-3:2,4-7:2");
+  json::object out_of_range = node("v1;gpus=8;nvlink=0-9:2");
+  std::optional<ApiError> err = Create(Nodes(), out_of_range);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, 422);
+  EXPECT_EQ(err->message,
+            "Node \"dgx\" is invalid: metadata.annotations[muster.dev/gpu-topology]: Invalid "
+            "value: \"v1;gpus=8;nvlink=0-9:2\": nvlink: \"0-9:2\": GPU 9 is out of range (gpus=8, "
+            "so 0 to 7)");
+  json::object twice = node("v1;gpus=8;nvlink=0-1:2,1-0:1");
+  err = Create(Nodes(), twice);
+  ASSERT_TRUE(err);
+  EXPECT_THAT(err->message, ::testing::HasSubstr(
+                                "metadata.annotations[muster.dev/gpu-topology]: Invalid value: "
+                                "\"v1;gpus=8;nvlink=0-1:2,1-0:1\": nvlink: \"1-0:1\": GPUs 0 and 1 "
+                                "are given twice"));
+  Created(Nodes(), Obj(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"t4"}})"));
 }
 
 TEST_F(AdmissionTest, PriorityClassRules) {

@@ -79,6 +79,9 @@ std::optional<ApiError> AdmitSecret(Context& c);
 // priorityclasses.cc
 std::optional<ApiError> AdmitPriorityClass(Context& c);
 
+// nodes.cc: a muster.dev/gpu-topology annotation the scheduler can read.
+std::optional<ApiError> AdmitNode(Context& c);
+
 // --- CustomResourceDefinitions and custom resources ----------------------------------------------
 
 // customresourcedefinitions.cc: apiextensions' defaults and validation (names, scope, versions,

@@ -319,6 +319,15 @@ absl::Status CheckPluginCombinations(const SchedulerConf& conf, const ConfParseO
       }
     }
   }
+  // nvlink's weight multiplies a node score: a number, not below 0.
+  if (const PluginOption* nvlink = conf.FindPlugin("nvlink")) {
+    absl::StatusOr<double> weight = nvlink->Number("nvlink.weight", 1);
+    if (!weight.ok()) return weight.status();
+    if (*weight < 0) {
+      return Invalid("plugin \"nvlink\" argument \"nvlink.weight\": {} is negative; give 0 or more",
+                     nvlink->Text("nvlink.weight", ""));
+    }
+  }
   return absl::OkStatus();
 }
 

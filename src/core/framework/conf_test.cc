@@ -21,7 +21,8 @@ using ::testing::UnorderedElementsAre;
 constexpr char kKnownActionList[] = "enqueue, allocate, backfill, preempt, reclaim";
 constexpr char kKnownPluginList[] =
     "priority, gang, conformance, drf, proportion, capacity, sla, overcommit, predicates, "
-    "nodeorder, binpack, network-topology-aware, gpu-fgd, gpu-bestfit, gpu-dotproduct, gpu-packing, gpu-clustering, "
+    "nodeorder, binpack, network-topology-aware, nvlink, gpu-fgd, gpu-bestfit, gpu-dotproduct, "
+    "gpu-packing, gpu-clustering, "
     "gpu-random, gpu-muster";
 
 // Parses text that must be valid; fails the test (and returns an empty conf) otherwise.
@@ -265,6 +266,17 @@ TEST(ParseSchedulerConfTest, CapacityArgumentsMusterDoesNotImplementAreRefused) 
             "muster (reclaim decided at ancestor queues); remove the argument or set it to 0");
   MustParse("actions: reclaim\ntiers:\n- plugins:\n  - name: capacity\n"
             "    arguments: {ancestorReclaimLevel: 0}\n");
+}
+
+TEST(ParseSchedulerConfTest, AnNvLinkWeightIsANumberNotBelowZero) {
+  EXPECT_EQ(ParseError("actions: allocate\ntiers:\n- plugins:\n  - name: nvlink\n"
+                       "    arguments: {nvlink.weight: heavy}\n"),
+            "plugin \"nvlink\" argument \"nvlink.weight\": \"heavy\" is not a number");
+  EXPECT_EQ(ParseError("actions: allocate\ntiers:\n- plugins:\n  - name: nvlink\n"
+                       "    arguments: {nvlink.weight: -2}\n"),
+            "plugin \"nvlink\" argument \"nvlink.weight\": -2 is negative; give 0 or more");
+  MustParse("actions: allocate\ntiers:\n- plugins:\n  - name: nvlink\n"
+            "    arguments: {nvlink.weight: 10}\n");
 }
 
 // Every plugin name the parser accepts builds a plugin: none is skipped by the session.

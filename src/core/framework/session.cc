@@ -493,7 +493,12 @@ void Session::FireDeallocate(const TaskInfo& t) {
 }
 
 void Session::DoAllocate(TaskInfo& t, int node) {
-  if (gpu_choice_ && t.resreq.Get(kGpu) > 0) t.gpus = gpu_choice_(t, cluster_.node(node));
+  if (t.resreq.Get(kGpu) > 0) {
+    for (const GpuChoiceFn& choose : gpu_choice_) {
+      t.gpus = choose(t, cluster_.node(node));
+      if (!t.gpus.empty()) break;
+    }
+  }
   cluster_.PlaceTask(t, node, TaskStatus::kAllocated);
   last_tx_[t.id] = {TaskStatus::kAllocated, node};
   FireAllocate(t);

@@ -84,11 +84,10 @@ class Session {
   void AddReclaimableFn(const std::string& p, VictimsFn f) { reclaimable_.fns[p] = std::move(f); }
   void AddHyperNodeGradientFn(const std::string& p, HyperNodeGradientFn f) { hypernode_gradient_.fns[p] = std::move(f); }
   void AddHyperNodeOrderFn(const std::string& p, HyperNodeOrderFn f) { hypernode_order_.fns[p] = std::move(f); }
-  // One plugin chooses GPU devices (the gpu-* placement plugins): the first to register. Devices
-  // it returns that cannot take the task are replaced by the engine's choice.
-  void SetGpuChoiceFn(GpuChoiceFn f) {
-    if (!gpu_choice_) gpu_choice_ = std::move(f);
-  }
+  // Plugins that choose GPU devices (nvlink, the gpu-* placement plugins), asked in the order
+  // they register (the conf's order); the first that answers (a non-empty list) chooses. Devices
+  // it returns that cannot take the task are replaced by the engine's choice, as is no answer.
+  void AddGpuChoiceFn(GpuChoiceFn f) { gpu_choice_.push_back(std::move(f)); }
   void AddEventHandler(EventHandler h) { handlers_.push_back(std::move(h)); }
 
   // Combined hooks (Volcano semantics).
@@ -210,7 +209,7 @@ class Session {
   CycleResult result_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<std::string> plugin_names_;  // by index of plugins_
-  GpuChoiceFn gpu_choice_;
+  std::vector<GpuChoiceFn> gpu_choice_;
   std::vector<std::unique_ptr<Statement>> open_statements_;
   std::map<int, FitErrors> task_fit_errors_;
   std::map<int, std::string> job_fit_errors_;

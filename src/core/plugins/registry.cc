@@ -26,6 +26,7 @@ std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& opt);
 std::unique_ptr<Plugin> NewNetworkTopologyAwarePlugin(const PluginOption& opt);
+std::unique_ptr<Plugin> NewNvLinkPlugin(const PluginOption& opt);
 
 namespace {
 
@@ -48,6 +49,7 @@ constexpr PluginRegistration kPlugins[] = {
     {"nodeorder", NewNodeOrderPlugin},
     {"binpack", NewBinpackPlugin},
     {"network-topology-aware", NewNetworkTopologyAwarePlugin},
+    {"nvlink", NewNvLinkPlugin},
     // The GPU placement policies (gpuplacement/plugin.h).
     {"gpu-fgd", NewGpuPlacementPlugin},
     {"gpu-bestfit", NewGpuPlacementPlugin},

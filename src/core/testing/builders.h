@@ -57,6 +57,10 @@ class NodeBuilder {
     node_.meta.labels[std::move(key)] = std::move(value);
     return *this;
   }
+  NodeBuilder& Annotation(std::string key, std::string value) {
+    node_.meta.annotations[std::move(key)] = std::move(value);
+    return *this;
+  }
   NodeBuilder& Taint(std::string key, std::string value, std::string effect) {
     node_.spec.taints.push_back({std::move(key), std::move(value), std::move(effect)});
     return *this;

@@ -9,7 +9,7 @@
 //
 // Each adds weight x the policy's score to every feasible node, with each device's free milli
 // (GPU shares, muster.dev/gpu-milli, included), and chooses the devices a pod allocated on a node
-// takes (Session::SetGpuChoiceFn): the policy's SelectGpus, which for a GPU share is FGD's and
+// takes (Session::AddGpuChoiceFn): the policy's SelectGpus, which for a GPU share is FGD's and
 // muster's least-fragmenting device, Random's drawn one, else the best fit. FGD and muster learn
 // their typical pod distribution from the pods the cluster has seen so far (every pod the
 // engine knows, placed or not), recomputed when the session opens; the simulator instead gives
@@ -73,7 +73,7 @@ class GpuPlacementPlugin : public Plugin {
     auto policy = NewGpuPlacementPolicy(name_, context);
     if (!policy.ok()) return;
     policy_ = *std::move(policy);
-    ssn.SetGpuChoiceFn([this, &cluster](const TaskInfo& t, const NodeInfo& n) {
+    ssn.AddGpuChoiceFn([this, &cluster](const TaskInfo& t, const NodeInfo& n) {
       GpuPodRequest pod = RequestOf(t);
       Fill(cluster, n, state_);
       if (!Fits(pod, state_)) return std::vector<int>{};
