@@ -1,3 +1,7 @@
+// Field ownership on parsed managedFields (managed_fields.h): kube's fieldmanager
+// (k8s.io/apimachinery/pkg/util/managedfields/internal) over structured-merge-diff's set
+// algebra (field_set.h), in the small part an API server of kube's built-in kinds and CRDs needs.
+
 #include "api/managed_fields.h"
 
 #include <algorithm>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "api/field_set.h"
+#include "api/managed_fields_internal.h"
 #include "api/json_access.h"
 #include "api/patch.h"
 #include "boost/json/array.hpp"
@@ -194,52 +199,95 @@ bool Owned(std::string_view key, const FieldManager& who) {
   return key != "status" || !who.status_is_subresource;
 }
 
+}  // namespace
+
 // --- managedFields entries -------------------------------------------------------------------
 
-struct Entry {
-  std::string manager;
-  std::string operation;  // "Apply" or "Update"
-  std::string api_version;
-  std::string time;
-  std::string subresource;
-  FieldSet fields;
-  // The stored entry this one was read from, while it is unchanged: written back as it is, since
-  // every stored entry is as EncodeEntries writes it. Null for one a client sent.
-  const json::value* stored = nullptr;
+namespace managed_internal {
 
-  bool operator==(const Entry& o) const {
-    return manager == o.manager && operation == o.operation && api_version == o.api_version &&
-           time == o.time && subresource == o.subresource && fields == o.fields;
+bool ReadHeader(const json::value& item, Entry& e, const json::object*& fields) {
+  const json::object* o = item.if_object();
+  if (o == nullptr) return false;
+  e.manager = StringAt(*o, "manager");
+  e.operation = StringAt(*o, "operation");
+  e.api_version = StringAt(*o, "apiVersion");
+  e.time = StringAt(*o, "time");
+  e.subresource = StringAt(*o, "subresource");
+  const json::value* encoded = o->if_contains("fieldsV1");
+  if ((e.operation != "Apply" && e.operation != "Update") ||
+      StringAt(*o, "fieldsType") != "FieldsV1" || encoded == nullptr || !encoded->is_object()) {
+    return false;
   }
-};
+  fields = &encoded->get_object();
+  return true;
+}
 
-// The entries of `managed` (a managedFields value); nullopt when any entry is malformed. Each
-// keeps a pointer to its item when `stored`.
-std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed, bool stored = false) {
+std::optional<std::vector<Entry>> DecodeEntries(const json::value* managed, bool stored) {
   std::vector<Entry> entries;
   if (managed == nullptr || managed->is_null()) return entries;
   if (!managed->is_array()) return std::nullopt;
   for (const json::value& item : managed->get_array()) {
-    if (!item.is_object()) return std::nullopt;
-    const json::object& o = item.get_object();
     Entry e;
-    e.manager = StringAt(o, "manager");
-    e.operation = StringAt(o, "operation");
-    e.api_version = StringAt(o, "apiVersion");
-    e.time = StringAt(o, "time");
-    e.subresource = StringAt(o, "subresource");
-    const json::value* fields = o.if_contains("fieldsV1");
-    if ((e.operation != "Apply" && e.operation != "Update") ||
-        StringAt(o, "fieldsType") != "FieldsV1" || fields == nullptr || !fields->is_object()) {
-      return std::nullopt;
-    }
-    e.fields = Decode(fields->get_object());
+    const json::object* fields = nullptr;
+    if (!ReadHeader(item, e, fields)) return std::nullopt;
+    e.fields = Decode(*fields);
     Prune(e.fields);
     if (stored) e.stored = &item;
     entries.push_back(std::move(e));
   }
   return entries;
 }
+
+json::object EncodeEntry(const Entry& e, const json::object* fields) {
+  json::object o;
+  o["manager"] = e.manager;
+  o["operation"] = e.operation;
+  o["apiVersion"] = e.api_version;
+  if (!e.time.empty()) o["time"] = e.time;
+  o["fieldsType"] = "FieldsV1";
+  if (fields != nullptr) {
+    o["fieldsV1"] = *fields;
+  } else {
+    o["fieldsV1"] = Encode(e.fields);
+  }
+  if (!e.subresource.empty()) o["subresource"] = e.subresource;
+  return o;
+}
+
+bool IsWho(const Entry& e, const FieldManager& who) {
+  if (e.manager != who.manager || e.subresource != who.subresource) return false;
+  if (who.apply) return e.operation == "Apply";
+  return e.operation == "Update" && e.api_version == who.api_version;
+}
+
+Changes ChangesOf(const json::object& live, const json::object& next, std::string_view kind,
+                  const FieldManager& who) {
+  Changes out;
+  // The top-level members the write left as they were are neither compared again nor looked
+  // into (a pod's spec on a /status write). A change of managedFields itself is no one's field:
+  // Strip leaves it out, as it leaves out what it does not own at the top.
+  out.unchanged = Unchanged(live, next);
+  for (const auto& [key, member] : next) {
+    if (member.is_null() || !Owned(key, who)) continue;
+    if (std::find(out.unchanged.begin(), out.unchanged.end(), key) != out.unchanged.end()) {
+      continue;
+    }
+    FieldSet child;
+    AddChanges(child, live.if_contains(key), member, kind, std::string(key));
+    if (!child.empty()) out.changed.children.emplace("f:" + std::string(key), std::move(child));
+  }
+  Strip(out.changed, who);
+  Prune(out.changed);
+  return out;
+}
+
+}  // namespace managed_internal
+
+namespace {
+
+using managed_internal::DecodeEntries;
+using managed_internal::Entry;
+using managed_internal::IsWho;
 
 json::array EncodeEntries(const std::vector<Entry>& entries) {
   json::array out;
@@ -249,23 +297,9 @@ json::array EncodeEntries(const std::vector<Entry>& entries) {
       out.push_back(*e.stored);
       continue;
     }
-    json::object o;
-    o["manager"] = e.manager;
-    o["operation"] = e.operation;
-    o["apiVersion"] = e.api_version;
-    if (!e.time.empty()) o["time"] = e.time;
-    o["fieldsType"] = "FieldsV1";
-    o["fieldsV1"] = Encode(e.fields);
-    if (!e.subresource.empty()) o["subresource"] = e.subresource;
-    out.push_back(std::move(o));
+    out.push_back(managed_internal::EncodeEntry(e));
   }
   return out;
-}
-
-bool IsWho(const Entry& e, const FieldManager& who) {
-  if (e.manager != who.manager || e.subresource != who.subresource) return false;
-  if (who.apply) return e.operation == "Apply";
-  return e.operation == "Update" && e.api_version == who.api_version;
 }
 
 // kube's printManager.
@@ -535,20 +569,10 @@ bool RecordUpdate(const json::object& live, const json::value* stored, json::obj
   // An update that sends managedFields other than the stored ones replaces them.
   const bool reset = sent_some && (stored == nullptr || *sent != *stored);
 
-  // The top-level members the write left as they were are neither compared again nor looked
-  // into (a pod's spec on a /status write). A change of managedFields itself is no one's field:
-  // Strip leaves it out, as it leaves out what it does not own at the top.
-  const std::vector<std::string_view> unchanged = Unchanged(live, next_value.get_object());
-  FieldSet changed;
-  for (const auto& [key, member] : next_value.get_object()) {
-    if (member.is_null() || !Owned(key, who)) continue;
-    if (std::find(unchanged.begin(), unchanged.end(), key) != unchanged.end()) continue;
-    FieldSet child;
-    AddChanges(child, live.if_contains(key), member, kind, std::string(key));
-    if (!child.empty()) changed.children.emplace("f:" + std::string(key), std::move(child));
-  }
-  Strip(changed, who);
-  Prune(changed);
+  managed_internal::Changes changes =
+      managed_internal::ChangesOf(live, next_value.get_object(), kind, who);
+  FieldSet& changed = changes.changed;
+  const std::vector<std::string_view>& unchanged = changes.unchanged;
 
   if (!reset && stored != nullptr) {
     if (std::optional<json::value> kept =

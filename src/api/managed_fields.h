@@ -42,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "boost/json/object.hpp"
+#include "boost/json/storage_ptr.hpp"
 #include "boost/json/value.hpp"
 
 namespace muster::api {
@@ -118,6 +119,24 @@ boost::json::object WithoutManagedFields(const boost::json::object& object);
 // leave field ownership out (store::Object::parsed); a write takes it back from the text with this,
 // which reads only that member (simdjson On Demand skips the rest), instead of parsing it all.
 std::optional<boost::json::value> ManagedFieldsInText(std::string_view json);
+
+// Field ownership as the store keeps it: the JSON text of metadata.managedFields's value
+// (store::Object::ManagedFieldsText), which a write hands back to the store as text
+// (store::Op::managed_fields). Parsed: nullopt when empty, not JSON, or not a list (which counts
+// as none, as above); `storage` holds what it allocates.
+std::optional<boost::json::value> ParseManagedFieldsText(std::string_view text,
+                                                         boost::json::storage_ptr storage = {});
+
+// RecordUpdate for a `next` that holds no metadata.managedFields of its own (an update built on
+// the store's parsed state, which leaves it out: a patch, a PUT that sends none), from `live`
+// whose stored ownership is the text `stored` (empty: none). Returns what RecordUpdate records,
+// as the managedFields text to store with `next` (empty: none): byte for byte
+// boost::json::serialize's text of it, given a `stored` text as the store writes one. Entries the
+// write leaves to their owners are neither decoded nor serialised again: they keep their text,
+// and an update that changes nobody's fields returns `stored` as it is.
+std::string RecordUpdateText(const boost::json::object& live, std::string_view stored,
+                             const boost::json::object& next, std::string_view kind,
+                             const FieldManager& who, std::string_view now);
 
 // kube-apiserver's message for a refused apply: `Apply failed with 1 conflict: conflict with
 // "manager-a": .data.a`, or, for several, one "conflicts with <manager>:" line per manager (sorted)

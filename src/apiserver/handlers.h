@@ -152,8 +152,12 @@ class Handlers {
   // POST of a review (ResourceInfo::review; reviews.cc): the object back with its status.
   HttpResponse Review(const HttpRequest& req, const Target& t);
   // The pod as `binding` leaves it (nodeName, annotations, PodScheduled=True), checked against
-  // its live state: the UID precondition, not being deleted, not bound yet.
-  ApiResult<boost::json::object> BoundPod(const store::Object& live, const PodBinding& binding);
+  // its live state: the UID precondition, not being deleted, not bound yet. A binding records no
+  // field ownership: the pod's stays as stored. It leaves it out of the pod and sets
+  // `managed_text` to its stored text (store::Op::managed_fields), unless the store has no parsed
+  // state or the binding adds the pod's first annotations (then the pod holds it, before them).
+  ApiResult<boost::json::object> BoundPod(const store::Object& live, const PodBinding& binding,
+                                          std::optional<std::string>& managed_text);
   // Stamps and stores a new object (shared by POST, apply-create and Bootstrap). `obj` has its
   // typemeta and metadata.name or generateName set. Returns the stored object's JSON.
   ApiResult<std::string> CreateObject(const ResourceInfo& resource, const std::string& ns,
@@ -167,15 +171,16 @@ class Handlers {
   ApiResult<PreparedCreate> PrepareCreate(const ResourceInfo& resource, const std::string& ns,
                                           boost::json::object obj);
   ApiResult<std::string> CommitCreate(const ResourceInfo& resource, PreparedCreate prepared);
-  // Admission, field ownership (`own`, given the admitted state: it records managedFields, or
-  // refuses an apply's conflicts), generation, the no-op check and the Commit of `next`
-  // replacing `live`. `live_obj` is `live` without metadata.managedFields, which are
-  // `live_managed` (null when none). On a revision conflict returns nullopt so that the caller
-  // can retry on a fresh read.
-  using OwnFields = std::function<std::optional<ApiError>(boost::json::object& next)>;
+  // Admission, field ownership (`own`, given the admitted state: it records managedFields in it,
+  // or sets `text` to the managedFields text to store with it (store::Op::managed_fields), or
+  // refuses an apply's conflicts), generation, the no-op check and the Commit of `next` replacing
+  // `live`. `live_obj` is `live` without metadata.managedFields, whose stored text is
+  // `live.ManagedFieldsText()`. On a revision conflict returns nullopt so that the caller can
+  // retry on a fresh read.
+  using OwnFields = std::function<std::optional<ApiError>(boost::json::object& next,
+                                                          std::optional<std::string>& text)>;
   std::optional<ApiResult<std::string>> CommitUpdate(const Target& t, const store::Object& live,
                                                      const boost::json::object& live_obj,
-                                                     const boost::json::value* live_managed,
                                                      boost::json::object next, bool dry_run,
                                                      bool user_precondition, const OwnFields& own);
 

@@ -875,6 +875,82 @@ TEST_F(HandlersTest, PatchesKeepFieldOwnershipAndAJsonPatchStillSeesIt) {
   EXPECT_EQ(Body(Call("GET", cm)).at("metadata").at("managedFields").as_array().size(), 2u);
 }
 
+// The writes `muster up` makes of a pod hand the stored ownership on as text where it does not
+// change hands: a binding and a status written again by its owner keep managedFields byte for
+// byte, a new writer's entry joins the stored ones, and every stored text is what the parsed
+// ownership serialises to, which GET and the write's answer (a dry run's too) return.
+TEST_F(HandlersTest, APodsWritesKeepTheOwnershipTheyLeaveByteForByte) {
+  const store::Key key{.resource = "pods", .ns = "default", .name = "owned"};
+  const std::string pod = std::string(kPods) + "/owned";
+  auto stored = [&] {
+    absl::StatusOr<store::Object> got = store_->Get(key);
+    return got.ok() ? std::string(got->ManagedFieldsText()) : std::string("missing");
+  };
+  auto answered = [&](const HttpResponse& r) {
+    return json::serialize(Body(r).at("metadata").at("managedFields"));
+  };
+  auto status_patch = [&](std::string_view phase) {
+    return Call("PATCH", pod + "/status",
+                fmt::format(R"([{{"op":"add","path":"/status/phase","value":"{}"}}])", phase),
+                "application/json-patch+json", {{"fieldManager", "agent"}});
+  };
+  ASSERT_EQ(Call("POST", kPods, PodJson("owned", R"({"app":"x"})"), "application/json",
+                 {{"fieldManager", "controller"}})
+                .status,
+            201);
+  const std::string created = stored();
+  ASSERT_NE(created.find(R"("manager":"controller")"), std::string::npos) << created;
+
+  // The agent's first status: its entry after the controller's, which keeps its text.
+  auto running = status_patch("Running");
+  ASSERT_EQ(running.status, 200) << running.body;
+  const std::string with_agent = stored();
+  EXPECT_EQ(with_agent, answered(running));
+  EXPECT_EQ(with_agent.substr(0, created.size() - 1), created.substr(0, created.size() - 1));
+  EXPECT_NE(with_agent.find(R"("manager":"agent")"), std::string::npos) << with_agent;
+
+  // A binding records no ownership.
+  ASSERT_EQ(Call("POST", pod + "/binding",
+                 R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"owned"},)"
+                 R"("target":{"kind":"Node","name":"n1"}})")
+                .status,
+            201);
+  EXPECT_EQ(stored(), with_agent);
+  EXPECT_EQ(answered(Call("GET", pod)), with_agent);
+
+  // The agent's phase again, changed (the handlers' clock stands still: the same time).
+  auto succeeded = status_patch("Succeeded");
+  ASSERT_EQ(succeeded.status, 200) << succeeded.body;
+  EXPECT_EQ(Body(succeeded).at("status").at("phase"), "Succeeded");
+  EXPECT_EQ(stored(), with_agent);
+  // Unchanged: no new revision.
+  const std::string revision = std::string(
+      Body(succeeded).at("metadata").at("resourceVersion").as_string());
+  auto again = status_patch("Succeeded");
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Body(again).at("metadata").at("resourceVersion").as_string(), revision);
+
+  // Another manager takes the label from the controller; a dry run answers what the write stores.
+  auto label = [&](bool dry_run) {
+    std::vector<std::pair<std::string, std::string>> query = {{"fieldManager", "labeller"}};
+    if (dry_run) query.emplace_back("dryRun", "All");
+    return Call("PATCH", pod, R"({"metadata":{"labels":{"app":"y"}}})",
+                "application/merge-patch+json", query);
+  };
+  auto dry = label(true);
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(stored(), with_agent);
+  auto relabelled = label(false);
+  ASSERT_EQ(relabelled.status, 200) << relabelled.body;
+  EXPECT_EQ(stored(), answered(relabelled));
+  EXPECT_EQ(answered(dry), answered(relabelled));
+  const json::value entries = json::parse(stored());
+  ASSERT_EQ(entries.as_array().size(), 3u) << stored();
+  EXPECT_EQ(json::serialize(entries.at(2).at("fieldsV1")),
+            R"({"f:metadata":{"f:labels":{"f:app":{}}}})");
+  EXPECT_EQ(json::serialize(entries.at(0).at("fieldsV1")).find("f:app"), std::string::npos);
+}
+
 // A dryRun other than All, or an unknown fieldValidation, is refused before anything is written:
 // taken for a real write or no validation, a typo would change the cluster.
 TEST_F(HandlersTest, UnknownDryRunAndFieldValidationValuesAre422AndWriteNothing) {

@@ -224,10 +224,23 @@ HttpResponse Handlers::Create(const HttpRequest& req, const Target& t) {
 
 // --- Update and patch ----------------------------------------------------------------------------
 
+namespace {
+
+// The ownership text an update records (store::Op::managed_fields) moved into `next` itself, as
+// metadata.managedFields after its other members, where api::RecordUpdate puts it.
+void HoldOwnership(json::object& next, std::optional<std::string>& text) {
+  if (!text) return;
+  if (std::optional<json::value> managed = api::ParseManagedFieldsText(*text)) {
+    Meta(next)["managedFields"] = std::move(*managed);
+  }
+  text.reset();
+}
+
+}  // namespace
+
 std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
                                                              const store::Object& live,
                                                              const json::object& live_obj,
-                                                             const json::value* live_managed,
                                                              json::object next, bool dry_run,
                                                              bool user_precondition,
                                                              const OwnFields& own) {
@@ -241,26 +254,43 @@ std::optional<ApiResult<std::string>> Handlers::CommitUpdate(const Target& t,
   if (auto refused = Admit(admission, next)) return FromAdmission(*refused, res, t.name);
   // After admission, whose defaults the stored object has already: an unchanged apply is no
   // change of spec nor of anyone's fields, and then (below) no write at all.
-  if (auto refused = own(next)) return ApiResult<std::string>(*refused);
+  std::optional<std::string> managed_text;
+  if (auto refused = own(next, managed_text)) return ApiResult<std::string>(*refused);
   if (SpecChanged(live_obj, next)) {
+    // A generation new to metadata comes after the ownership, as it always has.
+    if (!Meta(next).contains("generation")) HoldOwnership(next, managed_text);
     Meta(next)["generation"] = std::max<int64_t>(IntAt(MetaOf(live_obj), "generation"), 0) + 1;
   }
   Meta(next)["resourceVersion"] = std::to_string(live.revision);
   if (api::SameBesideManagedFields(next, live_obj)) {
-    const json::object* meta = MetaOf(next);
-    const json::value* managed = meta != nullptr ? meta->if_contains("managedFields") : nullptr;
-    const bool same_owners = managed == nullptr || managed->is_null()
-                                 ? live_managed == nullptr
-                                 : live_managed != nullptr && *managed == *live_managed;
+    const std::string_view stored = live.ManagedFieldsText();
+    bool same_owners = false;
+    if (managed_text) {
+      // The text of unchanged ownership is the stored text itself (api::RecordUpdateText).
+      same_owners = managed_text->empty()
+                        ? stored.empty() || !api::ParseManagedFieldsText(stored).has_value()
+                        : *managed_text == stored;
+    } else {
+      const json::object* meta = MetaOf(next);
+      const json::value* managed = meta != nullptr ? meta->if_contains("managedFields") : nullptr;
+      const std::optional<json::value> live_managed = api::ParseManagedFieldsText(stored);
+      same_owners = managed == nullptr || managed->is_null()
+                        ? !live_managed.has_value()
+                        : live_managed.has_value() && *managed == *live_managed;
+    }
     if (same_owners) return ApiResult<std::string>(*live.json);  // no-op: no new revision
   }
-  if (dry_run) return ApiResult<std::string>(json::serialize(next));
+  if (dry_run) {
+    HoldOwnership(next, managed_text);
+    return ApiResult<std::string>(json::serialize(next));
+  }
 
   std::vector<store::Op> ops(1);
   ops[0].kind = ShouldDeleteDuringUpdate(next) ? store::OpKind::kDelete : store::OpKind::kUpdate;
   ops[0].key = live.key;
   ops[0].object = std::move(next);
   ops[0].expected_revision = live.revision;
+  ops[0].managed_fields = std::move(managed_text);
   auto stored = store_.Commit(std::move(ops));
   if (stored.ok()) return ApiResult<std::string>(*(*stored)[0].json);
   if (absl::IsAborted(stored.status()) || absl::IsNotFound(stored.status())) {
@@ -299,13 +329,14 @@ HttpResponse Handlers::Update(const HttpRequest& req, const Target& t) {
     if (!state) return ErrorResponse(DamagedObjectError(res, *live));
     const json::object& live_obj = state->object();
     json::object next = MergeForWrite(res, t.subresource, live_obj, *body, live->revision);
-    auto own = [&](json::object& admitted) -> std::optional<ApiError> {
-      api::RecordUpdate(live_obj, state->stored_managed(), admitted, res.kind, who,
-                        api::FormatUnixTime(Now()));
+    auto own = [&](json::object& admitted,
+                   std::optional<std::string>& text) -> std::optional<ApiError> {
+      write_support::RecordUpdateOwnership(*state, admitted, res.kind, who,
+                                           api::FormatUnixTime(Now()), text);
       return std::nullopt;
     };
-    auto result = CommitUpdate(t, *live, live_obj, state->stored_managed(), std::move(next),
-                               dry_run, !rv.empty(), own);
+    auto result =
+        CommitUpdate(t, *live, live_obj, std::move(next), dry_run, !rv.empty(), own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));

@@ -47,8 +47,24 @@ std::optional<ApiError> ValidateBinding(const PodBinding& b) {
 
 }  // namespace
 
-ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodBinding& b) {
-  auto pod = LiveObject(live);
+ApiResult<json::object> Handlers::BoundPod(const store::Object& live, const PodBinding& b,
+                                           std::optional<std::string>& managed_text) {
+  // The pod's own ownership, unchanged, goes to the store as the text it is; where the binding
+  // adds the pod's first annotations the pod holds it, so that it stays before them as before.
+  const json::object* parsed = live.parsed != nullptr ? live.parsed->if_object() : nullptr;
+  const bool first_annotations =
+      parsed != nullptr && !b.annotations.empty() &&
+      (MetaOf(*parsed) == nullptr || !MetaOf(*parsed)->contains("annotations"));
+  std::optional<json::object> pod;
+  if (parsed != nullptr && !first_annotations) {
+    pod = *parsed;
+    // A stored managedFields that is no list counts as none (api/managed_fields.h).
+    const std::string_view stored = live.ManagedFieldsText();
+    managed_text = stored.starts_with('[') ? std::string(stored) : std::string();
+  } else {
+    pod = LiveObject(live);
+    managed_text.reset();
+  }
   if (!pod) return DamagedObjectError(*FindResource("", "v1", "pods"), live);
   const json::object* meta = MetaOf(*pod);
   if (!b.pod_uid.empty() && b.pod_uid != StringAt(meta, "uid")) {
@@ -127,7 +143,8 @@ HttpResponse Handlers::Bind(const HttpRequest& req, const Target& t) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     auto live = store_.Get({res.StoreResource(), t.ns, t.name});
     if (!live.ok()) return ErrorResponse(FromStatus(live.status(), res, t.name));
-    auto next = BoundPod(*live, b);
+    std::optional<std::string> managed_text;
+    auto next = BoundPod(*live, b, managed_text);
     if (!next.ok()) return ErrorResponse(next.error());
     if (!IsDryRun(req)) {
       std::vector<store::Op> ops(1);
@@ -135,6 +152,7 @@ HttpResponse Handlers::Bind(const HttpRequest& req, const Target& t) {
       ops[0].key = live->key;
       ops[0].object = std::move(*next);
       ops[0].expected_revision = live->revision;
+      ops[0].managed_fields = std::move(managed_text);
       auto stored = store_.Commit(std::move(ops));
       if (!stored.ok()) {
         if (absl::IsAborted(stored.status())) continue;
@@ -185,7 +203,8 @@ std::vector<std::optional<ApiError>> Handlers::BindAll(const std::vector<PodBind
         out[i] = FromStatus(live.status(), res, b.pod);
         return refuse_rest(i);
       }
-      auto next = BoundPod(*live, b);
+      std::optional<std::string> managed_text;
+      auto next = BoundPod(*live, b, managed_text);
       if (!next.ok()) {
         out[i] = next.error();
         return refuse_rest(i);
@@ -195,6 +214,7 @@ std::vector<std::optional<ApiError>> Handlers::BindAll(const std::vector<PodBind
       op.key = live->key;
       op.object = std::move(*next);
       op.expected_revision = live->revision;
+      op.managed_fields = std::move(managed_text);
     }
     auto stored = store_.Commit(std::move(ops));
     if (stored.ok()) return out;

@@ -261,6 +261,9 @@ HttpResponse Handlers::Evict(const HttpRequest& req, const Target& t) {
     store::Object with_condition = *live;
     with_condition.json = std::make_shared<const std::string>(json::serialize(marked));
     with_condition.parsed = nullptr;
+    // PlanDelete reads the text alone; the old text's ownership span says nothing of this one.
+    with_condition.managed_offset = 0;
+    with_condition.managed_size = 0;
     auto plan = PlanDelete(pods, with_condition, options, Now());
     if (!plan.ok()) return ErrorResponse(FromStatus(plan.status(), pods, t.name));
     for (store::Op& op : plan->ops) ops.push_back(std::move(op));

@@ -221,10 +221,11 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       if (fields.error) return ErrorResponse(*fields.error);
     }
     json::object next = MergeForWrite(res, t.subresource, *live_obj, obj, live->revision);
-    auto own = [&](json::object& admitted) -> std::optional<ApiError> {
+    auto own = [&](json::object& admitted,
+                   std::optional<std::string>& text) -> std::optional<ApiError> {
       if (type != PatchType::kApply) {
-        api::RecordUpdate(*live_obj, state->stored_managed(), admitted, res.kind, who,
-                          api::FormatUnixTime(Now()));
+        write_support::RecordUpdateOwnership(*state, admitted, res.kind, who,
+                                             api::FormatUnixTime(Now()), text);
         return std::nullopt;
       }
       json::value applied(std::move(admitted));
@@ -235,8 +236,8 @@ HttpResponse Handlers::Patch(const HttpRequest& req, const Target& t) {
       if (!conflicts.empty() && !force) return ApplyConflict(conflicts);
       return std::nullopt;
     };
-    auto result = CommitUpdate(t, *live, *live_obj, state->stored_managed(), std::move(next),
-                               dry_run, precondition, own);
+    auto result =
+        CommitUpdate(t, *live, *live_obj, std::move(next), dry_run, precondition, own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     HttpResponse r = JsonResponse(200, std::move(**result));

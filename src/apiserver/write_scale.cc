@@ -164,13 +164,14 @@ HttpResponse Handlers::Scale(const HttpRequest& req, const Target& t) {
     Target main = t;
     main.subresource.clear();
     const api::FieldManager who = ManagerOf(req, res, main, false);
-    auto own = [&](json::object& admitted) -> std::optional<ApiError> {
-      api::RecordUpdate(live_obj, state->stored_managed(), admitted, res.kind, who,
-                        api::FormatUnixTime(Now()));
+    auto own = [&](json::object& admitted,
+                   std::optional<std::string>& text) -> std::optional<ApiError> {
+      write_support::RecordUpdateOwnership(*state, admitted, res.kind, who,
+                                           api::FormatUnixTime(Now()), text);
       return std::nullopt;
     };
-    auto result = CommitUpdate(main, *live, live_obj, state->stored_managed(), std::move(next),
-                               IsDryRun(req), !rv.empty(), own);
+    auto result =
+        CommitUpdate(main, *live, live_obj, std::move(next), IsDryRun(req), !rv.empty(), own);
     if (!result) continue;
     if (!result->ok()) return ErrorResponse(result->error());
     json::error_code ec;

@@ -282,7 +282,7 @@ void ResetStatusOnCreate(const ResourceInfo& res, json::object& obj) {
 std::optional<json::object> LiveObject(const store::Object& live) {
   if (live.parsed != nullptr && live.parsed->is_object()) {
     json::object object = live.parsed->get_object();
-    if (std::optional<json::value> managed = api::ManagedFieldsInText(*live.json)) {
+    if (std::optional<json::value> managed = api::ParseManagedFieldsText(live.ManagedFieldsText())) {
       if (json::value* meta = object.if_contains("metadata"); meta != nullptr && meta->is_object()) {
         meta->get_object()["managedFields"] = std::move(*managed);
       }
@@ -297,11 +297,10 @@ std::optional<json::object> LiveObject(const store::Object& live) {
 
 std::optional<LiveState> ReadLive(const store::Object& live) {
   LiveState state;
+  state.text = live.json;
+  state.managed_text = live.ManagedFieldsText();
   if (live.parsed != nullptr && live.parsed->is_object()) {
     state.value = live.parsed;
-    if (std::optional<json::value> managed = api::ManagedFieldsInText(*live.json)) {
-      state.managed = std::move(*managed);
-    }
     return state;
   }
   json::error_code ec;
@@ -309,7 +308,8 @@ std::optional<LiveState> ReadLive(const store::Object& live) {
   if (ec || !v.is_object()) return std::nullopt;
   if (json::value* meta = v.get_object().if_contains("metadata"); meta && meta->is_object()) {
     if (json::value* managed = meta->get_object().if_contains("managedFields")) {
-      state.managed = std::move(*managed);
+      state.managed_ = std::move(*managed);
+      state.managed_read_ = true;
       meta->get_object().erase("managedFields");
     }
   }
@@ -317,10 +317,30 @@ std::optional<LiveState> ReadLive(const store::Object& live) {
   return state;
 }
 
+const json::value* LiveState::stored_managed() const {
+  if (!managed_read_) {
+    managed_ = api::ParseManagedFieldsText(managed_text);
+    managed_read_ = true;
+  }
+  return managed_ && !managed_->is_null() ? &*managed_ : nullptr;
+}
+
 json::object LiveState::Whole() const {
   json::object whole = object();
-  if (!managed.is_null()) Meta(whole)["managedFields"] = managed;
+  if (const json::value* managed = stored_managed()) Meta(whole)["managedFields"] = *managed;
   return whole;
+}
+
+void RecordUpdateOwnership(const LiveState& state, json::object& next, std::string_view kind,
+                           const api::FieldManager& who, std::string_view now,
+                           std::optional<std::string>& text) {
+  const json::object* meta = MetaOf(next);
+  if (meta == nullptr || !meta->contains("managedFields")) {
+    text = api::RecordUpdateText(state.object(), state.managed_text, next, kind, who, now);
+    return;
+  }
+  text.reset();
+  api::RecordUpdate(state.object(), state.stored_managed(), next, kind, who, now);
 }
 
 // The field manager of a write (api/managed_fields.h): the fieldManager parameter, else the

@@ -95,18 +95,33 @@ std::optional<json::object> LiveObject(const store::Object& live);
 
 // A stored state as the update paths read it: the store's parsed state itself where it has one,
 // shared and not copied (an update builds its next state beside it), else the text parsed. Its
-// field ownership, which the parsed state leaves out, is `managed` (null when it has none);
-// `object()` never holds it.
+// field ownership, which the parsed state leaves out, is the text `managed_text` (empty when it
+// has none), parsed only when a write must read it (`stored_managed`); `object()` never holds it.
 struct LiveState {
   std::shared_ptr<const json::value> value;  // a JSON object
-  json::value managed;
+  std::shared_ptr<const std::string> text;   // the stored text, which holds managed_text
+  std::string_view managed_text;
 
   const json::object& object() const { return value->get_object(); }
-  const json::value* stored_managed() const { return managed.is_null() ? nullptr : &managed; }
+  // managed_text parsed; null when the state has none.
+  const json::value* stored_managed() const;
   // The whole stored state, managedFields included (what an apply compares with).
   json::object Whole() const;
+
+ private:
+  mutable std::optional<json::value> managed_;
+  mutable bool managed_read_ = false;
+  friend std::optional<LiveState> ReadLive(const store::Object& live);
 };
 std::optional<LiveState> ReadLive(const store::Object& live);
+
+// Records in the state an update by `who` turns `state` into (`next`, admitted) its field
+// ownership (api/managed_fields.h): as the text to store with it (`text`, which the store splices
+// in: api::RecordUpdateText) when `next` holds no managedFields of its own, as every write built on
+// the stored state does; else in `next` itself (api::RecordUpdate, on the stored ones parsed).
+void RecordUpdateOwnership(const LiveState& state, json::object& next, std::string_view kind,
+                           const api::FieldManager& who, std::string_view now,
+                           std::optional<std::string>& text);
 
 // The field manager of a write (api/managed_fields.h): the fieldManager parameter, else the
 // User-Agent's product token, as kube-apiserver defaults it.

@@ -50,10 +50,10 @@
 #include "api/json_parse.h"  // JsonParseOptions only: header-only
 #include "boost/json/monotonic_resource.hpp"
 #include "boost/json/parse.hpp"
-#include "boost/json/serialize.hpp"
 #include "boost/json/stream_parser.hpp"
 #include "fmt/format.h"
 #include "store/event_ring.h"
+#include "store/object_text.h"
 #include "store/sqlite_db.h"
 #include "store/store.h"
 
@@ -127,12 +127,14 @@ struct Entry {
   // The parsed state, while a reader (a recent event, an in-process informer's cache) holds it.
   std::weak_ptr<const boost::json::value> parsed;
   bool damaged = false;  // Object::damaged; only loaded entries can be
+  TextSpan managed;       // where `json` holds metadata.managedFields (Object::managed_offset)
 };
 
 // A state as text and parsed.
 struct Stamped {
   std::shared_ptr<const std::string> json;
   std::shared_ptr<const boost::json::value> parsed;
+  TextSpan managed;
 };
 
 // Objects of one resource by (namespace, name), in List order. Transparent so that lookups by
@@ -190,8 +192,10 @@ bool FindNonFinite(const boost::json::value& v, std::string& path) {
 }
 
 // Sets metadata.resourceVersion on `object` and serialises it; `object` moves into the result.
-// Every state the store writes comes through here: it refuses what would not parse back.
-absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_t revision) {
+// Every state the store writes comes through here: it refuses what would not parse back. With
+// `managed` (Op::managed_fields), that text is the state's metadata.managedFields.
+absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_t revision,
+                              const std::optional<std::string>& managed = std::nullopt) {
   boost::json::object* fields = object.if_object();
   if (fields == nullptr) {
     return absl::InvalidArgumentError(
@@ -211,17 +215,14 @@ absl::StatusOr<Stamped> Stamp(const Key& key, boost::json::value& object, int64_
   }
   (*meta)["resourceVersion"] = std::to_string(revision);
   Stamped out;
-  out.json = std::make_shared<const std::string>(boost::json::serialize(object));
+  TextSpan span;
+  out.json = std::make_shared<const std::string>(WriteObjectText(
+      *fields, managed ? std::optional<std::string_view>(*managed) : std::nullopt, span));
+  out.managed = span;
   // The parsed state leaves field ownership out (Object::parsed): the text keeps it.
   meta->erase("managedFields");
   out.parsed = std::make_shared<const boost::json::value>(std::move(object));
   return out;
-}
-
-// Whether a stored text may hold metadata.managedFields, which its parsed state leaves out. A
-// false "yes" (the word elsewhere in the object) costs a parse, never a field.
-bool MayHoldManagedFields(const std::string& json) {
-  return json.find("\"managedFields\"") != std::string::npos;
 }
 
 // A stored state re-stamped with a later revision (the final state of a delete). A damaged one
@@ -237,7 +238,7 @@ absl::StatusOr<Stamped> Restamp(const Key& key, const Entry& entry, const boost:
     return Stamp(key, object, revision);
   }
   if (std::shared_ptr<const boost::json::value> parsed = entry.parsed.lock();
-      parsed != nullptr && !MayHoldManagedFields(*entry.json)) {
+      parsed != nullptr && entry.managed.size == 0) {
     boost::json::value object = *parsed;
     return Stamp(key, object, revision);
   }
@@ -374,10 +375,12 @@ absl::Status SqliteStore::Init(const std::string& path, bool created) {
       if (!*row) break;
       auto json = std::make_shared<const std::string>(load->ColumnText(4));
       const bool damaged = StoredObjectProblem(*json).has_value();
+      const TextSpan managed = damaged ? TextSpan{} : FindManagedFields(*json);
       Entry entry{.revision = load->ColumnInt64(3),
                   .json = std::move(json),
                   .parsed = {},
-                  .damaged = damaged};
+                  .damaged = damaged,
+                  .managed = managed};
       revision = std::max(revision, entry.revision);
       objects_[std::string(load->ColumnText(0))].emplace(
           NsName(load->ColumnText(1), load->ColumnText(2)), std::move(entry));
@@ -508,7 +511,7 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
 
     absl::StatusOr<Stamped> stamped = op.kind == OpKind::kDelete
                                           ? Restamp(key, *current, op.object, revision)
-                                          : Stamp(key, op.object, revision);
+                                          : Stamp(key, op.object, revision, op.managed_fields);
     if (!stamped.ok()) return stamped.status();
     if (op.kind != OpKind::kDelete && options_.max_object_bytes > 0 &&
         stamped->json->size() > options_.max_object_bytes) {
@@ -516,7 +519,11 @@ absl::StatusOr<std::vector<SqliteStore::Planned>> SqliteStore::Plan(std::vector<
           fmt::format("{}: the object is {} bytes, more than the limit of {}", KeyText(key),
                       stamped->json->size(), options_.max_object_bytes));
     }
-    planned.state = Entry{.revision = revision, .json = stamped->json, .parsed = stamped->parsed};
+    planned.state = Entry{.revision = revision,
+                          .json = stamped->json,
+                          .parsed = stamped->parsed,
+                          .damaged = false,
+                          .managed = stamped->managed};
     planned.parsed = std::move(stamped->parsed);
     pending[{key.resource, key.ns, key.name}] =
         op.kind == OpKind::kDelete ? std::nullopt : std::optional<Entry>(planned.state);
@@ -616,8 +623,13 @@ void SqliteStore::CommitBatch(const std::vector<Waiting*>& batch) {
     std::vector<Object> result;
     result.reserve(plan->size());
     for (Planned& p : *plan) {
-      result.push_back(Object{
-          .key = p.key, .revision = p.state.revision, .json = p.state.json, .parsed = p.parsed});
+      result.push_back(Object{.key = p.key,
+                              .revision = p.state.revision,
+                              .json = p.state.json,
+                              .parsed = p.parsed,
+                              .damaged = false,
+                              .managed_offset = p.state.managed.offset,
+                              .managed_size = p.state.managed.size});
       all.push_back(std::move(p));
     }
     w->result = std::move(result);
@@ -639,7 +651,9 @@ absl::StatusOr<Object> SqliteStore::Get(const Key& key) const {
                 .revision = entry->revision,
                 .json = entry->json,
                 .parsed = entry->parsed.lock(),
-                .damaged = entry->damaged};
+                .damaged = entry->damaged,
+                .managed_offset = entry->managed.offset,
+                .managed_size = entry->managed.size};
 }
 
 ListResult SqliteStore::List(const std::string& resource, const std::string& ns) const {
@@ -656,7 +670,9 @@ ListResult SqliteStore::List(const std::string& resource, const std::string& ns)
                .revision = it->second.revision,
                .json = it->second.json,
                .parsed = it->second.parsed.lock(),
-               .damaged = it->second.damaged});
+               .damaged = it->second.damaged,
+               .managed_offset = it->second.managed.offset,
+               .managed_size = it->second.managed.size});
   }
   return result;
 }

@@ -45,6 +45,19 @@ struct Object {
   // store was opened, written before Commit refused what cannot be read back, or damaged on
   // disk. It can still be deleted (see Op::object).
   bool damaged = false;
+  // Where `json` holds the value of metadata.managedFields: ManagedFieldsText(). A write that
+  // leaves field ownership as it was hands that text on (Op::managed_fields) instead of parsing
+  // and serialising it again.
+  size_t managed_offset = 0;
+  size_t managed_size = 0;  // 0: the object has none
+
+  // metadata.managedFields's value as `json` holds it (JSON text); empty when it has none.
+  std::string_view ManagedFieldsText() const {
+    if (json == nullptr || managed_size == 0 || managed_offset + managed_size > json->size()) {
+      return {};
+    }
+    return std::string_view(*json).substr(managed_offset, managed_size);
+  }
 };
 
 enum class OpKind { kCreate, kUpdate, kDelete };
@@ -59,6 +72,12 @@ struct Op {
   boost::json::value object;
   // kUpdate/kDelete: fail with Aborted (-> HTTP 409 Conflict) unless the stored revision matches.
   std::optional<int64_t> expected_revision;
+  // kCreate/kUpdate: when set, the state's metadata.managedFields, as JSON text (empty: none),
+  // written as the last member of metadata in place of any `object` holds. The text is stored as
+  // given, not parsed or checked again: it must be a JSON value as the store writes one (a stored
+  // object's ManagedFieldsText, or boost::json::serialize's text of a managedFields value). The
+  // stored text is then byte for byte that of `object` holding it as its last metadata member.
+  std::optional<std::string> managed_fields;
 };
 
 enum class EventType { kAdded, kModified, kDeleted };

@@ -92,7 +92,8 @@ Op CreatePod(const std::string& name) {
   return Op{.kind = OpKind::kCreate,
             .key = PodKey(name),
             .object = Pod(name),
-            .expected_revision = std::nullopt};
+            .expected_revision = std::nullopt,
+            .managed_fields = std::nullopt};
 }
 
 // Single-op commits: one fsync per create. Argument: number of watchers of pods.

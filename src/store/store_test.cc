@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
 #include "boost/json/value.hpp"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
@@ -100,19 +101,22 @@ Op Create(Key key, boost::json::value object) {
   return Op{.kind = OpKind::kCreate,
             .key = std::move(key),
             .object = std::move(object),
-            .expected_revision = std::nullopt};
+            .expected_revision = std::nullopt,
+            .managed_fields = std::nullopt};
 }
 Op Update(Key key, boost::json::value object, std::optional<int64_t> expected = std::nullopt) {
   return Op{.kind = OpKind::kUpdate,
             .key = std::move(key),
             .object = std::move(object),
-            .expected_revision = expected};
+            .expected_revision = expected,
+            .managed_fields = std::nullopt};
 }
 Op Delete(Key key, std::optional<int64_t> expected = std::nullopt) {
   return Op{.kind = OpKind::kDelete,
             .key = std::move(key),
             .object = nullptr,
-            .expected_revision = expected};
+            .expected_revision = expected,
+            .managed_fields = std::nullopt};
 }
 Op CreatePod(const std::string& name, const std::string& ns = "default") {
   return Create(PodKey(name, ns), MakePod(name).Ns(ns).Obj());
@@ -449,7 +453,8 @@ TEST(StoreTest, DamagedObjectsAreFoundAtOpenFlaggedAndCanBeDeleted) {
       store->Commit({Op{.kind = OpKind::kDelete,
                         .key = PodKey("bad"),
                         .object = boost::json::object{{"apiVersion", "v1"}, {"kind", "Pod"}},
-                        .expected_revision = 2},
+                        .expected_revision = 2,
+                        .managed_fields = std::nullopt},
                      Delete(PodKey("worse", "other"))});
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(Parse(deleted->at(0).json),
@@ -1069,6 +1074,70 @@ TEST(StoreWatchTest, ParsedStatesLeaveOutFieldOwnershipWhichTheTextKeeps) {
   EXPECT_EQ(deleted->type, EventType::kDeleted);
   EXPECT_EQ(Parse(deleted->object).at("metadata").at("managedFields"),
             pod.at("metadata").at("managedFields"));
+}
+
+// A write that leaves field ownership as it was hands the store its stored text
+// (Op::managed_fields): the new state's text holds it as the last member of metadata, byte for
+// byte the text of the object holding it there, and the store finds it again after a reopen.
+TEST(StoreTest, OwnershipHandedOnAsTextIsWrittenLastInMetadataAndFoundAgainAfterReopen) {
+  TempDir dir;
+  const boost::json::value managed = boost::json::parse(
+      R"([{"manager":"m","operation":"Update","apiVersion":"v1","time":"T1",)"
+      R"("fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}}}])");
+  const std::string managed_text = boost::json::serialize(managed);
+  // Created with the ownership in the middle of metadata, as a create records it.
+  boost::json::value pod = boost::json::parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default",)"
+      R"("managedFields":)" + managed_text + R"(,"labels":{"app":"x"}},"spec":{"a":1.5}})");
+  std::string created_text;
+  {
+    auto store = MustOpen(dir.File("db"));
+    ASSERT_NE(store, nullptr);
+    MustCommitOne(*store, Create(PodKey("p"), pod));
+    auto got = store->Get(PodKey("p"));
+    ASSERT_TRUE(got.ok());
+    boost::json::value expected = pod;
+    expected.at("metadata").as_object()["resourceVersion"] = "1";
+    EXPECT_EQ(*got->json, boost::json::serialize(expected));
+    EXPECT_EQ(got->ManagedFieldsText(), managed_text);
+
+    // The parsed state and the text again: the text spliced after the other members.
+    Op update = Update(PodKey("p"), *got->parsed);
+    update.object.at("metadata").as_object()["labels"].as_object()["app"] = "y";
+    update.managed_fields = std::string(got->ManagedFieldsText());
+    MustCommitOne(*store, std::move(update));
+    got = store->Get(PodKey("p"));
+    ASSERT_TRUE(got.ok());
+    boost::json::value spliced = *got->parsed;
+    EXPECT_FALSE(spliced.at("metadata").as_object().contains("managedFields"));
+    spliced.at("metadata").as_object()["managedFields"] = managed;
+    EXPECT_EQ(*got->json, boost::json::serialize(spliced));
+    EXPECT_EQ(got->ManagedFieldsText(), managed_text);
+    created_text = *got->json;
+
+    // The text wins over ownership the object holds; an empty text is none.
+    Op none = Update(PodKey("p"), *got->parsed);
+    none.object.at("metadata").as_object()["managedFields"] = managed;
+    none.managed_fields = "";
+    MustCommitOne(*store, std::move(none));
+    got = store->Get(PodKey("p"));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->ManagedFieldsText(), "");
+    EXPECT_FALSE(Parse(got->json).at("metadata").as_object().contains("managedFields"));
+
+    Op back = Update(PodKey("p"), *got->parsed);
+    back.managed_fields = managed_text;
+    MustCommitOne(*store, std::move(back));
+    got = store->Get(PodKey("p"));
+    ASSERT_TRUE(got.ok());
+    created_text = *got->json;
+  }
+  auto reopened = MustOpen(dir.File("db"));
+  ASSERT_NE(reopened, nullptr);
+  auto got = reopened->Get(PodKey("p"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got->json, created_text);
+  EXPECT_EQ(got->ManagedFieldsText(), managed_text);
 }
 
 TEST(StoreWatchTest, FromRevisionIsExclusive) {
