@@ -4,6 +4,7 @@
 
 #include "apiserver/handlers.h"
 #include "apiserver/local_transport.h"
+#include "node/cluster_topology.h"
 
 namespace muster::cmd {
 
@@ -60,6 +61,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   if (absl::Status s = c->agent_->Start(); !s.ok()) return failed("node agents", s);
   // kubectl exec, attach, cp and port-forward reach the process nodes' containers in process.
   c->server_->handlers().SetPodStreams(&c->agent_->streams());
+  if (absl::Status s = node::ApplyHyperNodes(*c->client_, options.hypernodes); !s.ok()) {
+    return failed("hypernodes", s);
+  }
   for (auto& [name, controller] : c->controllers_) {
     if (absl::Status s = controller->Start(); !s.ok()) return failed(name.c_str(), s);
   }

@@ -16,9 +16,9 @@
 //   ... (*cluster)->client(), (*cluster)->scheduler().Stats() ...
 //   (*cluster)->Stop();                                             // or destroy it
 //
-// Start order: API server, node agents (nodes registered), job controller (synced), PodGroup
-// controller (synced), queue controller (synced), disruption and taint eviction controllers
-// (synced), batch/v1 Job and CronJob controllers (synced), scheduler.
+// Start order: API server, node agents (nodes registered), the cluster file's HyperNodes, job
+// controller (synced), PodGroup controller (synced), queue controller (synced), disruption and
+// taint eviction controllers (synced), batch/v1 Job and CronJob controllers (synced), scheduler.
 // Stop order: the reverse. Thread-safety: Start and Stop from one thread; the accessors' objects
 // are as thread-safe as they document.
 
@@ -53,6 +53,10 @@ struct LocalClusterOptions {
   bool insecure_http = false;  // ApiServerOptions::insecure_http
   // The nodes the agents run (cluster_file.h); at least one.
   std::vector<node::NodeConfig> nodes;
+  // The cluster file's racks and spines (ClusterSpec::hypernodes), written to the API server once
+  // the nodes are registered (node::ApplyHyperNodes: created or brought up to date, and those of
+  // an earlier cluster file that this one no longer has deleted).
+  std::vector<api::HyperNode> hypernodes;
   // volcano-scheduler.conf ("" for Volcano's built-in default), reloaded when it changes.
   std::string scheduler_conf;
   // The layers' own options, as `muster up` leaves them unless set. `agent.data_dir` is replaced
@@ -73,9 +77,10 @@ struct LocalClusterOptions {
 class LocalCluster {
  public:
   // Starts every part; on an error whatever had started is stopped again and the error says
-  // which part failed ("node agents: ...", "job controller: ...", "podgroup controller: ...",
-  // "queue controller: ...", "disruption controller: ...", "taint eviction controller: ...",
-  // "batch job controller: ...", "cronjob controller: ...", "scheduler: ...").
+  // which part failed ("node agents: ...", "hypernodes: ...", "job controller: ...",
+  // "podgroup controller: ...", "queue controller: ...", "disruption controller: ...",
+  // "taint eviction controller: ...", "batch job controller: ...", "cronjob controller: ...",
+  // "scheduler: ...").
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(LocalClusterOptions options);
   ~LocalCluster();  // Stop()
 

@@ -196,6 +196,10 @@ struct ReplayFlags {
   double price = 2.50;
   double speedup = 1;
   bool modelled = false;
+  int rack_nodes = 0;
+  int spine_racks = 0;
+  double cross_rack_slowdown = 1;
+  std::string topology = "soft";
   bool json = false;
   bool quiet = false;
   std::string csv_out;
@@ -246,6 +250,22 @@ int RunReplay(const ReplayFlags& f) {
                "--cluster-nodes in 1..100000\n");
     return 2;
   }
+  sim::ReplayOptions rack_options;
+  rack_options.rack_nodes = f.rack_nodes;
+  rack_options.spine_racks = f.spine_racks;
+  rack_options.cross_rack_slowdown = f.cross_rack_slowdown;
+  rack_options.topology = f.topology;
+  if (absl::Status s = sim::CheckRackOptions(rack_options); !s.ok()) {
+    fmt::print(stderr, "muster sim replay: --rack-nodes, --spine-racks, --cross-rack-slowdown, "
+                       "--topology: {}\n",
+               std::string(s.message()));
+    return 2;
+  }
+  if (f.rack_nodes > 0 && f.modelled) {
+    fmt::print(stderr, "muster sim replay: --rack-nodes: racks are replayed through the engine "
+                       "only, not --modelled\n");
+    return 2;
+  }
   absl::StatusOr<sim::ReplayWorkload> workload = absl::UnknownError("");
   sim::ReplayReport report;
   report.trace = f.trace;
@@ -288,6 +308,15 @@ int RunReplay(const ReplayFlags& f) {
     return 1;
   }
   report.skipped = workload->skipped;
+  if (f.rack_nodes > 0) {
+    const size_t n = workload->nodes.size();
+    const size_t racks = (n + f.rack_nodes - 1) / f.rack_nodes;
+    report.racks = fmt::format(
+        "racks of {} nodes ({} racks), {}; a gang across racks runs {} x its duration",
+        f.rack_nodes, racks,
+        f.spine_racks > 0 ? fmt::format("spines of {} racks", f.spine_racks) : "no spines",
+        f.cross_rack_slowdown);
+  }
   sim::CompressArrivals(*workload, f.speedup);
   if (f.speedup != 1) report.cluster += fmt::format(", arrivals {}x faster", f.speedup);
   for (sim::Discipline d : disciplines) {
@@ -299,6 +328,10 @@ int RunReplay(const ReplayFlags& f) {
     o.reserve_after = f.reserve_after;
     o.gpu_hour_price = f.price;
     o.engine = !f.modelled;
+    o.rack_nodes = f.rack_nodes;
+    o.spine_racks = f.spine_racks;
+    o.cross_rack_slowdown = f.cross_rack_slowdown;
+    o.topology = f.topology;
     if (!f.quiet) {
       o.progress = [d](size_t arrived, size_t waiting, int64_t sessions) {
         fmt::print(stderr, "  {}: {} jobs arrived, {} waiting, {} engine sessions\n",
@@ -365,6 +398,22 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
   app->add_flag("--modelled", f->modelled,
                 "run the schedulers as the simulator's modelled disciplines instead of through "
                 "the scheduling engine's sessions");
+  app->add_option("--rack-nodes", f->rack_nodes,
+                  "lay the nodes out in racks of this many (HyperNodes of tier 1); the report "
+                  "says where each scheduler's gangs landed (0: no racks)")
+      ->capture_default_str();
+  app->add_option("--spine-racks", f->spine_racks,
+                  "with --rack-nodes: spines of this many racks (HyperNodes of tier 2; 0: none)")
+      ->capture_default_str();
+  app->add_option("--cross-rack-slowdown", f->cross_rack_slowdown,
+                  "with --rack-nodes: a gang whose pods span racks runs its duration times this")
+      ->capture_default_str();
+  app->add_option("--topology", f->topology,
+                  "with --rack-nodes: the networkTopology of muster's gangs, with "
+                  "network-topology-aware in its conf: soft (the lowest tier that holds the "
+                  "gang), hard (highestTierAllowed: the lowest tier one HyperNode of which has "
+                  "the gang's GPUs) or none")
+      ->capture_default_str();
   app->add_flag("--json", f->json, "print one JSON object instead of the table");
   app->add_option("--csv-out", f->csv_out, "also write the results as CSV to this file");
   app->add_option("--json-out", f->json_out, "also write the JSON result to this file");

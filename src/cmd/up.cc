@@ -114,13 +114,15 @@ int RunUp(const UpFlags& flags) {
   const std::string data_dir = flags.data_dir.empty() ? DefaultDataDir() : flags.data_dir;
   // The nodes first: a bad cluster file is reported before anything starts.
   std::vector<node::NodeConfig> nodes;
+  std::vector<api::HyperNode> hypernodes;
   if (!flags.config.empty()) {
-    auto parsed = node::LoadClusterFile(flags.config);
+    auto parsed = node::LoadClusterSpec(flags.config);
     if (!parsed.ok()) {
       fmt::print(stderr, "muster up: {}\n", std::string(parsed.status().message()));
       return 1;
     }
-    nodes = std::move(*parsed);
+    nodes = std::move(parsed->nodes);
+    hypernodes = std::move(parsed->hypernodes);
   }
   std::optional<deviceplugin::PluginConfig> gpu_config;
   if (!flags.gpu_config.empty()) {
@@ -167,6 +169,7 @@ int RunUp(const UpFlags& flags) {
   cluster_options.limits = flags.limits;
   cluster_options.insecure_http = flags.insecure_http;
   cluster_options.nodes = nodes;
+  cluster_options.hypernodes = hypernodes;
   cluster_options.scheduler_conf = flags.scheduler_conf;
   cluster_options.scheduler.metrics = (*ops)->registry();
   cluster_options.controller.metrics = (*ops)->registry();
@@ -181,8 +184,12 @@ int RunUp(const UpFlags& flags) {
   (*ops)->SetSynced(true);
   apiserver::ApiServer& server = (*cluster)->server();
 
-  fmt::print("muster up: {} node{}, API server at {}, data in {}\n", nodes.size(),
-             nodes.size() == 1 ? "" : "s", server.url(), data_dir);
+  fmt::print("muster up: {} node{}{}, API server at {}, data in {}\n", nodes.size(),
+             nodes.size() == 1 ? "" : "s",
+             hypernodes.empty() ? std::string()
+                                : fmt::format(" in {} HyperNode{}", hypernodes.size(),
+                                              hypernodes.size() == 1 ? "" : "s"),
+             server.url(), data_dir);
   fmt::print("export KUBECONFIG={}\n", server.kubeconfig_path());
   fmt::print("dashboard: {}\n", server.dashboard_url());
   // The dashboard's cycle latency (the live line's), which no API object holds.

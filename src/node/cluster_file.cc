@@ -1,6 +1,7 @@
-// Cluster files for `muster up` (cluster_file.h, docs/cluster-file.md): node pools expanded into
-// the nodes the agents register, GPUs and their NVLinks included. muster's own format; GPU labels
-// as NVIDIA's GPU Feature Discovery writes them.
+// Cluster files of `muster up` and `muster nodes` (cluster_file.h, docs/cluster-file.md): node
+// pools expanded into nodes as a kubelet would register them (labels, GPU labels as NVIDIA's GPU
+// Feature Discovery writes them, taints, allocatable, GPUs and their NVLinks); the `topology`
+// section is read by cluster_topology.cc.
 
 #include "node/cluster_file.h"
 
@@ -21,6 +22,7 @@
 #include "boost/json/value.hpp"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "node/cluster_file_yaml.h"
 #include "node/json_access.h"
 #include "yaml-cpp/yaml.h"
 
@@ -34,13 +36,16 @@ using common::Quantity;
 constexpr int kMaxNodes = 100000;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
+}  // namespace
+
+namespace cluster_yaml {
+
 absl::Status ErrorAt(const YAML::Node& node, std::string_view message) {
   const int line = node.Mark().is_null() ? 1 : node.Mark().line + 1;
   return absl::InvalidArgumentError(Cat("line ", line, ": ", message));
 }
 
-// The scalar at `node` typed as kubectl would read it.
-absl::StatusOr<json::value> Scalar(const YAML::Node& node, std::string_view what) {
+absl::StatusOr<boost::json::value> Scalar(const YAML::Node& node, std::string_view what) {
   if (!node.IsScalar()) return ErrorAt(node, Cat(what, ": expected a value"));
   return api::YamlToJson(node);
 }
@@ -64,18 +69,6 @@ absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view what) {
   return v->get_int64();
 }
 
-absl::StatusOr<Quantity> QuantityAt(const YAML::Node& node, std::string_view what) {
-  absl::StatusOr<json::value> v = Scalar(node, what);
-  if (!v.ok()) return v.status();
-  if (!v->is_string() && !v->is_number()) {
-    return ErrorAt(node, Cat(what, ": expected a quantity such as \"4\" or \"16Gi\""));
-  }
-  absl::StatusOr<Quantity> q = Quantity::Parse(node.Scalar());
-  if (!q.ok()) return ErrorAt(node, Cat(what, ": ", std::string(q.status().message())));
-  if (q->MilliValue() < 0) return ErrorAt(node, Cat(what, ": must not be negative"));
-  return *q;
-}
-
 absl::Status ExpectMap(const YAML::Node& node, std::string_view what) {
   if (node.IsMap()) return absl::OkStatus();
   return ErrorAt(node, Cat(what, ": expected a map"));
@@ -92,6 +85,36 @@ absl::Status KnownKeys(const YAML::Node& map, std::string_view what,
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node, std::string_view what) {
+  std::vector<std::string> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsSequence()) return ErrorAt(node, Cat(what, ": expected a list"));
+  for (size_t i = 0; i < node.size(); ++i) {
+    absl::StatusOr<std::string> v = String(node[i], Cat(what, "[", i, "]"));
+    if (!v.ok()) return v.status();
+    out.push_back(*std::move(v));
+  }
+  return out;
+}
+
+}  // namespace cluster_yaml
+
+namespace {
+
+using namespace cluster_yaml;
+
+absl::StatusOr<Quantity> QuantityAt(const YAML::Node& node, std::string_view what) {
+  absl::StatusOr<json::value> v = Scalar(node, what);
+  if (!v.ok()) return v.status();
+  if (!v->is_string() && !v->is_number()) {
+    return ErrorAt(node, Cat(what, ": expected a quantity such as \"4\" or \"16Gi\""));
+  }
+  absl::StatusOr<Quantity> q = Quantity::Parse(node.Scalar());
+  if (!q.ok()) return ErrorAt(node, Cat(what, ": ", std::string(q.status().message())));
+  if (q->MilliValue() < 0) return ErrorAt(node, Cat(what, ": must not be negative"));
+  return *q;
 }
 
 absl::StatusOr<api::Taint> ParseTaint(const YAML::Node& node, std::string_view what) {
@@ -425,7 +448,7 @@ api::StringMap GpuLabels(const std::string& model, int count, uint64_t memory_by
   return labels;
 }
 
-absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) {
+absl::StatusOr<ClusterSpec> ParseClusterSpec(std::string_view text) {
   // Validates the YAML itself (syntax, UTF-8, alias bombs, yaml-cpp's endless streams) first, so
   // that the second parse below, which keeps line marks, only sees well-formed input.
   absl::StatusOr<std::vector<json::value>> documents = api::ParseYamlDocuments(text);
@@ -446,7 +469,8 @@ absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) 
     return absl::InvalidArgumentError(Cat("line ", e.mark.line + 1, ": ", e.msg));
   }
   if (!root.IsMap()) return ErrorAt(root, "a cluster file is a map with nodePools");
-  if (absl::Status s = KnownKeys(root, "cluster file", {"apiVersion", "kind", "nodePools"});
+  if (absl::Status s =
+          KnownKeys(root, "cluster file", {"apiVersion", "kind", "nodePools", "topology"});
       !s.ok()) {
     return s;
   }
@@ -469,11 +493,14 @@ absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) 
     return ErrorAt(pools, "nodePools: expected a non-empty list of node pools");
   }
 
-  std::vector<NodeConfig> nodes;
+  ClusterSpec spec;
+  std::vector<NodeConfig>& nodes = spec.nodes;
+  std::vector<cluster_yaml::PoolNodes> pool_nodes;
   std::set<std::string> names;
   for (size_t p = 0; p < pools.size(); ++p) {
     absl::StatusOr<Pool> pool = ParsePool(pools[p], p);
     if (!pool.ok()) return pool.status();
+    pool_nodes.push_back({pool->name, {}});
     const int count = pool->count.value_or(1);
     if (nodes.size() + static_cast<size_t>(count) > static_cast<size_t>(kMaxNodes)) {
       return ErrorAt(pools[p], Cat("more than ", kMaxNodes, " nodes in all"));
@@ -522,23 +549,42 @@ absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) 
       }
       AddGpus(node, std::move(gpus));
       AddKubeletLabels(node);
+      pool_nodes.back().nodes.push_back(nodes.size());
       nodes.push_back(std::move(node));
     }
   }
-  return nodes;
+  if (const YAML::Node topology = root["topology"]; topology && !topology.IsNull()) {
+    absl::StatusOr<std::vector<api::HyperNode>> hypernodes =
+        cluster_yaml::ParseTopology(topology, pool_nodes, nodes);
+    if (!hypernodes.ok()) return hypernodes.status();
+    spec.hypernodes = *std::move(hypernodes);
+  }
+  return spec;
 }
 
-absl::StatusOr<std::vector<NodeConfig>> LoadClusterFile(const std::string& path) {
+absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text) {
+  absl::StatusOr<ClusterSpec> spec = ParseClusterSpec(text);
+  if (!spec.ok()) return spec.status();
+  return std::move(spec->nodes);
+}
+
+absl::StatusOr<ClusterSpec> LoadClusterSpec(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(Cat(path, ": cannot open the cluster file"));
   std::ostringstream text;
   text << in.rdbuf();
-  absl::StatusOr<std::vector<NodeConfig>> nodes = ParseClusterFile(text.str());
-  if (!nodes.ok()) {
-    return absl::Status(nodes.status().code(),
-                        Cat(path, ": ", std::string(nodes.status().message())));
+  absl::StatusOr<ClusterSpec> spec = ParseClusterSpec(text.str());
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(),
+                        Cat(path, ": ", std::string(spec.status().message())));
   }
-  return nodes;
+  return spec;
+}
+
+absl::StatusOr<std::vector<NodeConfig>> LoadClusterFile(const std::string& path) {
+  absl::StatusOr<ClusterSpec> spec = LoadClusterSpec(path);
+  if (!spec.ok()) return spec.status();
+  return std::move(spec->nodes);
 }
 
 NodeConfig LocalNode(const std::vector<gpu::GpuDevice>& gpus) {

@@ -15,6 +15,9 @@
 //       gpu: {count: 1, model: Tesla-T4, memory: 15360Mi}   # nvlink: dgx-1 | nvswitch | matrix
 //       runtime: simulated
 //
+// A `topology` section describes racks and spines over those nodes (cluster_topology.h), which
+// `muster up` creates as Volcano HyperNodes.
+//
 // Errors are InvalidArgument and start with the 1-based line they are about ("line 7: ...").
 
 #include <cstdint>
@@ -76,12 +79,23 @@ struct NodeConfig {
   std::string pod_cidr;  // "10.128.3.0/24"; empty for process nodes
 };
 
+// A cluster file read: its nodes, and the HyperNodes of its `topology` section (racks of tier 1
+// first, then spines of tier 2, each in file order; none without the section). The nodes of a
+// rack carry kRackLabel, and of a spine kSpineLabel (cluster_topology.h).
+struct ClusterSpec {
+  std::vector<NodeConfig> nodes;
+  std::vector<api::HyperNode> hypernodes;
+};
+
 // Parses a cluster file and expands its pools into nodes, in file order. Node addresses are
 // assigned by position: node i (0-based over the whole file) is 10.1.(i/250).(i%250+1) with pod
 // network 10.(128+i/256).(i%256).0/24; process-runtime nodes use 127.0.0.1 for both.
+absl::StatusOr<ClusterSpec> ParseClusterSpec(std::string_view text);
+// ParseClusterSpec's nodes alone.
 absl::StatusOr<std::vector<NodeConfig>> ParseClusterFile(std::string_view text);
 
 // Reads and parses `path`; errors are prefixed with the path ("cluster.yaml: line 3: ...").
+absl::StatusOr<ClusterSpec> LoadClusterSpec(const std::string& path);
 absl::StatusOr<std::vector<NodeConfig>> LoadClusterFile(const std::string& path);
 
 // This machine as one process-runtime node: its hostname (as a node name), the CPUs this process

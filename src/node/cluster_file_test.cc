@@ -153,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NoPools", "kind: Cluster\n", "line 1: nodePools is required"},
         BadCase{"UnknownTopKey", "nodePools: []\nnodes: 3\n",
                 "line 2: cluster file: unknown key \"nodes\"; expected one of: apiVersion, kind, "
-                "nodePools"},
+                "nodePools, topology"},
         BadCase{"EmptyPools", "nodePools: []\n",
                 "line 1: nodePools: expected a non-empty list of node pools"},
         BadCase{"WrongKind", "kind: Pod\nnodePools: [{name: a}]\n",

@@ -580,11 +580,34 @@ void CompressArrivals(ReplayWorkload& workload, double speedup) {
   }
 }
 
+absl::Status CheckRackOptions(const ReplayOptions& options) {
+  if (options.rack_nodes < 0 || options.spine_racks < 0) {
+    return absl::InvalidArgumentError("rack nodes and spine racks must not be negative");
+  }
+  if (options.spine_racks > 0 && options.rack_nodes == 0) {
+    return absl::InvalidArgumentError("spines are made of racks: give the rack nodes too");
+  }
+  if (!(options.cross_rack_slowdown >= 1) || !std::isfinite(options.cross_rack_slowdown)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "cross-rack slowdown {} is not a factor of at least 1", options.cross_rack_slowdown));
+  }
+  if (options.topology != "soft" && options.topology != "hard" && options.topology != "none") {
+    return absl::InvalidArgumentError(
+        fmt::format("topology \"{}\" is not soft, hard or none", options.topology));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ReplayResult> RunReplay(const ReplayWorkload& workload, const ReplayOptions& options) {
   if (options.sample_seconds <= 0) return absl::InvalidArgumentError("sample step must be > 0");
+  if (absl::Status s = CheckRackOptions(options); !s.ok()) return s;
   std::string why =
       options.engine ? EngineUnsupported(workload, options) : "the engine was turned off";
   if (why.empty()) return RunEngineReplay(workload, options);
+  if (options.rack_nodes > 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("racks are replayed through the engine only, and {}", why));
+  }
   Replayer r(workload, options);
   auto result = r.Run();
   if (result.ok()) result->engine_note = why;

@@ -87,6 +87,21 @@ struct ReplayOptions {
   double sample_seconds = 3600;  // utilisation time series step
   // Through the engine where the workload allows; false: the modelled disciplines.
   bool engine = true;
+  // Racks (engine replays only): the workload's nodes, in the order of its node list, in racks
+  // of this many, HyperNodes of tier 1 rack-0, rack-1, ... (ties between nodes still go to the
+  // seeded rank); 0: no racks. spine_racks: spines of that many consecutive racks, HyperNodes of
+  // tier 2; 0: the whole cluster is the only tier above the racks.
+  int rack_nodes = 0;
+  int spine_racks = 0;
+  // With racks: a gang (a job of more than one pod) whose pods span racks runs for its duration
+  // times this (>= 1). Reservations still plan with the trace's durations.
+  double cross_rack_slowdown = 1;
+  // With racks, the muster scheduler's conf gets network-topology-aware and each gang's PodGroup a
+  // networkTopology: "soft" (every gang: the lowest tier that holds it), "hard" (highestTierAllowed
+  // the lowest tier one HyperNode of which has the gang's GPUs: a rack, else a spine; a gang no
+  // spine holds gets none) or "none" (racks, no plugin). The other schedulers run as without
+  // racks: Volcano's default conf has no network-topology-aware.
+  std::string topology = "soft";
   // Called now and then on long runs: jobs arrived so far, jobs waiting, sessions run.
   std::function<void(size_t arrived, size_t waiting, int64_t sessions)> progress;
 };
@@ -129,7 +144,26 @@ struct ReplayResult {
     std::string explanation;      // core::ExplanationText
   };
   std::optional<LongestWait> longest_wait;
+  // With racks: where the gangs that started ran, by the lowest tier that held all their pods.
+  struct GangPlacement {
+    std::string topology;  // the networkTopology its gangs had (ReplayOptions::topology), or none
+    int gangs = 0;         // gangs that started
+    int one_node = 0;      // all pods on one node
+    int one_rack = 0;      // on several nodes of one rack
+    int one_spine = 0;     // on several racks of one spine
+    int cluster = 0;       // across spines, or across racks when there are no spines
+    int slowed = 0;        // spanned racks: ran cross_rack_slowdown times their duration
+    // The share of gangs within one rack (one node counts), 0 without gangs.
+    double InOneRack() const {
+      return gangs == 0 ? 0 : static_cast<double>(one_node + one_rack) / gangs;
+    }
+  };
+  std::optional<GangPlacement> racks;
 };
+
+// Why the rack options (rack_nodes, spine_racks, cross_rack_slowdown, topology) cannot be run, or
+// OK.
+absl::Status CheckRackOptions(const ReplayOptions& options);
 
 // Runs the workload. Deterministic: the same workload and options give the same result.
 absl::StatusOr<ReplayResult> RunReplay(const ReplayWorkload& workload, const ReplayOptions& options);

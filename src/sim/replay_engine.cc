@@ -26,6 +26,13 @@
 // the engine places per device; one that names GPU models (openb's gpu_spec) has a required node
 // affinity on nvidia.com/gpu.product, which every node carries with its model.
 //
+// With racks (ReplayOptions::rack_nodes), the cluster holds HyperNodes: racks of that many
+// consecutive nodes of the workload's node list (tier 1, nodes by exact name) and, with
+// spine_racks, spines of consecutive racks (tier 2).
+// Under muster the conf gets network-topology-aware and every gang's PodGroup the
+// networkTopology of ReplayOptions::topology. Whatever the scheduler, a gang whose pods span
+// racks runs cross_rack_slowdown times its duration, and where each gang landed is tallied.
+//
 // With --placement other than spread, nodeorder gives way to the gpu-<policy> plugin. Ties between
 // nodes go to the first in name order; nodes are named by their seeded rank (Go's rand.Perm, as
 // the simulator's own disciplines use), so the seed orders ties the same way in both.
@@ -144,10 +151,12 @@ class EngineReplayer {
     cluster_.UpsertQueue(queue);
     GoRand rng(o_.seed);
     std::vector<int> rank = rng.Perm(static_cast<int>(w_.nodes.size()));
+    index_by_rank_.assign(w_.nodes.size(), 0);
     for (size_t i = 0; i < w_.nodes.size(); ++i) {
       const TraceNode& t = w_.nodes[i];
+      index_by_rank_[rank[i]] = static_cast<int>(i);
       api::Node n;
-      n.meta.name = fmt::format("n{:05d}", rank[i]);
+      n.meta.name = NodeName(rank[i]);
       api::ResourceList alloc;
       alloc["cpu"] = api::Quantity::FromMilli(t.cpu_milli);
       alloc["memory"] = api::Quantity::FromUnits(t.memory_mib * 1024 * 1024);
@@ -162,11 +171,15 @@ class EngineReplayer {
       cluster_.UpsertNode(n);
       tally_.capacity_gpus += t.gpus;
     }
+    if (o_.rack_nodes > 0) AddRacks(rank);
     jobs_.assign(w_.jobs.size(), {});
     tally_.start.assign(w_.jobs.size(), -1);
     tally_.end.assign(w_.jobs.size(), -1);
 
     Loop();
+
+    std::optional<ReplayResult::GangPlacement> racks;
+    if (o_.rack_nodes > 0) racks = TallyGangs();
 
     if (longest_) {
       int j = JobIndex(longest_->job);
@@ -179,6 +192,7 @@ class EngineReplayer {
     r.engine = true;
     r.sessions = sessions_;
     r.longest_wait = std::move(longest_);
+    r.racks = std::move(racks);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     return r;
   }
@@ -186,6 +200,8 @@ class EngineReplayer {
  private:
   struct Job {
     std::vector<api::Pod> pods;  // while the job is in the cluster
+    std::vector<int> pod_node;   // each pod's node by rank, -1 while unbound
+    int tier = -1;               // with racks: where it last started (LandedTier)
     int bound = 0;
     bool tried = false;  // an allocate tried it since something last left
     int generation = 0;  // bumped when an eviction stops it (its pending end is stale)
@@ -207,6 +223,104 @@ class EngineReplayer {
       default:
         return false;
     }
+  }
+
+  static std::string NodeName(int rank) { return fmt::format("n{:05d}", rank); }
+
+  // Racks of rack_nodes consecutive nodes of the workload's node list and spines of spine_racks
+  // consecutive racks, as HyperNodes (members by the nodes' engine names, n<rank>); the GPUs of the
+  // largest of each, for hard mode's highestTierAllowed.
+  void AddRacks(const std::vector<int>& rank) {
+    const int nodes = static_cast<int>(rank.size());
+    const int racks = (nodes + o_.rack_nodes - 1) / o_.rack_nodes;
+    auto hypernode = [this](std::string name, int tier, const char* tier_name, const char* type,
+                            std::vector<std::string> members) {
+      api::HyperNode hn;
+      hn.meta.name = std::move(name);
+      hn.spec.tier = tier;
+      hn.spec.tier_name = tier_name;
+      for (std::string& m : members) {
+        api::HyperNodeMember member;
+        member.type = type;
+        member.selector.exact_match = api::HyperNodeExactMatch{std::move(m)};
+        hn.spec.members.push_back(std::move(member));
+      }
+      cluster_.UpsertHyperNode(hn);
+    };
+    std::vector<int64_t> rack_gpus(racks, 0);
+    for (int r = 0; r < racks; ++r) {
+      std::vector<std::string> members;
+      for (int i = r * o_.rack_nodes; i < std::min(nodes, (r + 1) * o_.rack_nodes); ++i) {
+        members.push_back(NodeName(rank[i]));
+        rack_gpus[r] += w_.nodes[i].gpus;
+      }
+      rack_gpus_ = std::max(rack_gpus_, rack_gpus[r]);
+      hypernode(fmt::format("rack-{}", r), 1, "rack", "Node", std::move(members));
+    }
+    if (o_.spine_racks <= 0) return;
+    for (int s = 0; s * o_.spine_racks < racks; ++s) {
+      std::vector<std::string> members;
+      int64_t gpus = 0;
+      for (int r = s * o_.spine_racks; r < std::min(racks, (s + 1) * o_.spine_racks); ++r) {
+        members.push_back(fmt::format("rack-{}", r));
+        gpus += rack_gpus[r];
+      }
+      spine_gpus_ = std::max(spine_gpus_, gpus);
+      hypernode(fmt::format("spine-{}", s), 2, "spine", "HyperNode", std::move(members));
+    }
+  }
+
+  // The networkTopology job j's PodGroup gets (ReplayOptions::topology), if any.
+  std::optional<api::NetworkTopologySpec> TopologyFor(int j) const {
+    if (o_.rack_nodes <= 0 || o_.discipline != Discipline::kMuster || w_.jobs[j].pods < 2 ||
+        o_.topology == "none") {
+      return std::nullopt;
+    }
+    api::NetworkTopologySpec spec;
+    spec.mode = o_.topology;
+    if (o_.topology == "hard") {
+      const int64_t gpus = w_.jobs[j].Gpus();
+      if (gpus <= rack_gpus_) {
+        spec.highest_tier_allowed = 1;
+      } else if (o_.spine_racks > 0 && gpus <= spine_gpus_) {
+        spec.highest_tier_allowed = 2;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return spec;
+  }
+
+  // The lowest tier that holds every pod of a bound job: 0 one node, 1 one rack, 2 one spine,
+  // 3 the cluster.
+  int LandedTier(const Job& job) const {
+    auto rack_of = [this](int rank) { return index_by_rank_[rank] / o_.rack_nodes; };
+    const int first = job.pod_node.front();
+    const int rack = rack_of(first);
+    bool node = true, in_rack = true, in_spine = o_.spine_racks > 0;
+    for (int n : job.pod_node) {
+      node = node && n == first;
+      in_rack = in_rack && rack_of(n) == rack;
+      in_spine = in_spine && rack_of(n) / o_.spine_racks == rack / o_.spine_racks;
+    }
+    return node ? 0 : in_rack ? 1 : in_spine ? 2 : 3;
+  }
+
+  ReplayResult::GangPlacement TallyGangs() const {
+    ReplayResult::GangPlacement g;
+    g.topology = o_.discipline == Discipline::kMuster ? o_.topology : "none";
+    for (size_t j = 0; j < w_.jobs.size(); ++j) {
+      if (w_.jobs[j].pods < 2 || tally_.start[j] < 0) continue;
+      ++g.gangs;
+      switch (jobs_[j].tier) {
+        case 0: ++g.one_node; break;
+        case 1: ++g.one_rack; break;
+        case 2: ++g.one_spine; break;
+        default: ++g.cluster; break;
+      }
+      if (jobs_[j].tier >= 2) ++g.slowed;
+    }
+    return g;
   }
 
   // Milli-GPUs, so that the sums of GPU shares return to exactly 0.
@@ -233,11 +347,13 @@ class EngineReplayer {
       for (const auto& [k, q] : each) total[k] = api::Quantity::FromMilli(q.MilliValue() * members);
       pg.spec.min_resources = std::move(total);
       pg.status.phase = core::PodGroupPhaseName(phase);
+      pg.spec.network_topology = TopologyFor(j);
       cluster_.UpsertPodGroup(pg);
     };
     // Volcano: the gang's PodGroup waits for enqueue. kube: nothing to admit.
     if (!kube_) group(GroupName(j, 0), rj.pods, core::PodGroupPhase::kPending);
     job.pods.resize(rj.pods);
+    job.pod_node.assign(rj.pods, -1);
     for (int k = 0; k < rj.pods; ++k) {
       if (kube_) group(GroupName(j, k), 1, core::PodGroupPhase::kInqueue);
       api::Pod& p = job.pods[k];
@@ -262,8 +378,13 @@ class EngineReplayer {
   void Start(int j, double t) {
     Job& job = jobs_[j];
     const ReplayJob& rj = w_.jobs[j];
+    double duration = rj.duration;
+    if (o_.rack_nodes > 0 && rj.pods > 1) {
+      job.tier = LandedTier(job);
+      if (job.tier >= 2) duration *= o_.cross_rack_slowdown;
+    }
     tally_.start[j] = t;
-    tally_.end[j] = t + rj.duration;
+    tally_.end[j] = t + duration;
     held_ -= PodGpus(j) * rj.pods;
     busy_ += PodGpus(j) * rj.pods;
     running_.push({tally_.end[j], j, job.generation});
@@ -327,8 +448,10 @@ class EngineReplayer {
     core::ApplyBinds(cluster_, r.binds, {.running_since = Rfc3339(static_cast<int64_t>(t))});
     std::vector<int> started;
     for (const auto& b : r.binds) {
-      int j = JobIndex(b.pod.substr(b.pod.find('/') + 1));
+      const std::string name = b.pod.substr(b.pod.find('/') + 1);
+      int j = JobIndex(name);
       Job& job = jobs_[j];
+      job.pod_node[std::atoi(name.c_str() + name.find('-') + 1)] = std::atoi(b.node.c_str() + 1);
       ++job.bound;
       held_ += PodGpus(j);
       if (job.bound == w_.jobs[j].pods) started.push_back(j);
@@ -350,6 +473,7 @@ class EngineReplayer {
       // job.pods[k] is the pod as created, pending: the binds above went to the cluster's copy.
       cluster_.RemovePod(kNamespace, name);
       cluster_.UpsertPod(job.pods[k]);
+      job.pod_node[k] = -1;
       --job.bound;
       held_ -= PodGpus(j);
       freed_ = true;
@@ -454,6 +578,8 @@ class EngineReplayer {
   std::vector<ReplayResult::Sample> samples_;
   std::optional<ReplayResult::LongestWait> longest_;
   double explained_wait_ = 0;
+  int64_t rack_gpus_ = 0, spine_gpus_ = 0;  // of the largest rack and spine
+  std::vector<int> index_by_rank_;           // a node's place in the workload's node list
 };
 
 }  // namespace
@@ -481,6 +607,9 @@ core::SchedulerConf EngineConf(const ReplayOptions& options) {
   } else {
     allocate["reserveGpus"] = std::to_string(options.reserve_gpus);
     allocate["reserveAfter"] = fmt::format("{}s", std::max(options.reserve_after, 0.0));
+    if (options.rack_nodes > 0 && options.topology != "none") {
+      conf.tiers.back().plugins.push_back(core::PluginOption{"network-topology-aware", {}, {}});
+    }
   }
   return conf;
 }

@@ -1,3 +1,6 @@
+// `muster sim replay`'s results as a table, JSON, CSV and an HTML report (replay_report.h); the
+// HTML charts are drawn by sim/report.cc.
+
 #include "sim/replay_report.h"
 
 #include <algorithm>
@@ -17,6 +20,32 @@ std::string Duration(double s) {
   if (s < 7200) return fmt::format("{:.1f}m", s / 60);
   if (s < 172800) return fmt::format("{:.1f}h", s / 3600);
   return fmt::format("{:.1f}d", s / 86400);
+}
+
+bool AnyRacks(const ReplayReport& rep) {
+  for (const auto& r : rep.results) {
+    if (r.racks) return true;
+  }
+  return false;
+}
+
+// Where the gangs landed, per scheduler, when the replay had racks.
+std::string RacksTable(const ReplayReport& rep) {
+  if (!AnyRacks(rep)) return "";
+  std::string out = fmt::format(
+      "\n{}: gangs (jobs of more than one pod) by the lowest tier that held all their pods\n",
+      rep.racks);
+  out += fmt::format("{:<9} {:<8} {:>6} {:>11} {:>6} {:>6} {:>6} {:>8} {:>8}\n", "scheduler",
+                     "topology", "gangs", "in one rack", "node", "rack", "spine", "cluster",
+                     "JCT avg");
+  for (const auto& r : rep.results) {
+    if (!r.racks) continue;
+    const ReplayResult::GangPlacement& g = *r.racks;
+    out += fmt::format("{:<9} {:<8} {:>6} {:>10.1f}% {:>6} {:>6} {:>6} {:>8} {:>8}\n",
+                       r.discipline, g.topology, g.gangs, 100 * g.InOneRack(), g.one_node,
+                       g.one_rack, g.one_spine, g.cluster, Duration(r.jct_mean));
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,6 +77,7 @@ std::string ReplayTable(const ReplayReport& rep) {
   }
   if (!engine.empty()) out += fmt::format("through the engine's sessions: {}\n", engine);
   if (!modelled.empty()) out += fmt::format("modelled by the simulator: {}\n", modelled);
+  out += RacksTable(rep);
   for (const auto& r : rep.results) {
     if (r.deadlock) {
       out += fmt::format(
@@ -65,6 +95,7 @@ std::string ReplayJson(const ReplayReport& rep) {
   j.String("cluster", rep.cluster);
   j.Int("skipped", rep.skipped);
   j.Number("gpu_hour_price", rep.gpu_hour_price, 4);
+  if (!rep.racks.empty()) j.String("racks", rep.racks);
   j.BeginArray("results");
   for (const auto& r : rep.results) {
     j.BeginObject();
@@ -95,6 +126,18 @@ std::string ReplayJson(const ReplayReport& rep) {
     j.Bool("engine", r.engine);
     if (r.engine) j.Int("sessions", r.sessions);
     if (!r.engine_note.empty()) j.String("engine_note", r.engine_note);
+    if (r.racks) {
+      j.BeginObject("racks");
+      j.String("topology", r.racks->topology);
+      j.Int("gangs", r.racks->gangs);
+      j.Number("in_one_rack", r.racks->InOneRack(), 4);
+      j.Int("one_node", r.racks->one_node);
+      j.Int("one_rack", r.racks->one_rack);
+      j.Int("one_spine", r.racks->one_spine);
+      j.Int("cluster", r.racks->cluster);
+      j.Int("slowed", r.racks->slowed);
+      j.End();
+    }
     j.End();
   }
   j.End();
@@ -106,7 +149,9 @@ std::string ReplayCsv(const ReplayReport& rep) {
   std::string out =
       "trace,scheduler,placement,jobs,finished,unfinished,deadlock,wait_mean,wait_p50,wait_p99,"
       "wait_max,jct_mean,jct_p50,jct_p99,gang_wait_max,makespan,gpu_utilization,"
-      "idle_held_gpu_hours,idle_held_cost\n";
+      "idle_held_gpu_hours,idle_held_cost";
+  const bool racks = AnyRacks(rep);
+  out += racks ? ",topology,gangs,gangs_in_one_rack,one_node,one_rack,one_spine,cluster\n" : "\n";
   for (const auto& r : rep.results) {
     out += fmt::format("{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},"
                        "{:.1f},{:.4f},{:.2f},{:.2f}\n",
@@ -114,6 +159,12 @@ std::string ReplayCsv(const ReplayReport& rep) {
                        r.unfinished, r.deadlock ? "true" : "false", r.wait_mean, r.wait_p50,
                        r.wait_p99, r.wait_max, r.jct_mean, r.jct_p50, r.jct_p99, r.gang_wait_max,
                        r.makespan, r.gpu_utilization, r.idle_held_gpu_hours, r.idle_held_cost);
+    if (racks) {
+      out.pop_back();  // the line's end
+      const ReplayResult::GangPlacement g = r.racks.value_or(ReplayResult::GangPlacement{});
+      out += fmt::format(",{},{},{:.4f},{},{},{},{}\n", g.topology, g.gangs, g.InOneRack(),
+                         g.one_node, g.one_rack, g.one_spine, g.cluster);
+    }
   }
   return out;
 }

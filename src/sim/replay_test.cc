@@ -269,6 +269,167 @@ TEST(ReplayTest, GpuSharesAndGpuModelsRunThroughTheEngine) {
   EXPECT_THAT(split.engine_note, HasSubstr("e asks 500m of each of 2 GPUs"));
 }
 
+// Racks: four 8-GPU nodes in the node list's order, each of its own GPU model so that the jobs
+// that name one are pinned to it: rack-0 holds a and b, rack-1 c and d.
+ReplayWorkload RackCluster() {
+  ReplayWorkload w;
+  w.source = "test";
+  w.models = std::make_shared<core::GpuModels>();
+  for (const char* model : {"a", "b", "c", "d"}) {
+    w.models->Id(model);
+    w.nodes.push_back({std::string("node-") + model, 64000, 1 << 20, 8, model});
+  }
+  return w;
+}
+
+// A one-pod job of `gpus` GPUs on the node of GPU model `model`.
+void AddPinnedJob(ReplayWorkload& w, const std::string& name, int64_t submit, double duration,
+                  int gpus, const std::string& model) {
+  AddJob(w, name, submit, duration, 1, gpus);
+  w.jobs.back().pod.models = {w.models->Id(model)};
+}
+
+ReplayResult RackReplay(const ReplayWorkload& w, Discipline d, const std::string& topology,
+                        double slowdown) {
+  ReplayOptions o;
+  o.discipline = d;
+  o.rack_nodes = 2;
+  o.cross_rack_slowdown = slowdown;
+  o.topology = topology;
+  auto r = RunReplay(w, o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : ReplayResult{};
+}
+
+TEST(ReplayTest, OnRacksMusterKeepsAGangInOneRackWhereVolcanoSpreadsIt) {
+  // Two GPUs taken on node a (rack-0) and on node c (rack-1) until 1000. G (2 pods x 6 GPUs)
+  // arrives at 1. Volcano's least-allocated node order puts its pods on the two empty nodes, b
+  // and d, one in each rack: it runs twice as long (the slowdown). muster's network-topology-aware
+  // finds both racks able to hold it, takes the first of the equally full, rack-0, and places it
+  // on a and b.
+  ReplayWorkload w = RackCluster();
+  AddPinnedJob(w, "fa", 0, 1000, 2, "a");
+  AddPinnedJob(w, "fc", 0, 1000, 2, "c");
+  AddJob(w, "g", 1, 100, 2, 6);
+  ReplayResult volcano = RackReplay(w, Discipline::kVolcano, "soft", 2);
+  ASSERT_TRUE(volcano.racks.has_value());
+  EXPECT_EQ(volcano.racks->topology, "none");
+  EXPECT_EQ(volcano.racks->gangs, 1);  // the one-pod jobs are no gangs
+  EXPECT_EQ(volcano.racks->cluster, 1);
+  EXPECT_EQ(volcano.racks->slowed, 1);
+  EXPECT_DOUBLE_EQ(volcano.racks->InOneRack(), 0);
+  EXPECT_EQ(volcano.waits, (std::vector<double>{0, 0, 0}));
+  // fa and fc run 1000 s; g 2 x 100 s.
+  EXPECT_DOUBLE_EQ(volcano.jct_mean, (1000.0 + 1000 + 200) / 3);
+  for (const std::string topology : {"soft", "hard"}) {
+    ReplayResult muster = RackReplay(w, Discipline::kMuster, topology, 2);
+    ASSERT_TRUE(muster.racks.has_value()) << topology;
+    EXPECT_EQ(muster.racks->topology, topology);
+    EXPECT_EQ(muster.racks->one_rack, 1) << topology;
+    EXPECT_EQ(muster.racks->slowed, 0) << topology;
+    EXPECT_DOUBLE_EQ(muster.racks->InOneRack(), 1) << topology;
+    EXPECT_DOUBLE_EQ(muster.jct_mean, (1000.0 + 1000 + 100) / 3) << topology;
+  }
+  // Without the plugin muster places the gang as Volcano does.
+  ReplayResult blind = RackReplay(w, Discipline::kMuster, "none", 2);
+  ASSERT_TRUE(blind.racks.has_value());
+  EXPECT_EQ(blind.racks->topology, "none");
+  EXPECT_EQ(blind.racks->cluster, 1);
+  // The same options, the same decisions.
+  EXPECT_EQ(RackReplay(w, Discipline::kMuster, "soft", 2).waits,
+            RackReplay(w, Discipline::kMuster, "soft", 2).waits);
+}
+
+TEST(ReplayTest, OnRacksHardModeWaitsForARackWhereSoftModeSpansThem) {
+  // Six GPUs taken on a until 50 and on c until 1000: no rack has 16 free GPUs, the cluster has
+  // (b and d). G (2 x 8 GPUs, 100 s) arrives at 1. Soft mode, as Volcano, runs it at once on b
+  // and d, 1.3 times as long: done at 131. Hard mode at tier 1 waits for rack-0 to empty at 50
+  // and runs it there in 100 s: done at 150.
+  ReplayWorkload w = RackCluster();
+  AddPinnedJob(w, "fa", 0, 50, 6, "a");
+  AddPinnedJob(w, "fc", 0, 1000, 6, "c");
+  AddJob(w, "g", 1, 100, 2, 8);
+  ReplayResult soft = RackReplay(w, Discipline::kMuster, "soft", 1.3);
+  ASSERT_TRUE(soft.racks.has_value());
+  ASSERT_EQ(soft.waits.size(), 3u);
+  EXPECT_EQ(soft.racks->cluster, 1);
+  EXPECT_DOUBLE_EQ(soft.waits[2], 0);
+  EXPECT_DOUBLE_EQ(soft.jct_mean, (50.0 + 1000 + 130) / 3);
+  ReplayResult hard = RackReplay(w, Discipline::kMuster, "hard", 1.3);
+  ASSERT_TRUE(hard.racks.has_value());
+  ASSERT_EQ(hard.waits.size(), 3u);
+  EXPECT_EQ(hard.racks->one_rack, 1);
+  EXPECT_DOUBLE_EQ(hard.waits[2], 49);
+  EXPECT_DOUBLE_EQ(hard.jct_mean, (50.0 + 1000 + 149) / 3);
+  ReplayResult volcano = RackReplay(w, Discipline::kVolcano, "soft", 1.3);
+  ASSERT_TRUE(volcano.racks.has_value());
+  EXPECT_EQ(volcano.racks->cluster, 1);
+  EXPECT_DOUBLE_EQ(volcano.jct_mean, soft.jct_mean);
+  // A gang larger than any rack gets no hard constraint: it spans racks rather than wait for
+  // ever. Racks of one node here.
+  ReplayOptions o;
+  o.discipline = Discipline::kMuster;
+  o.rack_nodes = 1;
+  o.topology = "hard";
+  auto one_node_racks = RunReplay(w, o);
+  ASSERT_TRUE(one_node_racks.ok()) << one_node_racks.status();
+  ASSERT_TRUE(one_node_racks->racks.has_value());
+  EXPECT_EQ(one_node_racks->finished, 3);
+  EXPECT_EQ(one_node_racks->racks->cluster, 1);
+}
+
+TEST(ReplayTest, RackOptionsAreCheckedAndNeedTheEngine) {
+  ReplayWorkload w = RackCluster();
+  AddJob(w, "g", 0, 10, 2, 8);
+  ReplayOptions o;
+  o.rack_nodes = 2;
+  o.cross_rack_slowdown = 0.5;
+  EXPECT_EQ(RunReplay(w, o).status().message(),
+            "cross-rack slowdown 0.5 is not a factor of at least 1");
+  o.cross_rack_slowdown = 1;
+  o.topology = "strict";
+  EXPECT_EQ(RunReplay(w, o).status().message(), "topology \"strict\" is not soft, hard or none");
+  o.topology = "soft";
+  o.rack_nodes = 0;
+  o.spine_racks = 2;
+  EXPECT_EQ(RunReplay(w, o).status().message(),
+            "spines are made of racks: give the rack nodes too");
+  o.rack_nodes = 2;
+  o.engine = false;
+  EXPECT_EQ(RunReplay(w, o).status().message(),
+            "racks are replayed through the engine only, and the engine was turned off");
+  // Without racks, no tally.
+  o = ReplayOptions{};
+  auto plain = RunReplay(w, o);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->racks.has_value());
+}
+
+TEST(ReplayTest, SpinesAreTheTierBetweenRacksAndTheCluster) {
+  // Racks of one node, spines of two racks: rack-0 (a) and rack-1 (b) in spine-0. A gang of two
+  // 8-GPU pods fits no rack; soft mode keeps it in one spine.
+  ReplayWorkload w = RackCluster();
+  AddJob(w, "g", 0, 10, 2, 8);
+  ReplayOptions o;
+  o.discipline = Discipline::kMuster;
+  o.rack_nodes = 1;
+  o.spine_racks = 2;
+  auto r = RunReplay(w, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->racks.has_value());
+  EXPECT_EQ(r->racks->one_spine, 1);
+  EXPECT_EQ(r->racks->slowed, 1);  // across racks all the same
+  ReplayReport report;
+  report.racks = "racks of 1 node";
+  report.results = {*r};
+  EXPECT_THAT(ReplayTable(report),
+              HasSubstr("muster    soft          1        0.0%      0      0      1        0"));
+  EXPECT_THAT(ReplayJson(report),
+              HasSubstr(R"("racks":{"topology":"soft","gangs":1,"in_one_rack":0,"one_node":0,)"
+                        R"("one_rack":0,"one_spine":1,"cluster":0,"slowed":1})"));
+  EXPECT_THAT(ReplayCsv(report), HasSubstr(",soft,1,0.0000,0,0,1,0\n"));
+}
+
 TEST(ReplayTest, PhillyJobsBecomeGangsOfEightGpuPods) {
   std::vector<PhillyJob> jobs = {
       {1000, 60, 1, "c"}, {1010, 60, 16, "c"}, {1005, 60, 12, "c"}, {990, 60, 0, "c"},

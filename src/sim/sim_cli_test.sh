@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `muster sim` end to end: the reduced packing reproduction (default trace, FGD and BestFit, seeds
-# 42-43) through the real binary and its JSON, replay on a Philly excerpt and on openb, and clear
-# errors with non-zero exits for bad input.
+# 42-43) through the real binary and its JSON, replay on a Philly excerpt (also on racks) and on
+# openb, and clear errors with non-zero exits for bad input.
 # Usage: sim_cli_test.sh MUSTER_BINARY SOURCE_DIR
 set -u
 muster=$1
@@ -93,6 +93,19 @@ else
   echo "FAIL replay-openb-repeat: openb through the engine not reproducible, or not the engine"
   fail=$((fail + 1))
 fi
+# Racks of four nodes: where each scheduler's gangs landed, and the rack options' bad input.
+expect replay-racks 0 'racks of 4 nodes (4 racks), no spines; a gang across racks runs 1.3 x its duration' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler volcano,muster \
+  --rack-nodes 4 --cross-rack-slowdown 1.3 --quiet
+expect replay-racks-json 0 '"racks":{"topology":"soft","gangs":' \
+  "$muster" sim replay --trace $philly --cluster-nodes 16 --scheduler muster --rack-nodes 4 \
+  --json --quiet
+expect replay-bad-slowdown 2 'cross-rack slowdown 0.5 is not a factor of at least 1' \
+  "$muster" sim replay --trace $philly --rack-nodes 4 --cross-rack-slowdown 0.5
+expect replay-bad-topology 2 'topology "strict" is not soft, hard or none' \
+  "$muster" sim replay --trace $philly --rack-nodes 4 --topology strict
+expect replay-racks-modelled 2 'racks are replayed through the engine only, not --modelled' \
+  "$muster" sim replay --trace $philly --rack-nodes 4 --modelled
 expect replay-bad-scheduler 2 'unknown scheduler "slurm"; known: kube, fifo, volcano, muster' \
   "$muster" sim replay --trace $philly --scheduler slurm
 expect replay-bad-speedup 2 '--speedup > 0' \
