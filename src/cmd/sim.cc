@@ -1,5 +1,7 @@
 // `muster sim`: trace-driven simulation. `muster sim pack` runs the FGD paper's packing
-// experiment, `muster sim replay` replays a trace in virtual time (docs/sim.md).
+// experiment, `muster sim replay` replays a trace in virtual time, `muster sim variant` draws an
+// openb trace with another share of GPU-sharing pods as that paper's variants were drawn
+// (docs/sim.md).
 
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "sim/report.h"
 #include "sim/sweep.h"
 #include "sim/trace.h"
+#include "sim/variants.h"
 
 namespace muster::cmd {
 namespace {
@@ -373,6 +376,69 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
   app->add_flag("--quiet", f->quiet, "no progress lines on stderr");
 }
 
+struct VariantFlags {
+  std::string trace;
+  double gpushare = -1;
+  int64_t seed = 1;
+  std::string out;
+};
+
+int RunVariant(const VariantFlags& f) {
+  if (!(f.gpushare >= 0 && f.gpushare <= 100)) {
+    fmt::print(stderr,
+               "muster sim variant: --gpushare {} is outside 0..100 (percent of the GPU demand "
+               "carried by GPU-sharing pods)\n",
+               f.gpushare);
+    return 2;
+  }
+  std::string trace = ResolveTrace(f.trace);
+  auto pods = sim::LoadOpenbPods(trace);
+  if (!pods.ok()) {
+    fmt::print(stderr, "muster sim variant: {}\n", std::string(pods.status().message()));
+    return 1;
+  }
+  auto variant = sim::GpuShareVariant(*pods, f.gpushare, f.seed);
+  if (!variant.ok()) {
+    fmt::print(stderr, "muster sim variant: {}: {}\n", trace,
+               std::string(variant.status().message()));
+    return 2;
+  }
+  int shares = 0, gpu_pods = 0;
+  for (const auto& p : *variant) {
+    gpu_pods += sim::UsesGpu(p) ? 1 : 0;
+    shares += sim::SharesGpu(p) ? 1 : 0;
+  }
+  std::string csv = sim::OpenbPodsCsv(*variant);
+  if (f.out.empty()) {
+    fmt::print("{}", csv);
+  } else if (!WriteFile(f.out, csv)) {
+    return 1;
+  }
+  fmt::print(stderr,
+             "{}: {} pods, {} of them GPU pods; {} GPU-sharing pods carry {:.2f} % of the GPU "
+             "demand (the trace: {:.2f} %), seed {}\n",
+             f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods, shares,
+             sim::ShareOfGpuDemand(*variant), sim::ShareOfGpuDemand(*pods), f.seed);
+  return 0;
+}
+
+void AddVariantCommand(CLI::App& sim, std::shared_ptr<VariantFlags> f) {
+  auto* app = sim.add_subcommand(
+      "variant",
+      "Draw an openb pod list in which GPU-sharing pods carry another share of the GPU demand, "
+      "as the FGD paper's gpushare<X> lists were drawn from the default one: CPU-only pods kept, "
+      "as many GPU pods as the trace has, drawn from its sharing and its other GPU pods.");
+  app->add_option("--trace", f->trace,
+                  "openb pod list to draw from (a bare file name is also looked up in "
+                  "data/openb/ and $MUSTER_TRACE_DIR)")
+      ->required();
+  app->add_option("--gpushare", f->gpushare,
+                  "percent of the GPU demand GPU-sharing pods carry in the variant (0..100)")
+      ->required();
+  app->add_option("--seed", f->seed, "seed of the draw (Go math/rand)")->capture_default_str();
+  app->add_option("--out", f->out, "write the pod list to this file instead of stdout");
+}
+
 }  // namespace
 
 Subcommand AddSimCommand(CLI::App& parent) {
@@ -383,9 +449,12 @@ Subcommand AddSimCommand(CLI::App& parent) {
   AddPackCommand(*app, pack);
   auto replay = std::make_shared<ReplayFlags>();
   AddReplayCommand(*app, replay);
-  return {app, [app, pack, replay]() -> int {
+  auto variant = std::make_shared<VariantFlags>();
+  AddVariantCommand(*app, variant);
+  return {app, [app, pack, replay, variant]() -> int {
             if (app->got_subcommand("pack")) return RunPack(*pack);
             if (app->got_subcommand("replay")) return RunReplay(*replay);
+            if (app->got_subcommand("variant")) return RunVariant(*variant);
             return 2;
           }};
 }
