@@ -69,6 +69,7 @@ struct PackFlags {
   double tune = 1.3;
   int jobs = 0;
   int draws_before_permutation = 10;
+  core::MusterPolicyOptions muster;
   bool json = false;
   bool quiet = false;
   std::string csv_out;
@@ -111,6 +112,15 @@ int RunPack(const PackFlags& f) {
     fmt::print(stderr, "muster sim pack: --tune {} is outside (0, 10]\n", f.tune);
     return 2;
   }
+  const core::MusterPolicyOptions& m = f.muster;
+  if (m.depth < 0 || m.depth > 3 || m.branching < 0 || !(m.temperature > 0) ||
+      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) || !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2) {
+    fmt::print(stderr,
+               "muster sim pack: --muster-depth must be 0..3, --muster-branching >= 0, "
+               "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0 "
+               "and --muster-gpu-ties 0..2\n");
+    return 2;
+  }
   auto pod_list = sim::LoadOpenbPods(trace);
   if (!pod_list.ok()) {
     fmt::print(stderr, "muster sim pack: {}\n", std::string(pod_list.status().message()));
@@ -130,6 +140,7 @@ int RunPack(const PackFlags& f) {
   sim::SweepOptions options;
   options.packing.tune_ratio = f.tune;
   options.packing.draws_before_permutation = f.draws_before_permutation;
+  options.packing.muster = f.muster;
   options.jobs = f.jobs > 0 ? f.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool show_progress = !f.quiet && (policies.size() * seeds->size() > 1);
   if (show_progress) {
@@ -183,6 +194,27 @@ void AddPackCommand(CLI::App& sim, std::shared_ptr<PackFlags> f) {
   app->add_flag("--quiet", f->quiet, "no progress lines on stderr");
   app->add_option("--go-rand-skip", f->draws_before_permutation,
                   "Go math/rand draws to discard before the node permutation (reproduction aid)")
+      ->group("");
+  // The muster policy's knobs (docs/policies.md), to rerun the measurements there.
+  app->add_option("--muster-depth", f->muster.depth, "muster: look-ahead steps")->group("");
+  app->add_option("--muster-branching", f->muster.branching,
+                  "muster: typical shapes followed at each step")
+      ->group("");
+  app->add_option("--muster-temperature", f->muster.temperature,
+                  "muster: milli-GPU per unit of the score's sigmoid")
+      ->group("");
+  app->add_option("--muster-threshold", f->muster.popularity_threshold,
+                  "muster: percent of the pods the typical shapes cover")
+      ->group("");
+  app->add_option("--muster-strand", f->muster.strand_weight,
+                  "muster: weight of the GPU milli stranded by CPU")
+      ->group("");
+  app->add_flag("--muster-strand-cpu-pods-only", f->muster.strand_cpu_pods_only,
+                "muster: the stranding term for pods without GPUs only")
+      ->group("");
+  app->add_option("--muster-gpu-ties", f->muster.gpu_ties,
+                  "muster: a share's GPU among equal scores: 0 first, 1 least fragmentation, 2 "
+                  "tightest")
       ->group("");
 }
 

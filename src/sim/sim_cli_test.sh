@@ -120,6 +120,8 @@ expect empty-trace 1 'empty.csv: no pods in the trace' \
   "$muster" sim pack --trace "$tmp/empty.csv" --nodes $nodes --seeds 42
 expect no-node-list 2 'no node list next to the trace' \
   "$muster" sim pack --trace "$tmp/empty.csv" --seeds 42
+expect bad-muster-knob 2 '--muster-depth must be 0..3' \
+  "$muster" sim pack --trace $pods --policy muster --seeds 42 --muster-depth 9
 
 # Trace variants: the default trace with GPU shares carrying 60 % of the GPU demand, the same
 # file for the same seed, and bad input.
