@@ -11,9 +11,11 @@
 // tie-breaking by node order: exact scores and packing tie-breaks were measured to lose
 // (docs/policies.md).
 //
-// Options measured and off by default (docs/policies.md): a CPU-stranding term, the GPU milli a
-// node could not hand out if its free CPU went at the typical pods' CPU per GPU milli, added to
-// F on both sides of the score; and ways to choose a share's GPU among equal scores.
+// A CPU-stranding term (weight 0.25) joins F on both sides of the score: the GPU milli a node
+// could not hand out if its free CPU went at the typical pods' CPU per GPU milli. It sends
+// CPU-heavy pods to CPU-rich nodes where shares make CPU the scarce resource (docs/policies.md).
+// Measured and off by default: the term for CPU-only pods alone, other GPU choices among equal
+// scores.
 //
 // F_d depends on a node's CPU only through comparisons with sums of up to d + 1 typical CPU
 // requests, and not on the order of its GPUs, so values are memoised by (model, the CPU rounded
