@@ -1,5 +1,7 @@
 // `muster sim`: trace-driven simulation. `muster sim pack` runs the FGD paper's packing
-// experiment, `muster sim replay` replays a trace in virtual time (docs/sim.md).
+// experiment, `muster sim replay` replays a trace in virtual time, `muster sim variant` draws an
+// openb trace with another share of GPU-sharing pods as that paper's variants were drawn
+// (docs/sim.md).
 
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "sim/report.h"
 #include "sim/sweep.h"
 #include "sim/trace.h"
+#include "sim/variants.h"
 
 namespace muster::cmd {
 namespace {
@@ -66,6 +69,7 @@ struct PackFlags {
   double tune = 1.3;
   int jobs = 0;
   int draws_before_permutation = 10;
+  core::MusterPolicyOptions muster;
   bool json = false;
   bool quiet = false;
   std::string csv_out;
@@ -108,6 +112,15 @@ int RunPack(const PackFlags& f) {
     fmt::print(stderr, "muster sim pack: --tune {} is outside (0, 10]\n", f.tune);
     return 2;
   }
+  const core::MusterPolicyOptions& m = f.muster;
+  if (m.depth < 0 || m.depth > 3 || m.branching < 0 || !(m.temperature > 0) ||
+      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) || !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2) {
+    fmt::print(stderr,
+               "muster sim pack: --muster-depth must be 0..3, --muster-branching >= 0, "
+               "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0 "
+               "and --muster-gpu-ties 0..2\n");
+    return 2;
+  }
   auto pod_list = sim::LoadOpenbPods(trace);
   if (!pod_list.ok()) {
     fmt::print(stderr, "muster sim pack: {}\n", std::string(pod_list.status().message()));
@@ -127,6 +140,7 @@ int RunPack(const PackFlags& f) {
   sim::SweepOptions options;
   options.packing.tune_ratio = f.tune;
   options.packing.draws_before_permutation = f.draws_before_permutation;
+  options.packing.muster = f.muster;
   options.jobs = f.jobs > 0 ? f.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool show_progress = !f.quiet && (policies.size() * seeds->size() > 1);
   if (show_progress) {
@@ -180,6 +194,27 @@ void AddPackCommand(CLI::App& sim, std::shared_ptr<PackFlags> f) {
   app->add_flag("--quiet", f->quiet, "no progress lines on stderr");
   app->add_option("--go-rand-skip", f->draws_before_permutation,
                   "Go math/rand draws to discard before the node permutation (reproduction aid)")
+      ->group("");
+  // The muster policy's knobs (docs/policies.md), to rerun the measurements there.
+  app->add_option("--muster-depth", f->muster.depth, "muster: look-ahead steps")->group("");
+  app->add_option("--muster-branching", f->muster.branching,
+                  "muster: typical shapes followed at each step")
+      ->group("");
+  app->add_option("--muster-temperature", f->muster.temperature,
+                  "muster: milli-GPU per unit of the score's sigmoid")
+      ->group("");
+  app->add_option("--muster-threshold", f->muster.popularity_threshold,
+                  "muster: percent of the pods the typical shapes cover")
+      ->group("");
+  app->add_option("--muster-strand", f->muster.strand_weight,
+                  "muster: weight of the GPU milli stranded by CPU")
+      ->group("");
+  app->add_flag("--muster-strand-cpu-pods-only", f->muster.strand_cpu_pods_only,
+                "muster: the stranding term for pods without GPUs only")
+      ->group("");
+  app->add_option("--muster-gpu-ties", f->muster.gpu_ties,
+                  "muster: a share's GPU among equal scores: 0 first, 1 least fragmentation, 2 "
+                  "tightest")
       ->group("");
 }
 
@@ -422,6 +457,69 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
   app->add_flag("--quiet", f->quiet, "no progress lines on stderr");
 }
 
+struct VariantFlags {
+  std::string trace;
+  double gpushare = -1;
+  int64_t seed = 1;
+  std::string out;
+};
+
+int RunVariant(const VariantFlags& f) {
+  if (!(f.gpushare >= 0 && f.gpushare <= 100)) {
+    fmt::print(stderr,
+               "muster sim variant: --gpushare {} is outside 0..100 (percent of the GPU demand "
+               "carried by GPU-sharing pods)\n",
+               f.gpushare);
+    return 2;
+  }
+  std::string trace = ResolveTrace(f.trace);
+  auto pods = sim::LoadOpenbPods(trace);
+  if (!pods.ok()) {
+    fmt::print(stderr, "muster sim variant: {}\n", std::string(pods.status().message()));
+    return 1;
+  }
+  auto variant = sim::GpuShareVariant(*pods, f.gpushare, f.seed);
+  if (!variant.ok()) {
+    fmt::print(stderr, "muster sim variant: {}: {}\n", trace,
+               std::string(variant.status().message()));
+    return 2;
+  }
+  int shares = 0, gpu_pods = 0;
+  for (const auto& p : *variant) {
+    gpu_pods += sim::UsesGpu(p) ? 1 : 0;
+    shares += sim::SharesGpu(p) ? 1 : 0;
+  }
+  std::string csv = sim::OpenbPodsCsv(*variant);
+  if (f.out.empty()) {
+    fmt::print("{}", csv);
+  } else if (!WriteFile(f.out, csv)) {
+    return 1;
+  }
+  fmt::print(stderr,
+             "{}: {} pods, {} of them GPU pods; {} GPU-sharing pods carry {:.2f} % of the GPU "
+             "demand (the trace: {:.2f} %), seed {}\n",
+             f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods, shares,
+             sim::ShareOfGpuDemand(*variant), sim::ShareOfGpuDemand(*pods), f.seed);
+  return 0;
+}
+
+void AddVariantCommand(CLI::App& sim, std::shared_ptr<VariantFlags> f) {
+  auto* app = sim.add_subcommand(
+      "variant",
+      "Draw an openb pod list in which GPU-sharing pods carry another share of the GPU demand, "
+      "as the FGD paper's gpushare<X> lists were drawn from the default one: CPU-only pods kept, "
+      "as many GPU pods as the trace has, drawn from its sharing and its other GPU pods.");
+  app->add_option("--trace", f->trace,
+                  "openb pod list to draw from (a bare file name is also looked up in "
+                  "data/openb/ and $MUSTER_TRACE_DIR)")
+      ->required();
+  app->add_option("--gpushare", f->gpushare,
+                  "percent of the GPU demand GPU-sharing pods carry in the variant (0..100)")
+      ->required();
+  app->add_option("--seed", f->seed, "seed of the draw (Go math/rand)")->capture_default_str();
+  app->add_option("--out", f->out, "write the pod list to this file instead of stdout");
+}
+
 }  // namespace
 
 Subcommand AddSimCommand(CLI::App& parent) {
@@ -432,9 +530,12 @@ Subcommand AddSimCommand(CLI::App& parent) {
   AddPackCommand(*app, pack);
   auto replay = std::make_shared<ReplayFlags>();
   AddReplayCommand(*app, replay);
-  return {app, [app, pack, replay]() -> int {
+  auto variant = std::make_shared<VariantFlags>();
+  AddVariantCommand(*app, variant);
+  return {app, [app, pack, replay, variant]() -> int {
             if (app->got_subcommand("pack")) return RunPack(*pack);
             if (app->got_subcommand("replay")) return RunReplay(*replay);
+            if (app->got_subcommand("variant")) return RunVariant(*variant);
             return 2;
           }};
 }

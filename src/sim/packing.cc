@@ -132,7 +132,9 @@ absl::StatusOr<PackingRun> PackingExperiment::Run(std::string_view policy_name, 
                                                   const PackingOptions& options) const {
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = ThreadCpuSeconds();
-  auto policy = core::NewGpuPlacementPolicy(policy_name, core::GpuPolicyContext{typical_});
+  core::GpuPolicyContext context{typical_};
+  context.muster = options.muster;
+  auto policy = core::NewGpuPlacementPolicy(policy_name, context);
   if (!policy.ok()) return policy.status();
   const core::GpuPlacementPolicy& pol = **policy;
   const core::TypicalPods& typical = *typical_;

@@ -33,6 +33,8 @@ struct PackingOptions {
   int draws_before_permutation = 10;
   // Keep the per-X curves (allocation and fragmentation for X = 0..max arrived %).
   bool curves = true;
+  // The knobs of the muster policy (docs/policies.md); the defaults are the policy as documented.
+  core::MusterPolicyOptions muster = {};
 };
 
 // One run's KPIs; percentages of the cluster's GPU capacity.

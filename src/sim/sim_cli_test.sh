@@ -133,6 +133,30 @@ expect empty-trace 1 'empty.csv: no pods in the trace' \
   "$muster" sim pack --trace "$tmp/empty.csv" --nodes $nodes --seeds 42
 expect no-node-list 2 'no node list next to the trace' \
   "$muster" sim pack --trace "$tmp/empty.csv" --seeds 42
+expect bad-muster-knob 2 '--muster-depth must be 0..3' \
+  "$muster" sim pack --trace $pods --policy muster --seeds 42 --muster-depth 9
+
+# Trace variants: the default trace with GPU shares carrying 60 % of the GPU demand, the same
+# file for the same seed, and bad input.
+expect variant 0 '8152 pods, 7064 of them GPU pods; 5259 GPU-sharing pods carry' \
+  "$muster" sim variant --trace openb_pod_list_default.csv --gpushare 60 --seed 1 \
+  --out "$tmp/v1.csv"
+"$muster" sim variant --trace $pods --gpushare 60 --seed 1 2>/dev/null >"$tmp/v2.csv"
+if cmp -s "$tmp/v1.csv" "$tmp/v2.csv" && [ "$(wc -l <"$tmp/v1.csv")" -eq 8153 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL variant-repeat: the same seed gave another file, or not 8,152 pods"
+  fail=$((fail + 1))
+fi
+expect variant-packs 0 'fgd             42' \
+  "$muster" sim pack --trace "$tmp/v1.csv" --nodes $nodes --policy fgd --seeds 42 --quiet
+expect variant-bad-share 2 '--gpushare 120 is outside 0..100' \
+  "$muster" sim variant --trace $pods --gpushare 120
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,10,1,1000\n' >"$tmp/whole.csv"
+expect variant-no-shares 2 'no GPU-sharing pods to draw from' \
+  "$muster" sim variant --trace "$tmp/whole.csv" --gpushare 50
+expect variant-missing-trace 1 'nothere.csv: cannot open the file' \
+  "$muster" sim variant --trace nothere.csv --gpushare 50
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

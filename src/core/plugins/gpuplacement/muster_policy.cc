@@ -11,6 +11,12 @@
 // tie-breaking by node order: exact scores and packing tie-breaks were measured to lose
 // (docs/policies.md).
 //
+// A CPU-stranding term (weight 0.25) joins F on both sides of the score: the GPU milli a node
+// could not hand out if its free CPU went at the typical pods' CPU per GPU milli. It sends
+// CPU-heavy pods to CPU-rich nodes where shares make CPU the scarce resource (docs/policies.md).
+// Measured and off by default: the term for CPU-only pods alone, other GPU choices among equal
+// scores.
+//
 // F_d depends on a node's CPU only through comparisons with sums of up to d + 1 typical CPU
 // requests, and not on the order of its GPUs, so values are memoised by (model, the CPU rounded
 // down to such a sum, the sorted free milli); the memo lives as long as the policy object.
@@ -34,6 +40,12 @@ class MusterPolicy : public GpuPlacementPolicy {
     cut.popularity_threshold = options.popularity_threshold;
     typical_ = std::make_shared<TypicalPods>(typical->Recut(cut));
     BuildCpuSums();
+    double cpu = 0, gpu = 0;
+    for (const auto& t : typical_->pods()) {
+      cpu += t.weight * static_cast<double>(t.shape.cpu_milli);
+      gpu += t.weight * static_cast<double>(t.shape.gpu_milli * t.shape.gpus);
+    }
+    cpu_per_milli_ = gpu > 0 ? cpu / gpu : 0;
   }
 
   std::string_view Name() const override { return "muster"; }
@@ -60,20 +72,38 @@ class MusterPolicy : public GpuPlacementPolicy {
     return static_cast<int>(1.0 / (1.0 + std::exp(-x)) * 100);
   }
 
+  // GPU milli the node cannot hand out if its free CPU goes at the typical CPU per GPU milli.
+  double Stranded(int64_t cpu, int64_t gpu_milli) const {
+    if (options_.strand_weight == 0 || cpu_per_milli_ <= 0) return 0;
+    double usable = static_cast<double>(std::max<int64_t>(cpu, 0)) / cpu_per_milli_;
+    return options_.strand_weight * std::max(0.0, static_cast<double>(gpu_milli) - usable);
+  }
+
   Choice Evaluate(const GpuPodRequest& pod, const GpuNodeState& node) const {
     const int n = static_cast<int>(node.gpu_free.size());
     const int64_t cpu_after = node.cpu_free - pod.ScoringCpu();
-    const double before = Frag(node.cpu_free, node.gpu_free.data(), n, node.model, options_.depth);
+    const int64_t free_before = node.GpuFreeTotal();
+    const bool strand = !options_.strand_cpu_pods_only || !pod.UsesGpu();
+    const double before = Frag(node.cpu_free, node.gpu_free.data(), n, node.model, options_.depth) +
+                          (strand ? Stranded(node.cpu_free, free_before) : 0);
+    const double strand_after = strand ? Stranded(cpu_after, free_before - pod.GpuDemand()) : 0;
     std::vector<int32_t> after(node.gpu_free);
     Choice best;
     if (pod.SharesGpu()) {
+      double best_tie = 0;
       for (int g = 0; g < n; ++g) {
         int32_t f = node.gpu_free[g];
         if (f < pod.gpu_milli) continue;
         after[g] = static_cast<int32_t>(f - pod.gpu_milli);
-        int s = Bucket(before, Frag(cpu_after, after.data(), n, node.model, options_.depth));
+        double frag_after =
+            Frag(cpu_after, after.data(), n, node.model, options_.depth) + strand_after;
+        int s = Bucket(before, frag_after);
         after[g] = f;
-        if (s > best.score) best = {s, g};
+        double tie = options_.gpu_ties == 1 ? frag_after : options_.gpu_ties == 2 ? f : 0;
+        if (s > best.score || (s == best.score && tie < best_tie)) {
+          best = {s, g};
+          best_tie = tie;
+        }
       }
       return best;
     }
@@ -84,7 +114,8 @@ class MusterPolicy : public GpuPlacementPolicy {
         --want;
       }
     }
-    best.score = Bucket(before, Frag(cpu_after, after.data(), n, node.model, options_.depth));
+    best.score = Bucket(before, Frag(cpu_after, after.data(), n, node.model, options_.depth) +
+                                    strand_after);
     return best;
   }
 
@@ -198,6 +229,7 @@ class MusterPolicy : public GpuPlacementPolicy {
   MusterPolicyOptions options_;
   std::shared_ptr<const TypicalPods> typical_;
   std::vector<std::vector<int64_t>> sums_;
+  double cpu_per_milli_ = 0;  // the typical pods' CPU per GPU milli (CPU-only pods included)
   mutable std::unordered_map<Key, double, KeyHash> memo_;
 };
 

@@ -140,6 +140,15 @@ struct MusterPolicyOptions {
   int branching = 12;          // most frequent typical shapes followed at each step
   double temperature = 1000;   // milli-GPU per unit of the sigmoid (FGD's 1000)
   double popularity_threshold = 100;  // share of pods the typical shapes cover (FGD: 95)
+  // Weight of the CPU-stranded GPU milli, max(0, free milli - free CPU / k) with k the typical
+  // pods' CPU per GPU milli, added to the fragmentation on both sides of the score (0: off;
+  // 0.25 measured best of 0.25, 0.5 and 1 on the tuning traces, docs/policies.md).
+  double strand_weight = 0.25;
+  // Apply the stranding term to pods without GPUs only.
+  bool strand_cpu_pods_only = false;
+  // A GPU share's GPU among those with the node's best score: 0 the first (FGD), 1 the one
+  // leaving the least exact fragmentation, 2 the one with the least free milli.
+  int gpu_ties = 0;
 };
 
 // What a policy may be built with.

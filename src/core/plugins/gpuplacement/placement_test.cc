@@ -217,6 +217,46 @@ TEST(PolicyTest, MusterLooksAheadWhereFgdTies) {
   EXPECT_THAT(fgd->SelectGpus(share, Node(16000, {1000, 900}), none), ElementsAre(0));
 }
 
+TEST(PolicyTest, MusterStrandingTermSteersCpuAwayFromGpusItWouldStrand) {
+  // One typical pod: a whole GPU with 8000 mCPU, so k = 8 mCPU per GPU milli. Node a has 16000
+  // mCPU for its 2 GPUs (exactly k), node b 64000. A CPU-only pod of 8000 leaves a 8000 mCPU,
+  // room for one typical pod: 1000 of its 2000 free milli are stranded. FGD sees no fragment
+  // either way (the typical pod still fits both) and ties at 50.
+  TypicalPod t;
+  t.shape = {8000, 1000, 1, ""};
+  t.weight = 1;
+  auto typical = std::make_shared<TypicalPods>(std::vector<TypicalPod>{t});
+  GpuPolicyContext context;
+  context.typical = typical;
+  context.muster.depth = 0;
+  context.muster.strand_weight = 1;
+  auto muster = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(muster.ok());
+  auto fgd = Policy("fgd", typical);
+  GpuNodeState a = Node(16000, {1000, 1000}), b = Node(64000, {1000, 1000});
+  GpuPodRequest cpu_only = Pod(8000, 0, 0);
+  EXPECT_EQ(fgd->Score(cpu_only, a), 50);
+  EXPECT_EQ(fgd->Score(cpu_only, b), 50);
+  // Stranded 0 before, 1000 after: trunc(100 sigmoid(-1)) = 26; on b nothing is stranded.
+  EXPECT_EQ((*muster)->Score(cpu_only, a), 26);
+  EXPECT_EQ((*muster)->Score(cpu_only, b), 50);
+  // A GPU pod of 12000 mCPU on a leaves 4000 mCPU and 1000 milli: F = 1000 (the typical pod's
+  // CPU no longer fits) and 500 stranded: trunc(100 sigmoid(-1.5)) = 18; with the term for
+  // CPU-only pods alone, F only: 26.
+  GpuPodRequest heavy = Pod(12000, 1000, 1);
+  EXPECT_EQ((*muster)->Score(heavy, a), 18);
+  context.muster.strand_cpu_pods_only = true;
+  auto cpu_pods_only = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(cpu_pods_only.ok());
+  EXPECT_EQ((*cpu_pods_only)->Score(heavy, a), 26);
+  EXPECT_EQ((*cpu_pods_only)->Score(cpu_only, a), 26);
+  // Weight 0 is the policy without the term.
+  context.muster.strand_weight = 0;
+  auto off = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ((*off)->Score(cpu_only, a), 50);
+}
+
 TEST(PolicyFactoryTest, NamesAndErrors) {
   for (const std::string& name : GpuPolicyNames()) {
     auto p = NewGpuPlacementPolicy(name, GpuPolicyContext{OneTypical()});

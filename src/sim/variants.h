@@ -1,0 +1,45 @@
+#pragma once
+
+// openb trace variants made the way the FGD paper's authors made theirs (Weng et al., "Beware of
+// Fragmentation", USENIX ATC 2023; the files are in github.com/alibaba/clusterdata,
+// cluster-trace-gpu-v2023/csv/). The published gpushare<X> pod lists are the default trace with
+// its GPU pods redrawn so that GPU-sharing pods carry X % of the GPU demand: the CPU-only pods
+// are kept as they are and first, the number of GPU pods stays, then come the drawn sharing pods
+// and the drawn other GPU pods, each a copy of a default-trace row, renamed openb-pod-0000 on.
+// docs/sim.md ("Trace variants") shows how that was read off the published gpushare40.
+//
+// The draw uses Go's math/rand (sim/go_rand.h) seeded with the caller's seed: the same trace,
+// share and seed give the same file.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/trace.h"
+
+namespace muster::sim {
+
+// The pod classes of a variant (those of the packing experiment, docs/fgd.md section 1.2).
+bool UsesGpu(const TracePod& pod);    // num_gpu > 0 and gpu_milli > 0
+bool SharesGpu(const TracePod& pod);  // one GPU, less than 1000 milli
+// GPU demand in milli: num_gpu x gpu_milli (at most 1000 per GPU); 0 without GPUs.
+int64_t GpuDemand(const TracePod& pod);
+// The percentage of the pods' GPU demand that GPU-sharing pods carry (0 without GPU demand).
+double ShareOfGpuDemand(const std::vector<TracePod>& pods);
+
+// The variant of `pods` in which GPU-sharing pods carry `share_percent` (0..100) of the GPU
+// demand, in expectation. With N GPU pods, m_s the mean demand of the sharing pods and m_w that
+// of the other GPU pods, it draws round(N X m_w / ((1 - X) m_s + X m_w)) sharing pods and the
+// rest of the N from the other GPU pods (X = share_percent / 100); each class is drawn without
+// replacement when it has enough pods and with replacement otherwise. InvalidArgument for a
+// share outside 0..100, a trace without GPU pods, or a class the share needs that the trace
+// lacks.
+absl::StatusOr<std::vector<TracePod>> GpuShareVariant(const std::vector<TracePod>& pods,
+                                                       double share_percent, int64_t seed);
+
+// The pods as an openb pod list (header and one line per pod, the eleven columns LoadOpenbPods
+// reads; absent times are empty fields).
+std::string OpenbPodsCsv(const std::vector<TracePod>& pods);
+
+}  // namespace muster::sim

@@ -1,0 +1,170 @@
+// The gpushare trace variants (sim/variants.h) drawn from the openb default trace in
+// data/openb/: what is kept, what is drawn, the share of GPU demand reached, determinism by seed,
+// the CSV round trip and bad input.
+
+#include "sim/variants.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace muster::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<TracePod>& DefaultPods() {
+  static const std::vector<TracePod> pods = [] {
+    auto p = LoadOpenbPods(std::string(MUSTER_SOURCE_DIR) + "/data/openb/openb_pod_list_default.csv");
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : std::vector<TracePod>{};
+  }();
+  return pods;
+}
+
+// A pod's row without its name, to find where a drawn pod came from.
+using Row = std::tuple<int64_t, int64_t, int, int64_t, std::string, std::string, std::string,
+                       std::optional<int64_t>, std::optional<int64_t>, std::optional<int64_t>>;
+Row RowOf(const TracePod& p) {
+  return {p.cpu_milli,  p.memory_mib, p.num_gpu,       p.gpu_milli,     p.gpu_spec,
+          p.qos,        p.pod_phase,  p.creation_time, p.deletion_time, p.scheduled_time};
+}
+
+struct Counts {
+  int cpu = 0, shares = 0, whole = 0;
+};
+Counts CountOf(const std::vector<TracePod>& pods) {
+  Counts c;
+  for (const TracePod& p : pods) {
+    if (!UsesGpu(p)) {
+      ++c.cpu;
+    } else if (SharesGpu(p)) {
+      ++c.shares;
+    } else {
+      ++c.whole;
+    }
+  }
+  return c;
+}
+
+TEST(GpuShareVariantTest, TheDefaultTraceIsWhereThePublishedVariantsStart) {
+  // 8,152 pods: 1,088 CPU-only, 3,078 GPU shares carrying 28.45 % of the GPU demand, 3,986
+  // whole-GPU pods (docs/fgd.md section 1.2).
+  Counts c = CountOf(DefaultPods());
+  EXPECT_EQ(c.cpu, 1088);
+  EXPECT_EQ(c.shares, 3078);
+  EXPECT_EQ(c.whole, 3986);
+  EXPECT_NEAR(ShareOfGpuDemand(DefaultPods()), 28.45, 0.005);
+}
+
+TEST(GpuShareVariantTest, RedrawsTheGpuPodsSoThatSharesCarryTheAskedDemand) {
+  const auto& source = DefaultPods();
+  auto v = GpuShareVariant(source, 60, 1);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), source.size());
+  Counts c = CountOf(*v);
+  // CPU-only pods unchanged and first; GPU pods as many as before, now 5,259 shares
+  // (round(7064 x 0.6 x 1092.57 / (0.4 x 562.64 + 0.6 x 1092.57))).
+  EXPECT_EQ(c.cpu, 1088);
+  EXPECT_EQ(c.shares, 5259);
+  EXPECT_EQ(c.whole, 7064 - 5259);
+  EXPECT_NEAR(ShareOfGpuDemand(*v), 60, 1.0);
+  std::vector<const TracePod*> cpu_source;
+  for (const auto& p : source) {
+    if (!UsesGpu(p)) cpu_source.push_back(&p);
+  }
+  for (size_t i = 0; i < cpu_source.size(); ++i) {
+    EXPECT_EQ(RowOf((*v)[i]), RowOf(*cpu_source[i])) << "pod " << i;
+  }
+  // Then the shares, then the other GPU pods, each a row of the source; renamed in order.
+  std::set<Row> rows;
+  for (const auto& p : source) rows.insert(RowOf(p));
+  for (size_t i = 0; i < v->size(); ++i) {
+    const TracePod& p = (*v)[i];
+    EXPECT_EQ(p.name, fmt::format("openb-pod-{:04d}", i));
+    EXPECT_TRUE(rows.count(RowOf(p))) << p.name << " is no row of the default trace";
+    if (i >= 1088 && i < 1088 + 5259u) {
+      EXPECT_TRUE(SharesGpu(p)) << p.name;
+    } else if (i >= 1088 + 5259u) {
+      EXPECT_TRUE(UsesGpu(p) && !SharesGpu(p)) << p.name;
+    }
+  }
+  // 5,259 shares from 3,078 are drawn with replacement (about 3078 (1 - e^(-5259/3078)) = 2,521
+  // distinct rows, where keeping every share and adding more would give 3,071), 1,805 whole-GPU
+  // pods from 3,986 without: no source row twice but for the default trace's own duplicates.
+  std::set<Row> whole_rows;
+  for (size_t i = 1088 + 5259; i < v->size(); ++i) whole_rows.insert(RowOf((*v)[i]));
+  EXPECT_GE(whole_rows.size(), 1805u - 10);
+  std::set<Row> share_rows;
+  for (size_t i = 1088; i < 1088 + 5259u; ++i) share_rows.insert(RowOf((*v)[i]));
+  EXPECT_GT(share_rows.size(), 2300u);
+  EXPECT_LT(share_rows.size(), 2750u);
+}
+
+TEST(GpuShareVariantTest, SameSeedSameFileOtherSeedOtherDraw) {
+  auto a = GpuShareVariant(DefaultPods(), 80, 7);
+  auto b = GpuShareVariant(DefaultPods(), 80, 7);
+  auto c = GpuShareVariant(DefaultPods(), 80, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(OpenbPodsCsv(*a), OpenbPodsCsv(*b));
+  EXPECT_NE(OpenbPodsCsv(*a), OpenbPodsCsv(*c));
+  EXPECT_EQ(CountOf(*a).shares, CountOf(*c).shares);  // the counts follow from the share alone
+}
+
+TEST(GpuShareVariantTest, TheEnds) {
+  auto all = GpuShareVariant(DefaultPods(), 100, 1);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(CountOf(*all).shares, 7064);
+  EXPECT_EQ(CountOf(*all).whole, 0);
+  EXPECT_DOUBLE_EQ(ShareOfGpuDemand(*all), 100);
+  auto none = GpuShareVariant(DefaultPods(), 0, 1);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(CountOf(*none).shares, 0);
+  EXPECT_EQ(CountOf(*none).whole, 7064);
+}
+
+TEST(GpuShareVariantTest, BadInputIsNamed) {
+  for (double bad : {-1.0, 100.5, std::nan("")}) {
+    auto v = GpuShareVariant(DefaultPods(), bad, 1);
+    ASSERT_FALSE(v.ok());
+    EXPECT_THAT(std::string(v.status().message()), HasSubstr("within 0..100"));
+  }
+  std::vector<TracePod> cpu_only = {{"a", 1000, 10, 0, 0, "", "", "", {}, {}, {}}};
+  EXPECT_THAT(std::string(GpuShareVariant(cpu_only, 50, 1).status().message()),
+              HasSubstr("no GPU pods"));
+  std::vector<TracePod> whole_only = {{"a", 1000, 10, 1, 1000, "", "", "", {}, {}, {}}};
+  EXPECT_THAT(std::string(GpuShareVariant(whole_only, 50, 1).status().message()),
+              HasSubstr("no GPU-sharing pods"));
+  EXPECT_TRUE(GpuShareVariant(whole_only, 0, 1).ok());
+}
+
+TEST(GpuShareVariantTest, CsvReadsBackAsTheSamePods) {
+  auto v = GpuShareVariant(DefaultPods(), 40, 3);
+  ASSERT_TRUE(v.ok());
+  (*v)[0].scheduled_time.reset();  // an absent time is an empty field
+  char tmpl[] = "/tmp/muster-variant-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string path = std::string(tmpl) + "/v.csv";
+  std::ofstream(path) << OpenbPodsCsv(*v);
+  auto back = LoadOpenbPods(path);
+  std::filesystem::remove_all(tmpl);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), v->size());
+  for (size_t i = 0; i < v->size(); ++i) {
+    EXPECT_EQ((*back)[i].name, (*v)[i].name);
+    EXPECT_EQ(RowOf((*back)[i]), RowOf((*v)[i])) << (*v)[i].name;
+  }
+}
+
+}  // namespace
+}  // namespace muster::sim
