@@ -310,9 +310,11 @@ class AllocateAction : public Action {
 
   // The gang placed within one HyperNode's nodes, from the search start `start`: whether it was
   // ready (kTrial leaves nothing placed).
-  static bool TryHyperNode(Session& ssn, QueueInfo& q, JobInfo& j,
-                           const OrderedQueue<TaskInfo*>& tasks, const HyperNodeInfo& hn,
-                           int start, Mode mode) {
+  // kWhole keeps its placements, so the tasks it took leave `tasks` (the job's queue for the
+  // cycle), as kNormal's do: a later turn of the job in the same cycle (the reservation's gang is
+  // placed before the loop over the queues, and comes up again in it) must not place them again.
+  static bool TryHyperNode(Session& ssn, QueueInfo& q, JobInfo& j, OrderedQueue<TaskInfo*>& tasks,
+                           const HyperNodeInfo& hn, int start, Mode mode) {
     std::vector<NodeInfo*> in_view;
     for (NodeInfo* n : ssn.nodes()) {
       if (hn.Has(n->id)) in_view.push_back(n);
@@ -326,11 +328,12 @@ class AllocateAction : public Action {
     ShapeCache shapes;  // feasible nodes found among other nodes do not hold here
     bool ready = AllocateJob(ssn, q, j, mine, unused, shapes, nullptr, mode);
     ssn.SwapNodes(std::move(all));
+    if (mode == Mode::kWhole) tasks = std::move(mine);
     return ready;
   }
 
   static void AllocateInHyperNodes(Session& ssn, QueueInfo& q, JobInfo& j,
-                                   const OrderedQueue<TaskInfo*>& tasks,
+                                   OrderedQueue<TaskInfo*>& tasks,
                                    const HyperNodeGradient& gradient) {
     const int start = ssn.next_start_node();
     std::vector<double> scores;

@@ -18,9 +18,11 @@ using test::At;
 using test::Binds;
 using test::Group;
 using test::Harness;
+using test::MakeHyperNode;
 using test::MakePod;
 using test::MakePodGroup;
 using test::MakePriorityClass;
+using test::MustParse;
 using test::Now;
 using ::testing::_;
 using ::testing::ElementsAre;
@@ -151,6 +153,46 @@ TEST(ReserveTest, AGangThatHasWaitedIsTriedFirstAndTheJobsBeforeItLeaveItRoom) {
   EXPECT_THAT(run("{reserveGpus: 16}", 5),
               UnorderedElementsAre(Pair("ns/g-1", _), Pair("ns/g-2", _)));
   EXPECT_THAT(run("{}", 5), ElementsAre(Pair("ns/c-1", _)));
+}
+
+TEST(ReserveTest, AWaitedGangWithANetworkTopologyIsPlacedOnceAndItsNodesAreFreedWhenItEnds) {
+  // Four nodes of 8 GPUs in one rack; g (2 x 8 GPUs, networkTopology soft) has waited since an
+  // earlier cycle, so it holds the reservation from the start of the cycle and is placed first,
+  // in the rack. It comes up again in the loop over the queues: its pods must not be placed a
+  // second time (each pod once on one node), and once they end all four nodes are free again.
+  Harness h;
+  AddGpuNodes(h, 4, 8);
+  h.Add(MakeHyperNode("r1", 1).Node("n1").Node("n2").Node("n3").Node("n4").Obj());
+  h.Add(MakePodGroup("ns", "g").MinMember(2).Created(At(1)).Topology("soft").Obj());
+  for (const char* p : {"g-1", "g-2"}) {
+    h.Add(MakePod("ns", p).Group("g").Req("cpu", "1").Gpus(8).ExpectedRuntime("50s").Obj());
+  }
+  const SchedulerConf conf = MustParse(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder}, {name: network-topology-aware}]
+configurations:
+- name: allocate
+  arguments: {reserveGpus: 16}
+)");
+  CycleResult r = h.Run(conf, Now(5));
+  EXPECT_EQ(r.binds.size(), 2u);
+  EXPECT_THAT(Binds(r), UnorderedElementsAre(Pair("ns/g-1", _), Pair("ns/g-2", _)));
+  int on_nodes = 0;
+  for (int id : h.cluster().NodeIds()) on_nodes += h.cluster().node(id).pod_count;
+  EXPECT_EQ(on_nodes, 2);
+
+  // g ends; a gang of 4 x 8 GPUs that has waited takes the whole rack.
+  h.Remove("ns/g-1");
+  h.Remove("ns/g-2");
+  h.Add(MakePodGroup("ns", "w").MinMember(4).Created(At(6)).Topology("soft").Obj());
+  for (const char* p : {"w-1", "w-2", "w-3", "w-4"}) {
+    h.Add(MakePod("ns", p).Group("w").Req("cpu", "1").Gpus(8).ExpectedRuntime("50s").Obj());
+  }
+  EXPECT_THAT(Binds(h.Run(conf, Now(60))),
+              UnorderedElementsAre(Pair("ns/w-1", _), Pair("ns/w-2", _), Pair("ns/w-3", _),
+                                   Pair("ns/w-4", _)));
 }
 
 }  // namespace
