@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "api/hypernode_exact.h"
 #include "api/json_codec.h"
 #include "api/names.h"
 #include "boost/json/value.hpp"
@@ -193,17 +194,9 @@ absl::StatusOr<std::vector<Group>> ListedSpines(const YAML::Node& list,
 
 api::HyperNode MakeHyperNode(const std::string& name, int tier, const std::string& tier_name,
                              const std::string& member_type, std::vector<std::string> members) {
-  api::HyperNode hn;
-  hn.meta.name = name;
+  api::HyperNode hn =
+      api::ExactMembersHyperNode(name, tier, tier_name, member_type, std::move(members));
   hn.meta.labels[kTopologySourceLabel] = kTopologySource;
-  hn.spec.tier = tier;
-  hn.spec.tier_name = tier_name;
-  for (std::string& m : members) {
-    api::HyperNodeMember member;
-    member.type = member_type;
-    member.selector.exact_match = api::HyperNodeExactMatch{std::move(m)};
-    hn.spec.members.push_back(std::move(member));
-  }
   return hn;
 }
 

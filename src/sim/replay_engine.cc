@@ -59,8 +59,9 @@
 #include <queue>
 #include <tuple>
 
-#include "core/apply_cycle_result.h"
+#include "api/hypernode_exact.h"
 #include "api/time.h"
+#include "core/apply_cycle_result.h"
 #include "core/cluster.h"
 #include "core/explain/explain.h"
 #include "core/framework/conf.h"
@@ -235,17 +236,8 @@ class EngineReplayer {
     const int racks = (nodes + o_.rack_nodes - 1) / o_.rack_nodes;
     auto hypernode = [this](std::string name, int tier, const char* tier_name, const char* type,
                             std::vector<std::string> members) {
-      api::HyperNode hn;
-      hn.meta.name = std::move(name);
-      hn.spec.tier = tier;
-      hn.spec.tier_name = tier_name;
-      for (std::string& m : members) {
-        api::HyperNodeMember member;
-        member.type = type;
-        member.selector.exact_match = api::HyperNodeExactMatch{std::move(m)};
-        hn.spec.members.push_back(std::move(member));
-      }
-      cluster_.UpsertHyperNode(hn);
+      cluster_.UpsertHyperNode(
+          api::ExactMembersHyperNode(std::move(name), tier, tier_name, type, std::move(members)));
     };
     std::vector<int64_t> rack_gpus(racks, 0);
     for (int r = 0; r < racks; ++r) {
