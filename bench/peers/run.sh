@@ -5,16 +5,17 @@
 # simulated nodes from `muster nodes` (their pods never finish), the scheduler alone, a creator
 # that posts as fast as the API server takes (bench/peers/peers.py create) and a watcher of the
 # pods (peers.py watch: create-to-bind from its watch, partly bound gangs sampled every 100 ms).
-# The schedulers alternate within a round (A B A B), rounds repeat. The scheduler's CPU seconds
-# (during the measured part) and peak RSS come from /proc.
+# The schedulers alternate within a round (muster, the peer tuned, the peer with its defaults),
+# rounds repeat (A B C A B C). The scheduler's CPU seconds (during the measured part) and peak RSS
+# come from /proc.
 #
 # Workloads:
 #   SchedulingBasic  nodes of 4 CPU, 32Gi, 110 pods; initial pods, then the measured ones (100m,
 #                    500Mi, no schedulerName): muster (--serve-default-scheduler) and
 #                    kube-scheduler (scheduler_perf's client QPS/burst 5000, and its defaults)
-#   SchedulingBasic backlog  the same, but the measured pods are all created before the
-#                    scheduler starts: binds/s from its first bind to its last, the scheduler's
-#                    own rate with the creator out of the way
+#   SchedulingBasic backlog  (only when --only names it) the same, but the measured pods are
+#                    all created before the scheduler starts: binds/s from its first bind to its
+#                    last, the scheduler's own rate with the creator out of the way
 #   GPU gangs        nodes of 8 GPUs, tainted, four instance types; Volcano Jobs of 8 one-GPU
 #                    pods with the toleration and a required instance type: muster with its own
 #                    job controller. Volcano and KAI are not measured: the Go module proxy does
@@ -25,7 +26,9 @@
 #
 # Usage: bench/peers/run.sh [--small] [--rounds N] [--nodes N] [--initial N] [--pods N]
 #          [--gpu-nodes N] [--gangs N] [--contended-nodes N] [--arrive S] [--no-defaults]
-#          [--only basic,backlog,gpu,contended] [--out DIR] [MUSTER_BINARY]
+#          [--only basic,backlog,gpu,contended,apiservers] [--out DIR] [MUSTER_BINARY]
+# The defaults are the full sizes, one round, every workload but the backlog: about 35
+# minutes on 2 cores (docs/benchmarks.md). --rounds 3 repeats the alternation three times.
 # Results (one JSON line per run) go to DIR/results.jsonl (default build/peers/<time>).
 # --small: 100 nodes, 100 initial and 1,000 pods; 100 GPU nodes and 20 gangs; 10 GPU nodes
 # (80 GPUs) under 20 gangs arriving over 10 s; one round; kube-scheduler with its tuning only.
@@ -38,8 +41,8 @@ control_plane=$root/scripts/kube-control-plane
 peers_py=$here/peers.py
 KUBECTL=${KUBECTL:-kubectl}
 
-rounds=3 nodes=5000 initial=1000 pods=10000 gpu_nodes=1000 gangs=1000 contended_nodes=250
-arrive=60 defaults=1 only=basic,backlog,gpu,contended out= small=0 muster=
+rounds=1 nodes=5000 initial=1000 pods=10000 gpu_nodes=1000 gangs=1000 contended_nodes=250
+arrive=60 defaults=1 only=basic,gpu,contended,apiservers out= small=0 muster=
 while [ $# -gt 0 ]; do
   case $1 in
     --small) small=1 rounds=1 nodes=100 initial=100 pods=1000 gpu_nodes=100 gangs=20
@@ -153,8 +156,11 @@ wait_for() {
 }
 
 # nodes_ready COUNT PID: COUNT nodes are Ready; 99 when `muster nodes` (PID) has exited.
+# Until `muster nodes` says it registered them all, the nodes are not listed: a list of 5,000
+# Nodes twice a second would take the API server's time from the registration it waits for.
 nodes_ready() {
   kill -0 "$2" 2>/dev/null || return 99
+  grep -q 'registered at' "$run/nodes.log" 2>/dev/null || return 1
   [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$1" ]
 }
 
@@ -296,7 +302,7 @@ scheds_for() {
   case $1 in
     "GPU gangs") echo muster ;;
     "SchedulingBasic backlog") echo "muster kube-scheduler" ;;
-    *) if [ "$defaults" = 1 ]; then echo "muster kube-scheduler muster kube-scheduler-defaults"
+    *) if [ "$defaults" = 1 ]; then echo "muster kube-scheduler kube-scheduler-defaults"
        else echo "muster kube-scheduler"; fi ;;
   esac
 }
@@ -320,7 +326,7 @@ fi
 case ",$only," in *",gpu,"*)
   echo "peers (not measured): volcano: the Go module proxy serves volcano.sh/volcano v1.15.1 but refuses (403) volcano.sh/apis, which it requires; kai: github.com/NVIDIA/KAI-scheduler refused (403); GPU gangs ran muster alone" ;;
 esac
-if [ -x "$here/apiservers.sh" ]; then
+if [ -x "$here/apiservers.sh" ] && case ",$only," in *",apiservers,"*) true ;; *) false ;; esac; then
   if [ "$small" = 1 ]; then "$here/apiservers.sh" --small || failed=1
   else "$here/apiservers.sh" --rounds "$rounds" || failed=1; fi
 fi
