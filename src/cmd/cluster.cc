@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(LocalClusterOp
   c->controllers_.emplace_back(
       "queue controller",
       controller::NewQueueController(client, std::move(options.queue_controller)));
+  c->controllers_.emplace_back("hypernode controller", controller::NewHyperNodeController(client));
   c->controllers_.emplace_back(
       "disruption controller",
       controller::NewDisruptionController(client, std::move(options.disruption_controller)));

@@ -34,6 +34,7 @@
 #include "controller/batch_job_controller.h"
 #include "controller/cronjob_controller.h"
 #include "controller/disruption_controller.h"
+#include "controller/hypernode_controller.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
 #include "controller/queue_controller.h"

@@ -22,6 +22,7 @@
 #include "cmd/component_ops.h"
 #include "cmd/leadership.h"
 #include "cmd/process.h"
+#include "controller/hypernode_controller.h"
 #include "controller/job_controller.h"
 #include "controller/podgroup_controller.h"
 #include "controller/queue_controller.h"
@@ -78,6 +79,14 @@ int RunController(const ControllerFlags& flags) {
   controller::QueueControllerOptions queue_options;
   queue_options.metrics = (*ops)->registry();
   controllers.push_back(controller::NewQueueController(api, queue_options));
+  // HyperNodes' status.nodeCount, where the API serves HyperNodes and lets this identity list
+  // them (as the scheduler decides whether to watch them; Volcano's CRDs before 1.11 have none).
+  if (absl::StatusOr<client::ObjectList> probe = api.List(client::HyperNodes(), ""); probe.ok()) {
+    controllers.push_back(controller::NewHyperNodeController(api));
+  } else {
+    fmt::print(stderr, "muster controller: not counting HyperNodes' nodes: {}\n",
+               std::string(probe.status().message()));
+  }
   auto stop_all = [&controllers] {
     for (auto it = controllers.rbegin(); it != controllers.rend(); ++it) (*it)->Stop();
   };

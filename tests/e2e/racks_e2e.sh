@@ -3,12 +3,13 @@
 # the real kubectl, on examples/racks/ (eight simulated 8-GPU nodes, racks of two, spines of two
 # racks):
 #   - `muster up` creates the HyperNodes rack-0 .. rack-3 (tier 1) and spine-0, spine-1 (tier 2),
-#     kubectl get hypernodes lists them, and the nodes carry their rack and spine as labels;
+#     kubectl get hypernodes lists them with their NODECOUNT (two a rack, four a spine), and the
+#     nodes carry their rack and spine as labels;
 #   - with network-topology-aware in --scheduler-conf, the example's hard tier-1 gang of two 8-GPU
 #     pods lands in rack-3, the one rack with two free nodes (the others have one each, which a
 #     topology-blind choice among the five free nodes would take four times in five);
 #   - a restart with the same file rewrites no HyperNode; one with a changed file brings them to
-#     what it says (racks of four, no spines: rack-2, rack-3 and the spines go);
+#     what it says (racks of four, no spines: rack-2, rack-3 and the spines go; NODECOUNT 4);
 #   - a cluster file with an unknown tier stops `muster up` with a message naming the field and a
 #     non-zero exit.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
@@ -38,6 +39,11 @@ names() { k get hypernodes -o jsonpath='{range .items[*]}{.metadata.name}/{.spec
 expect_eq "kubectl get hypernodes: four racks of tier 1, two spines of tier 2" \
   "rack-0/1 rack-1/1 rack-2/1 rack-3/1 spine-0/2 spine-1/2 " names
 expect_re "listed with their tier names" '^spine-1 +2 +spine ' k get hypernodes --no-headers
+counts() { k get hypernodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.nodeCount} {end}'; }
+counts_are() { [ "$(counts)" = "$1" ]; }
+eventually "NODECOUNT: two nodes in each rack, four in each spine" 30 counts_are \
+  "rack-0=2 rack-1=2 rack-2=2 rack-3=2 spine-0=4 spine-1=4 "
+expect_re "kubectl get hypernodes shows the count" '^spine-1 +2 +spine +4 ' k get hypernodes --no-headers
 expect_eq "a rack's members are its nodes by exact name" "gpu-6 gpu-7" \
   k get hypernode rack-3 -o 'jsonpath={.spec.members[*].selector.exactMatch.name}'
 expect_eq "a spine's members are its racks" "HyperNode:rack-2 HyperNode:rack-3 " \
@@ -79,6 +85,7 @@ export KUBECONFIG=$muster_kubeconfig
 expect_eq "a restart with racks of four and no spines: two racks are left" "rack-0/1 rack-1/1 " names
 expect_eq "rack-1 now holds gpu-4 .. gpu-7" "gpu-4 gpu-5 gpu-6 gpu-7" \
   k get hypernode rack-1 -o 'jsonpath={.spec.members[*].selector.exactMatch.name}'
+eventually "and NODECOUNT says four" 30 counts_are "rack-0=4 rack-1=4 "
 stop_process "$muster_pid" 15
 
 # --- bad input -----------------------------------------------------------------------------------

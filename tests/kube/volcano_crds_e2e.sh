@@ -9,7 +9,7 @@
 # server of muster's admits queues here): default and root made before any scheduler runs, the
 # Queue Volcano's schema stored opened under root, new queues opened, a CloseQueue Command on a
 # parent closing its child (volcano.sh/closed-by-parent) and an OpenQueue reopening it, and
-# Volcano's PodGroup gauges by phase on the controller's /metrics.
+# Volcano's PodGroup gauges by phase on the controller's /metrics; and HyperNodes' NODECOUNT.
 #
 # Usage: volcano_crds_e2e.sh MUSTER_BINARY
 set -u
@@ -133,6 +133,31 @@ eventually "tree: org is Open again" 30 queue_is org "Open/root/false"
 eventually "tree: and so is team, which its closing closed" 30 queue_is team "Open/org/false"
 no_commands() { [ -z "$(k get commands -A -o name 2>/dev/null)" ]; }
 eventually "tree: every Command was deleted once carried out" 30 no_commands
+
+# HyperNodes: the status.nodeCount Volcano's hypernode controller keeps, counted by muster's.
+cat >"$work/hypernodes.yaml" <<EOF
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: rack-0}
+spec:
+  tier: 1
+  members:
+  - {type: Node, selector: {labelMatch: {matchLabels: {node.kubernetes.io/instance-type: g4dn.xlarge}}}}
+---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: spine-0}
+spec:
+  tier: 2
+  members:
+  - {type: HyperNode, selector: {exactMatch: {name: rack-0}}}
+EOF
+expect "hypernodes: kubectl apply -f a rack of the two GPU nodes by label, and its spine" \
+  "hypernode.topology.volcano.sh/spine-0 created" k apply -f "$work/hypernodes.yaml"
+hn_counts() { k get hypernodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.nodeCount} {end}'; }
+hn_counts_are() { [ "$(hn_counts)" = "$1" ]; }
+eventually "hypernodes: the controller writes NODECOUNT, two in the rack and in its spine" 30 \
+  hn_counts_are "rack-0=2 spine-0=2 "
 expect_eq "rbac: no call of muster's was refused (403)" "" forbidden_calls
 
 echo "$pass passed, $fail failed"
