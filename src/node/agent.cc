@@ -12,6 +12,7 @@
 #include "client/event_recorder.h"
 #include "common/thread.h"
 #include "fmt/format.h"
+#include "node/cluster_topology.h"
 #include "node/json_access.h"
 
 namespace muster::node {
@@ -366,9 +367,14 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
   if (created.ok()) {
     uid = MetaString(*created, "uid");
   } else if (absl::IsAlreadyExists(created.status())) {
-    // Registered by an earlier run: labels are re-applied; taints stay as they are now.
+    // Registered by an earlier run: labels are re-applied; taints stay as they are now. The
+    // rack and spine labels are the cluster file's topology's alone: one it no longer gives the
+    // node is removed (as a spine that a HyperNode's label selector might still pick).
     json::value topology_value = nullptr;
     if (!topology.empty()) topology_value = topology;
+    for (const char* owned : {kRackLabel, kSpineLabel}) {
+      if (!labels.contains(owned)) labels[owned] = nullptr;
+    }
     json::object patch{
         {"metadata",
          json::object{{"labels", labels},

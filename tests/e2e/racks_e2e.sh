@@ -9,7 +9,8 @@
 #     pods lands in rack-3, the one rack with two free nodes (the others have one each, which a
 #     topology-blind choice among the five free nodes would take four times in five);
 #   - a restart with the same file rewrites no HyperNode; one with a changed file brings them to
-#     what it says (racks of four, no spines: rack-2, rack-3 and the spines go; NODECOUNT 4);
+#     what it says (racks of four, no spines: rack-2, rack-3 and the spines go, and so do the
+#     nodes' spine labels; NODECOUNT 4);
 #   - a cluster file with an unknown tier stops `muster up` with a message naming the field and a
 #     non-zero exit.
 # One PASS/FAIL line per check; the last line is "N passed, M failed". Exit 0 only when nothing
@@ -86,6 +87,10 @@ expect_eq "a restart with racks of four and no spines: two racks are left" "rack
 expect_eq "rack-1 now holds gpu-4 .. gpu-7" "gpu-4 gpu-5 gpu-6 gpu-7" \
   k get hypernode rack-1 -o 'jsonpath={.spec.members[*].selector.exactMatch.name}'
 eventually "and NODECOUNT says four" 30 counts_are "rack-0=4 rack-1=4 "
+expect_eq "no node keeps the spine label of the file before" "" \
+  k get nodes -l topology.muster.dev/spine -o name
+expect_eq "and gpu-4 carries its new rack" "rack-1" \
+  k get node gpu-4 -o 'jsonpath={.metadata.labels.topology\.muster\.dev/rack}'
 stop_process "$muster_pid" 15
 
 # --- bad input -----------------------------------------------------------------------------------
