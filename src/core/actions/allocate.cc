@@ -19,7 +19,8 @@
 // those that take it, the best-scoring (HyperNodeOrderFn; first by tier and name among equals)
 // gets it; when no HyperNode of any gradient does, the gang waits with the gradient's reason. A
 // trial is placed and undone; the winner is placed again, from the same start, with the same
-// result. Reservations do not hold such a gang's room (it is placed as if none were planned).
+// result. Reservations do not hold such a gang's room (it is placed as if none were planned);
+// a hard-mode gang's own reservation is planned within the HyperNodes it may land in (reserve.h).
 
 #include <map>
 #include <optional>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "api/time.h"
@@ -62,13 +63,16 @@ double Reservation::ExpectedEnd(const TaskInfo& t) const {
   return std::max(now_, start + t.expected_runtime);
 }
 
-bool Reservation::GangFits(const std::vector<Resources>& free) const {
+bool Reservation::GangFitsIn(const std::vector<Resources>& free,
+                             const std::vector<int>* indices) const {
   thread_local std::vector<Resources> left;
   left = free;
+  const size_t n = indices ? indices->size() : left.size();
   for (size_t k = 0; k < gang_tasks_.size(); ++k) {
     const Resources& req = gang_tasks_[k]->resreq;
     bool placed = false;
-    for (size_t i = 0; i < left.size() && !placed; ++i) {
+    for (size_t x = 0; x < n && !placed; ++x) {
+      const size_t i = indices ? static_cast<size_t>((*indices)[x]) : x;
       if (!eligible_[k][i] || !req.LessEqual(left[i])) continue;
       left[i].Sub(req);
       placed = true;
@@ -76,6 +80,14 @@ bool Reservation::GangFits(const std::vector<Resources>& free) const {
     if (!placed) return false;
   }
   return true;
+}
+
+bool Reservation::GangFits(const std::vector<Resources>& free) const {
+  if (within_.empty()) return GangFitsIn(free, nullptr);
+  for (const std::vector<int>& indices : within_) {
+    if (GangFitsIn(free, &indices)) return true;
+  }
+  return false;
 }
 
 bool Reservation::Plan(const JobInfo& j) {
@@ -92,6 +104,20 @@ bool Reservation::Plan(const JobInfo& j) {
   int need = std::min(static_cast<int>(pending.size()), j.min_available - j.ReadyTaskNum());
   if (need <= 0) return false;
   gang_tasks_.assign(pending.begin(), pending.begin() + need);
+  within_.clear();
+  if (std::optional<HyperNodeGradient> g = ssn_.HyperNodeGradientFor(j); g && g->hard) {
+    for (const HyperNodeInfo* hn : g->allowed) {
+      std::vector<int> indices;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (hn->Has(nodes[i]->id)) indices.push_back(static_cast<int>(i));
+      }
+      if (!indices.empty()) within_.push_back(std::move(indices));
+    }
+    if (within_.empty()) {  // no HyperNode it may land in has a node: nothing to wait for
+      gang_tasks_.clear();
+      return false;
+    }
+  }
   eligible_.assign(gang_tasks_.size(), std::vector<char>(nodes.size(), 0));
   for (size_t k = 0; k < gang_tasks_.size(); ++k) {
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -133,6 +159,7 @@ bool Reservation::Plan(const JobInfo& j) {
   if (!std::isfinite(shadow)) {
     gang_tasks_.clear();
     eligible_.clear();
+    within_.clear();
     return false;
   }
   gang_ = &j;
@@ -147,6 +174,7 @@ void Reservation::Release() {
   shadow_ = kNever;
   gang_tasks_.clear();
   eligible_.clear();
+  within_.clear();
   free_at_shadow_.clear();
 }
 

@@ -25,7 +25,12 @@
 //
 // At the shadow time the gang's pods are fitted first-fit in node order over the nodes whose
 // predicates they pass (or fail only for reasons that freeing resources cures), counting
-// resources only: which node each pod will get is left to allocate when the time comes.
+// resources only: which node each pod will get is left to allocate when the time comes. A gang
+// in hard network-topology mode (network-topology-aware's HyperNodeGradient::hard) is fitted
+// within one HyperNode it may land in: the shadow time is the earliest at which some such
+// HyperNode (a rack) holds it, and the jobs turned away are those that would keep every such
+// HyperNode from holding it then. Planned over the whole cluster instead, a hard gang's
+// reservation would hold back jobs for room spread over racks that the gang cannot use.
 
 #include <limits>
 #include <string>
@@ -75,8 +80,11 @@ class Reservation {
  private:
   // When `t`, now on a node, is expected to leave it: Unix seconds, or infinity.
   double ExpectedEnd(const TaskInfo& t) const;
-  // Whether the gang's pods fit into `free` (by index in ssn.nodes()).
+  // Whether the gang's pods fit into `free` (by index in ssn.nodes()): within one of within_
+  // when it is not empty.
   bool GangFits(const std::vector<Resources>& free) const;
+  // Whether they fit first-fit into the nodes `indices` of `free` (all when null).
+  bool GangFitsIn(const std::vector<Resources>& free, const std::vector<int>* indices) const;
 
   Session& ssn_;
   AllocateOptions options_;
@@ -87,6 +95,9 @@ class Reservation {
   double shadow_ = std::numeric_limits<double>::infinity();
   std::vector<const TaskInfo*> gang_tasks_;  // the pods the gang needs placed, in task order
   std::vector<std::vector<char>> eligible_;  // per gang task, per node: predicates allow it
+  // Hard network-topology mode: per HyperNode the gang may land in, its nodes (indices in
+  // ssn.nodes()); the gang must fit within one. Empty: anywhere.
+  std::vector<std::vector<int>> within_;
   std::vector<Resources> free_at_shadow_;    // per node, once the pods ending by then are gone
 };
 

@@ -1,7 +1,9 @@
 // allocate's reservations for large gangs (reserve.h) through scheduling cycles: which jobs go
 // ahead of a gang that holds a reservation, and when a gang gets one.
 
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/testing/harness.h"
 #include "gmock/gmock.h"
@@ -19,6 +21,7 @@ using test::Binds;
 using test::Group;
 using test::Harness;
 using test::MakeHyperNode;
+using test::MakeNode;
 using test::MakePod;
 using test::MakePodGroup;
 using test::MakePriorityClass;
@@ -193,6 +196,64 @@ configurations:
   EXPECT_THAT(Binds(h.Run(conf, Now(60))),
               UnorderedElementsAre(Pair("ns/w-1", _), Pair("ns/w-2", _), Pair("ns/w-3", _),
                                    Pair("ns/w-4", _)));
+}
+
+TEST(ReserveTest, AHardTopologyGangsReservationIsPlannedWithinOneRack) {
+  // Racks r1 {n1, n2} and r2 {n3, n4} of 8-GPU nodes, each half taken by a pod of 4 GPUs that
+  // ends at 100 (n1), 1000 (n2), 50 (n3) and 5000 (n4). g (2 x 8 GPUs) must land in one rack
+  // (hard, tier 1): r1 holds it at 1000, r2 only at 5000, so it is expected to fit at 1000, not
+  // at 100 when n1 and n3 (two racks) are free. s (1 GPU for 2000 s, only on n2) would keep r1
+  // from holding g at 1000: it waits. t (the same, only on n4) does not touch r1: it goes ahead.
+  // Planned over the whole cluster, g's reservation would be for n1 and n3 at 100, turn t away
+  // and let s through.
+  Harness h;
+  for (const char* n : {"n1", "n2", "n3", "n4"}) {
+    h.Add(MakeNode(n).Cpu("32").Memory("64Gi").Gpus(8).Label("slot", n).Obj());
+  }
+  h.Add(MakeHyperNode("r1", 1).Node("n1").Node("n2").Obj());
+  h.Add(MakeHyperNode("r2", 1).Node("n3").Node("n4").Obj());
+  h.Add(MakePodGroup("other", "run").Phase("Running").Created(At(0)).Obj());
+  for (auto [node, end] : {std::pair{"n1", "100s"}, {"n2", "1000s"}, {"n3", "50s"},
+                           {"n4", "5000s"}}) {
+    h.Add(MakePod("other", std::string("on-") + node)
+              .Group("run")
+              .Req("cpu", "1")
+              .Gpus(4)
+              .RunningOn(node)
+              .Started(At(0))
+              .ExpectedRuntime(end)
+              .Obj());
+  }
+  h.Add(MakePodGroup("ns", "g").MinMember(2).Created(At(1)).Topology("hard", 1).Obj());
+  for (const char* p : {"g-1", "g-2"}) {
+    h.Add(MakePod("ns", p).Group("g").Req("cpu", "1").Gpus(8).ExpectedRuntime("50s").Obj());
+  }
+  for (auto [job, node] : {std::pair{"s", "n2"}, {"t", "n4"}}) {
+    h.Add(MakePodGroup("ns", job).Created(At(5)).Obj());
+    h.Add(MakePod("ns", std::string(job) + "-1")
+              .Group(job)
+              .Req("cpu", "1")
+              .Gpus(1)
+              .NodeSelector("slot", node)
+              .ExpectedRuntime("2000s")
+              .Obj());
+  }
+  const SchedulerConf conf = MustParse(R"(
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder}, {name: network-topology-aware}]
+configurations:
+- name: allocate
+  arguments: {reserveGpus: 16}
+)");
+  CycleResult r = h.Run(conf, Now(10));
+  EXPECT_THAT(Binds(r), ElementsAre(Pair("ns/t-1", "n4")));
+  const auto* s = Group(r, "ns/s");
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->condition.has_value());
+  EXPECT_THAT(s->condition->message,
+              ::testing::HasSubstr("waits for the reservation of ns/g (expected to fit in 990s)"));
 }
 
 }  // namespace

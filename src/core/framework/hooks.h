@@ -60,6 +60,11 @@ using VictimsFn = std::function<std::pair<std::vector<const TaskInfo*>, int>(
 struct HyperNodeGradient {
   std::vector<std::vector<const HyperNodeInfo*>> tiers;
   std::string unfit_reason;
+  // Hard mode: the gang lands within one HyperNode of `allowed` or not at all. `allowed` holds
+  // every HyperNode it may land in (tier and the nodes it already has pods on), whatever room
+  // they have now: where a reservation for the gang is planned (reserve.h).
+  bool hard = false;
+  std::vector<const HyperNodeInfo*> allowed;
 };
 // nullopt for a job without a network topology: it is placed on any nodes.
 using HyperNodeGradientFn = std::function<std::optional<HyperNodeGradient>(const JobInfo&)>;

@@ -95,12 +95,14 @@ class NetworkTopologyAwarePlugin : public Plugin {
       bool holds = true;
       for (int n : placed) holds = holds && hn.Has(n);
       if (!holds) continue;
+      if (!soft) g.allowed.push_back(&hn);
       if (placed.empty() && j.min_resources && !HasRoomFor(ssn, hn, *j.min_resources)) continue;
       ++eligible;
       if (g.tiers.empty() || g.tiers.back().front()->tier != hn.tier) g.tiers.emplace_back();
       g.tiers.back().push_back(&hn);
     }
     if (!soft) {
+      g.hard = true;
       g.unfit_reason = fmt::format(
           "network topology hard mode: no HyperNode of tier <= {} can hold the gang ({} "
           "HyperNodes of tier <= {}, {} with room enough to try)",
