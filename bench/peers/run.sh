@@ -35,12 +35,12 @@
 # --volcano-src, Volcano is not measured.
 #
 # Usage: bench/peers/run.sh [--small] [--rounds N] [--nodes N] [--initial N] [--pods N]
-#          [--gpu-nodes N] [--gangs N] [--contended-nodes N] [--arrive S] [--no-defaults]
+#          [--gpu-nodes N] [--gangs N] [--contended-nodes N] [--arrive S] [--no-defaults|--defaults]
 #          [--only basic,backlog,gpu,contended] [--volcano-src DIR] [--out DIR] [MUSTER_BINARY]
 # Results (one JSON line per run) go to DIR/results.jsonl (default build/peers/<time>).
 # --small: 100 nodes, 100 initial and 1,000 pods; 100 GPU nodes and 20 gangs; 10 GPU nodes
 # (80 GPUs) under 20 gangs arriving over 10 s; one round; kube-scheduler and Volcano with their
-# tuning only.
+# tuning only (--defaults after --small runs their defaults too).
 # The last lines are `peers: <workload>: muster <x> <unit>, <peer> <y> <unit>, ratio <r>x`; exit
 # status 1 when a run did not bind every pod it should have (or a component failed).
 set -u
@@ -65,6 +65,7 @@ while [ $# -gt 0 ]; do
     --contended-nodes) contended_nodes=$2; shift ;;
     --arrive) arrive=$2; shift ;;
     --no-defaults) defaults=0 ;;
+    --defaults) defaults=1 ;;
     --only) only=$2; shift ;;
     --out) out=$2; shift ;;
     --volcano-src) volcano_src=$2; shift ;;
