@@ -36,6 +36,7 @@ bench: build
 
 # muster beside kube-scheduler on one real control plane (bench/peers/run.sh; docs/benchmarks.md,
 # "Side by side"). Smaller sizes: make bench-peers PEERS_FLAGS=--small (or --nodes N --pods N ...).
+# Volcano too: PEERS_FLAGS='--volcano-src DIR', DIR a Volcano checkout at a release tag.
 bench-peers: build
 	bench/peers/run.sh $(PEERS_FLAGS) $(MUSTER)
 
