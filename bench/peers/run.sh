@@ -113,9 +113,10 @@ if [ -n "$volcano_src" ]; then
     mkdir -p "$volcano_bin"
     # As Volcano's Makefile builds them (CGO off, its version variables), less its image steps.
     ldflags="-X 'volcano.sh/volcano/pkg/version.GitSHA=$volcano_sha' -X 'volcano.sh/volcano/pkg/version.Version=$volcano_version' -X 'volcano.sh/volcano/pkg/version.Built=$(date -u '+%Y-%m-%d %H:%M:%S')'"
+    go_bin=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
     t0=$SECONDS
     for b in scheduler:vc-scheduler controller-manager:vc-controller-manager; do
-      (cd "$volcano_src" && CGO_ENABLED=0 go build -ldflags "$ldflags" -o "$volcano_bin/${b#*:}.tmp" "./cmd/${b%%:*}") &&
+      (cd "$volcano_src" && CGO_ENABLED=0 "$go_bin" build -ldflags "$ldflags" -o "$volcano_bin/${b#*:}.tmp" "./cmd/${b%%:*}") &&
         mv "$volcano_bin/${b#*:}.tmp" "$volcano_bin/${b#*:}" ||
         { rm -f "$volcano_bin/${b#*:}.tmp"; echo "run.sh: Volcano's ${b#*:} did not build" >&2; exit 1; }
     done
