@@ -34,10 +34,10 @@ bench: build
 	if [ -z "$$bins" ]; then echo "bench: no benchmark binaries under $(BENCH_DIR)"; exit 0; fi; \
 	for b in $$bins; do echo "== $$b"; "$$b"; done
 
-# muster beside kube-scheduler and kube-apiserver on one real control plane (bench/peers/run.sh;
-# docs/benchmarks.md, "Side by side"): the issue's full sizes, one round, about 35 minutes on 2
-# cores. Smaller: make bench-peers PEERS_FLAGS=--small (or --nodes N --pods N ...); three rounds:
-# PEERS_FLAGS="--rounds 3".
+# muster beside kube-scheduler, Volcano and kube-apiserver on one real control plane
+# (bench/peers/run.sh; docs/benchmarks.md, "Side by side"): the issue's full sizes, one round.
+# Volcano too: PEERS_FLAGS='--volcano-src DIR', DIR a Volcano checkout at a release tag.
+# Smaller: PEERS_FLAGS=--small (or --nodes N --pods N ...); three rounds: PEERS_FLAGS="--rounds 3".
 bench-peers: build
 	bench/peers/run.sh $(PEERS_FLAGS) $(MUSTER)
 

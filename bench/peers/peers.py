@@ -8,7 +8,9 @@ certificate or token; nothing but the Python standard library.
   peers.py report RESULTS...                        the tables and the `peers:` lines
 
 create: KIND `pods` (plain pods), `gangs` (per gang: a PodGroup, when --scheduler names one, and
-its --gang pods), `jobs` (Volcano batch Jobs of --gang replicas) or `batchjobs` (Kubernetes
+its --gang pods), `jobs` (Volcano batch Jobs of --gang replicas, with every field that Volcano's
+admission webhook would default: queue, schedulerName, minAvailable, maxRetry and the task's name,
+minAvailable and maxRetry) or `batchjobs` (Kubernetes
 batch/v1 Jobs of --gang parallel pods). --threads connections post
 in parallel as fast as the API server takes them; --over S spreads the gangs' arrival evenly over
 S seconds. Every pod carries the label peers=<--label, default measured> and, in a gang, peers-group and
@@ -139,12 +141,15 @@ def units(kind, count, args):
             template["metadata"] = {"labels": template["metadata"]["labels"]}
             template["spec"]["schedulerName"] = args["scheduler"] or "volcano"
             template["spec"]["restartPolicy"] = "Never"
+            # Every field Volcano's admission webhook (jobs/mutate) would default, set here:
+            # the Job runs without it (vc-controller-manager, muster's controller).
             out.append([("/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs", {
                 "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
                 "metadata": {"name": name},
                 "spec": {"minAvailable": gang, "schedulerName": args["scheduler"] or "volcano",
-                         "queue": "default",
-                         "tasks": [{"replicas": gang, "name": "w", "template": template}]}})])
+                         "queue": "default", "maxRetry": 3,
+                         "tasks": [{"replicas": gang, "minAvailable": gang, "maxRetry": 3,
+                                    "name": "w", "template": template}]}})])
     elif kind == "batchjobs":
         # Kubernetes' own batch/v1 Jobs of --gang parallel pods: kube-controller-manager's Job
         # controller creates the pods, kube-scheduler places them one by one (no gang).
