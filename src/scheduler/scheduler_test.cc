@@ -441,6 +441,14 @@ TEST_F(SchedulerTest, GangThatCannotFitWaitsWholeUntilResourcesAreFreed) {
             "Pod default/w-0 can possibly be assigned to n1, once minAvailable is satisfied");
   EXPECT_FALSE(Bound("w-0"));
   EXPECT_FALSE(Bound("w-1"));
+  // Once a second cycle has left it waiting, the gang carries its wait reason (estimates.h) and
+  // the Estimated condition beside Volcano's; the blocker has no expected end, so no estimate.
+  ASSERT_TRUE(WaitFor([&] { return !ConditionOf(GetPodGroup("pg"), "Estimated").empty(); }))
+      << boost::json::serialize(GetPodGroup("pg"));
+  pg = GetPodGroup("pg");
+  EXPECT_EQ(Str(ConditionOf(pg, "Estimated").if_contains("reason")), "NoEstimate");
+  EXPECT_THAT(Annotation(pg, "muster.dev/wait-reason"), testing::HasSubstr("default/blocker"));
+  EXPECT_EQ(Annotation(pg, "muster.dev/estimated-start"), "");
 
   // Cycles go on (and the gang backs off), but nothing that did not change is written again:
   // the objects keep their versions and each event is recorded once.
