@@ -213,6 +213,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   stats.gangs_waiting = waiting;
   stats.pods_pending = unbound;
   stats.gangs_backed_off = static_cast<int>(backoff.size());
+  stats.estimate_runs = static_cast<uint64_t>(estimator.runs());
 }
 
 // --- Scheduler ---------------------------------------------------------------------------------

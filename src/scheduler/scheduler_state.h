@@ -87,6 +87,7 @@ struct Scheduler::State {
         conf(options.conf_path),
         mirror(MirrorOptions{options.scheduler_names, options.serve_default_scheduler}),
         backoff(options.backoff_initial, options.backoff_max),
+        estimator(EstimatorOptions{.every_seconds = options.estimate_every_seconds}),
         events(c, options.event_queue_limit),
         metrics(options.metrics ? std::make_unique<SchedulerMetrics>(*options.metrics) : nullptr) {
     session_prefix = fmt::format(
