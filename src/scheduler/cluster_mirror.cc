@@ -70,6 +70,7 @@ void ClusterMirror::Overlay(api::Pod& pod, const std::string& key) {
 }
 
 std::string ClusterMirror::UpsertPod(api::Pod pod) {
+  ++changes_;
   const std::string key = pod.meta.namespace_ + "/" + pod.meta.name;
   Overlay(pod, key);
   // An unbound pod being deleted will never be placed (the API deletes it at once).
@@ -122,6 +123,7 @@ std::string ClusterMirror::UpsertPod(api::Pod pod) {
 }
 
 std::string ClusterMirror::RemovePod(const std::string& ns, const std::string& name) {
+  ++changes_;
   const std::string key = ns + "/" + name;
   std::string job;
   if (core::TaskInfo* t = cluster_.FindTask(key); t != nullptr && t->job >= 0) {
@@ -144,6 +146,7 @@ std::string ClusterMirror::RemovePod(const std::string& ns, const std::string& n
 
 void ClusterMirror::AssumeBound(const std::string& key, const std::string& uid,
                                 const std::string& node, const std::string& gpu_indices) {
+  ++changes_;  // the session's placement stands
   Assumed& a = assumed_[key];
   if (a.uid != uid) a = Assumed{uid, "", "", false, ""};
   a.node = node;
@@ -151,6 +154,7 @@ void ClusterMirror::AssumeBound(const std::string& key, const std::string& uid,
 }
 
 void ClusterMirror::AssumeEvicted(const std::string& key, const std::string& uid) {
+  ++changes_;
   Assumed& a = assumed_[key];
   if (a.uid != uid) a = Assumed{uid, "", "", false, ""};
   a.evicted = true;

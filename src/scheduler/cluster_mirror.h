@@ -20,6 +20,7 @@
 //
 // Thread-safety: none; the scheduler's loop owns it.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,18 +74,50 @@ class ClusterMirror {
   std::string UpsertPod(api::Pod pod);
   // Returns the key of the job the pod belonged to, or "".
   std::string RemovePod(const std::string& ns, const std::string& name);
-  void UpsertNode(const api::Node& node) { cluster_.UpsertNode(node); }
-  void RemoveNode(const std::string& name) { cluster_.RemoveNode(name); }
-  void UpsertPodGroup(const api::PodGroup& pg) { cluster_.UpsertPodGroup(pg); }
+  void UpsertNode(const api::Node& node) {
+    ++changes_;
+    cluster_.UpsertNode(node);
+  }
+  void RemoveNode(const std::string& name) {
+    ++changes_;
+    cluster_.RemoveNode(name);
+  }
+  void UpsertPodGroup(const api::PodGroup& pg) {
+    ++changes_;
+    cluster_.UpsertPodGroup(pg);
+  }
+  // A PodGroup whose status or whose start-estimate annotations alone changed (changes.h: a
+  // change that helps nobody), as the scheduler's own writes come back: not counted in Changes().
+  // Its phase, the one status field the view holds, is a caller's to compare.
+  void UpsertPodGroupStatus(const api::PodGroup& pg) { cluster_.UpsertPodGroup(pg); }
   void RemovePodGroup(const std::string& ns, const std::string& name) {
+    ++changes_;
     cluster_.RemovePodGroup(ns, name);
   }
-  void UpsertQueue(const api::Queue& queue) { cluster_.UpsertQueue(queue); }
-  void RemoveQueue(const std::string& name) { cluster_.RemoveQueue(name); }
-  void UpsertHyperNode(const api::HyperNode& hn) { cluster_.UpsertHyperNode(hn); }
-  void RemoveHyperNode(const std::string& name) { cluster_.RemoveHyperNode(name); }
-  void UpsertPriorityClass(const api::PriorityClass& pc) { cluster_.UpsertPriorityClass(pc); }
-  void RemovePriorityClass(const std::string& name) { cluster_.RemovePriorityClass(name); }
+  void UpsertQueue(const api::Queue& queue) {
+    ++changes_;
+    cluster_.UpsertQueue(queue);
+  }
+  void RemoveQueue(const std::string& name) {
+    ++changes_;
+    cluster_.RemoveQueue(name);
+  }
+  void UpsertHyperNode(const api::HyperNode& hn) {
+    ++changes_;
+    cluster_.UpsertHyperNode(hn);
+  }
+  void RemoveHyperNode(const std::string& name) {
+    ++changes_;
+    cluster_.RemoveHyperNode(name);
+  }
+  void UpsertPriorityClass(const api::PriorityClass& pc) {
+    ++changes_;
+    cluster_.UpsertPriorityClass(pc);
+  }
+  void RemovePriorityClass(const std::string& name) {
+    ++changes_;
+    cluster_.RemovePriorityClass(name);
+  }
 
   // The API bound the pod (UID `uid`) to `node` with GPU annotation `gpu_indices` ("" for none).
   void AssumeBound(const std::string& key, const std::string& uid, const std::string& node,
@@ -96,6 +129,12 @@ class ClusterMirror {
   // Re-derives the task's state from the last pod object applied (after a write the API
   // refused, to undo what the cycle assumed).
   void Reapply(const std::string& key);
+
+  // Bumped by every change above (an API object applied or removed, a write assumed or undone):
+  // what was concluded from the view (the waiting gangs' start estimates, estimates.h) holds
+  // while it is unchanged. A session's own placements, which the cycle either binds (and so
+  // assumes) or takes back, do not bump it.
+  uint64_t Changes() const { return changes_; }
 
   // Pending pods of this scheduler that name no PodGroup, by key.
   const std::map<std::string, std::shared_ptr<const api::Pod>>& PodsWithoutGroup() const {
@@ -116,6 +155,7 @@ class ClusterMirror {
   core::Cluster cluster_;
   std::unordered_map<std::string, Assumed> assumed_;
   std::map<std::string, std::shared_ptr<const api::Pod>> without_group_;
+  uint64_t changes_ = 0;
 };
 
 }  // namespace muster::scheduler

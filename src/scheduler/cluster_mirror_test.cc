@@ -51,6 +51,29 @@ TEST(ClusterMirrorTest, GangPodsJoinTheirGroup) {
   EXPECT_TRUE(m.PodsWithoutGroup().empty());
 }
 
+TEST(ClusterMirrorTest, ChangesCountsWhatTheViewIsToldButNotTheSchedulersOwnStatus) {
+  ClusterMirror m(Serving(false));
+  uint64_t before = m.Changes();
+  m.UpsertNode(MakeNode("n1").Cpu("4").Obj());
+  m.UpsertPodGroup(MakePodGroup("ns", "pg").MinMember(1).Obj());
+  m.UpsertPod(MakePod("ns", "a").Group("pg").Uid("ua").Req("cpu", "1").Obj());
+  EXPECT_EQ(m.Changes(), before + 3);
+  // A cycle alone (its placement not yet bound) changes nothing the view was told.
+  before = m.Changes();
+  ASSERT_EQ(Cycle(m).binds.size(), 1u);
+  EXPECT_EQ(m.Changes(), before);
+  m.AssumeBound("ns/a", "ua", "n1", "");
+  EXPECT_EQ(m.Changes(), before + 1);
+  // The PodGroup's status coming back (Inqueue, Running) is not counted; its phase is applied.
+  before = m.Changes();
+  m.UpsertPodGroupStatus(MakePodGroup("ns", "pg").MinMember(1).Phase("Running").Obj());
+  EXPECT_EQ(m.Changes(), before);
+  EXPECT_EQ(m.cluster().FindJob("ns/pg")->phase, core::PodGroupPhase::kRunning);
+  m.RemovePod("ns", "a");
+  m.RemoveNode("n1");
+  EXPECT_EQ(m.Changes(), before + 2);
+}
+
 TEST(ClusterMirrorTest, PodWithoutGroupWaitsForIt) {
   ClusterMirror m(Serving(false));
   m.UpsertNode(MakeNode("n1").Cpu("4").Obj());

@@ -31,21 +31,42 @@ std::string EstimateWrite::Patch() const {
   return boost::json::serialize(patch);
 }
 
+bool StartEstimator::CameDue(int64_t now_unix) const {
+  return std::any_of(written_.begin(), written_.end(),
+                     [&](const auto& w) { return w.second.start && *w.second.start <= now_unix; });
+}
+
 std::vector<EstimateWrite> StartEstimator::Plan(const core::Cluster& cluster,
-                                                const core::SchedulerConf& conf,
-                                                int64_t now_unix) {
-  last_run_ = now_unix;
+                                                const core::SchedulerConf& conf, int64_t now_unix,
+                                                uint64_t generation) {
+  // The gangs this cycle left waiting; those the previous cycle left waiting too are explained.
+  std::set<std::string> before = std::move(left_waiting_);
+  left_waiting_.clear();
+  Inputs inputs;
+  inputs.generation = generation;
   std::vector<std::string> waiting;
   for (int id : cluster.JobIds()) {
     const core::JobInfo& j = cluster.job(id);
     if (!j.pg || IsDefaultSchedulerJob(j)) continue;
+    // Every gang's phase, as one number: admission counts the admitted gangs.
+    inputs.phases ^= static_cast<uint64_t>(id) << 8 | static_cast<uint64_t>(j.phase);
+    inputs.phases *= 1099511628211ull;
     bool started = j.min_available > 0 ? j.ReadyTaskNum() >= j.min_available : j.ReadyTaskNum() > 0;
     if (started) continue;
     if (j.phase != core::PodGroupPhase::kPending && j.phase != core::PodGroupPhase::kInqueue) {
       continue;
     }
+    left_waiting_.insert(j.key);
+    if (!before.count(j.key) || waiting.size() >= options_.max_gangs) continue;
     waiting.push_back(j.key);
-    if (waiting.size() >= options_.max_gangs) break;
+    inputs.waiting.emplace_back(j.key, static_cast<int>(j.phase));
+  }
+  if (!Due(now_unix)) return {};
+  if (last_inputs_ == inputs && !CameDue(now_unix)) return {};
+  last_inputs_ = std::move(inputs);
+  if (!waiting.empty()) {
+    last_run_ = now_unix;
+    ++runs_;
   }
   std::vector<EstimateWrite> out;
   std::set<std::string> seen;
@@ -72,6 +93,11 @@ std::vector<EstimateWrite> StartEstimator::Plan(const core::Cluster& cluster,
   // Gangs that no longer wait: their annotations go, once, while the PodGroup is there.
   for (auto it = written_.begin(); it != written_.end();) {
     if (seen.count(it->first)) {
+      ++it;
+      continue;
+    }
+    // One that waits again but not yet for a whole cycle keeps what was written.
+    if (left_waiting_.count(it->first) && !before.count(it->first)) {
       ++it;
       continue;
     }

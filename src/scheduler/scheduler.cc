@@ -90,7 +90,11 @@ void Scheduler::State::Apply(Delta& d) {
         memo.ForgetPodGroup(key);
       } else {
         memo.SawPodGroup(key, d.resource_version);
-        mirror.UpsertPodGroup(std::get<api::PodGroup>(d.object));
+        if (d.effect == ChangeEffect{}) {
+          mirror.UpsertPodGroupStatus(std::get<api::PodGroup>(d.object));
+        } else {
+          mirror.UpsertPodGroup(std::get<api::PodGroup>(d.object));
+        }
       }
       if (d.effect.helps != Helps::kNobody) backoff.Reset(key);
       break;
@@ -131,6 +135,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   if (!change.message.empty()) Log(change.message);
   if (change.reloaded) {
     backoff.ResetAll();
+    ++conf_reloads;
     std::lock_guard<std::mutex> lock(stats_mu);
     ++stats.conf_reloads;
   }
@@ -208,6 +213,7 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   stats.gangs_waiting = waiting;
   stats.pods_pending = unbound;
   stats.gangs_backed_off = static_cast<int>(backoff.size());
+  stats.estimate_runs = static_cast<uint64_t>(estimator.runs());
 }
 
 // --- Scheduler ---------------------------------------------------------------------------------

@@ -55,6 +55,9 @@ struct SchedulerOptions {
   // Backoff of a gang that could not be placed: doubles from initial up to max.
   std::chrono::milliseconds backoff_initial{1000};
   std::chrono::milliseconds backoff_max{10000};
+  // The waiting gangs' start estimates (estimates.h) are computed at most this often, in
+  // seconds, and only when an answer may have moved.
+  int64_t estimate_every_seconds = 10;
   // Events waiting to be written beyond this many are dropped (and counted).
   size_t event_queue_limit = 10000;
   // The source component of Volcano-style events.
@@ -109,6 +112,9 @@ struct SchedulerStats {
   // Gangs not bound in the cycle that placed them: a node they were placed on took another
   // scheduler's pods meanwhile and had no room left (placed again the next cycle).
   uint64_t gangs_deferred = 0;
+  // Times the waiting gangs' start estimates were computed (a forward simulation and one
+  // explanation per waiting gang, estimates.h).
+  uint64_t estimate_runs = 0;
 };
 
 class Scheduler {

@@ -87,6 +87,7 @@ struct Scheduler::State {
         conf(options.conf_path),
         mirror(MirrorOptions{options.scheduler_names, options.serve_default_scheduler}),
         backoff(options.backoff_initial, options.backoff_max),
+        estimator(EstimatorOptions{.every_seconds = options.estimate_every_seconds}),
         events(c, options.event_queue_limit),
         metrics(options.metrics ? std::make_unique<SchedulerMetrics>(*options.metrics) : nullptr) {
     session_prefix = fmt::format(
@@ -168,8 +169,9 @@ struct Scheduler::State {
   void UpdateBackoff(const core::CycleResult& result, const PlanContext& context,
                      const std::set<std::string>& placed, Clock::time_point start);
   // The waiting gangs' estimated starts and reasons on their PodGroups' annotations
-  // (estimates.h), when due; the PodGroups written are added to `planned`, so that the status
-  // written next carries the same answer as its Estimated condition.
+  // (estimates.h), when due and something changed; the PodGroups written are added to
+  // `planned`, so that the status written next carries the same answer as its Estimated
+  // condition.
   void WriteEstimates(int64_t now_unix, std::set<std::string>& planned);
 
   client::Client& client;
@@ -198,6 +200,7 @@ struct Scheduler::State {
   std::atomic<uint64_t> fault_binds{0};  // options.fault_kill_after_binds
   int next_start_node = 0;
   uint64_t session_seq = 0;
+  uint64_t conf_reloads = 0;  // what the estimator's generation adds to the mirror's changes
   std::string session_prefix;
 
   // The last kRecentCycles cycles' durations (rings), for the percentiles in stats.

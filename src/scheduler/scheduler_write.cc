@@ -297,8 +297,8 @@ void Scheduler::State::Write(const CycleWrites& writes) {
 }
 
 void Scheduler::State::WriteEstimates(int64_t now_unix, std::set<std::string>& planned) {
-  if (!estimator.Due(now_unix)) return;
-  for (const EstimateWrite& w : estimator.Plan(mirror.cluster(), conf.conf(), now_unix)) {
+  for (const EstimateWrite& w :
+       estimator.Plan(mirror.cluster(), conf.conf(), now_unix, mirror.Changes() + conf_reloads)) {
     absl::Status st = client.PatchWithoutResult(client::PodGroups(), w.ns, w.name,
                                                 client::PatchType::kMerge, w.Patch());
     if (st.ok()) {

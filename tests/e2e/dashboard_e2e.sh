@@ -68,7 +68,13 @@ export WHY=$why
 eventually "the page shows the gang waiting with its PodGroup's reason" 30 \
   page "s['pending'].get('default/gang-tf-job', {}).get('reason') == env['WHY'] and s['pending']['default/gang-tf-job']['queue'] == 'ml-queue'"
 # The estimate is the scheduler's to write (`muster explain`); whatever the PodGroup holds is shown.
+# The scheduler writes its answer once a second cycle has left the gang waiting; then the
+# annotation is set by hand, and the scheduler, whose answer has not moved, leaves it.
 pg=$(k get podgroup -o name)
+has_wait_reason() {
+  [ -n "$(k get "$pg" -o jsonpath='{.metadata.annotations.muster\.dev/wait-reason}')" ]
+}
+eventually "the scheduler writes the gang's wait reason" 30 has_wait_reason
 expect "annotate the gang's PodGroup with an estimated start" "annotated" \
   k annotate --overwrite "$pg" muster.dev/estimated-start=2030-01-02T03:04:05Z
 estimate() { k get "$pg" -o jsonpath='{.metadata.annotations.muster\.dev/estimated-start}'; }

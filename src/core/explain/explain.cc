@@ -8,7 +8,10 @@
 #include <limits>
 #include <queue>
 #include <set>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "api/selector.h"
 #include "api/time.h"
@@ -124,6 +127,17 @@ int Capacity(const Resources& free, int slots, const Resources& req) {
     int64_t want = req.Get(r);
     if (want <= 0) continue;
     n = std::min(n, std::max<int64_t>(free.Get(r), 0) / want);
+  }
+  return static_cast<int>(n);
+}
+
+// Capacity(free + more, slots, req), without making the sum.
+int CapacityWith(const Resources& free, const Resources& more, int slots, const Resources& req) {
+  int64_t n = std::max(slots, 0);
+  for (ResourceId r = 0; r < req.Size(); ++r) {
+    int64_t want = req.Get(r);
+    if (want <= 0) continue;
+    n = std::min(n, std::max<int64_t>(free.Get(r) + more.Get(r), 0) / want);
   }
   return static_cast<int>(n);
 }
@@ -303,26 +317,44 @@ void ExplainPlacement(Cluster& cluster, const JobInfo& job, const std::vector<Wa
   }
   e.fitting_pods = std::min(total, e.pods_waiting);
 
-  // The greedy minimal blocking set (explain.h).
+  // The greedy minimal blocking set (explain.h). What a candidate's end would bring (pods of the
+  // gang that then fit on its node, and how much of the node's short dimension it frees) depends
+  // on its node alone: it is computed once, and again only for the candidates on the node the
+  // last step changed; so is each node's best candidate, and a step picks the best of those.
+  struct Effect {
+    int gain = 0;
+    int64_t freed = 0;
+  };
+  std::vector<std::vector<int>> on_node(eligible.size());
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    on_node[candidates[c].node].push_back(static_cast<int>(c));
+  }
+  std::vector<Effect> effect(candidates.size());
   std::vector<char> chosen(candidates.size(), 0);
+  // Most gain, then most of the short dimension freed, then earliest end, then key.
+  auto better = [&](int a, int b) {
+    return std::make_tuple(-effect[a].gain, -effect[a].freed, candidates[a].end,
+                           std::string_view(candidates[a].task->key)) <
+           std::make_tuple(-effect[b].gain, -effect[b].freed, candidates[b].end,
+                           std::string_view(candidates[b].task->key));
+  };
+  std::vector<int> node_best(eligible.size(), -1);
+  auto assess = [&](int node) {
+    ResourceId dim = ShortDimension(free[node], req);
+    node_best[node] = -1;
+    for (int c : on_node[node]) {
+      const Resources& frees = candidates[c].task->resreq;
+      effect[c].gain = CapacityWith(free[node], frees, slots[node] + 1, req) - cap[node];
+      effect[c].freed = dim >= 0 ? frees.Get(dim) : 0;
+      if (chosen[c] || (effect[c].gain <= 0 && effect[c].freed <= 0)) continue;
+      if (node_best[node] < 0 || better(c, node_best[node])) node_best[node] = c;
+    }
+  };
+  for (size_t i = 0; i < eligible.size(); ++i) assess(static_cast<int>(i));
   while (total < e.pods_waiting) {
     int best = -1;
-    std::tuple<int, int64_t, double, std::string> best_score;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      if (chosen[c]) continue;
-      const Candidate& cand = candidates[c];
-      Resources after = free[cand.node];
-      after.Add(cand.task->resreq);
-      int gain = Capacity(after, slots[cand.node] + 1, req) - cap[cand.node];
-      ResourceId dim = ShortDimension(free[cand.node], req);
-      int64_t freed = dim >= 0 ? cand.task->resreq.Get(dim) : 0;
-      if (gain <= 0 && freed <= 0) continue;
-      // Most gain, then most of the short dimension freed, then earliest end, then key.
-      auto score = std::make_tuple(-gain, -freed, cand.end, cand.task->key);
-      if (best < 0 || score < best_score) {
-        best = static_cast<int>(c);
-        best_score = score;
-      }
+    for (int c : node_best) {
+      if (c >= 0 && (best < 0 || better(c, best))) best = c;
     }
     if (best < 0) break;
     chosen[best] = 1;
@@ -332,6 +364,7 @@ void ExplainPlacement(Cluster& cluster, const JobInfo& job, const std::vector<Wa
     int now_cap = Capacity(free[cand.node], slots[cand.node], req);
     total += now_cap - cap[cand.node];
     cap[cand.node] = now_cap;
+    assess(cand.node);
   }
   bool enough = total >= e.pods_waiting;
   double last_end = 0;

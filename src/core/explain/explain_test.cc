@@ -225,6 +225,47 @@ TEST(ExplainTest, TheBlockingSetIsTheFewestPodsWhoseEndLetsTheGangFit) {
 }
 
 // Queued jobs ahead start in order: a second gang behind the first waits for the first's end.
+// Among pods whose end would bring as much, the blocking set names the one expected to end first,
+// then the first by key, wherever they run.
+TEST(ExplainTest, EqualBlockersAreTakenByEarliestEndThenByKey) {
+  Cluster c;
+  for (int i = 0; i < 4; ++i) {
+    c.UpsertNode(
+        MakeNode("n" + std::to_string(i)).Cpu("16").Memory("64Gi").Gpus(2).Pods(110).Obj());
+  }
+  auto running = [&](const std::string& name, const std::string& node,
+                     const std::string& runtime) {
+    c.UpsertPod(MakePod("default", name)
+                    .Gpus(1)
+                    .RunningOn(node)
+                    .Started(At(-10))
+                    .ExpectedRuntime(runtime)
+                    .Obj());
+  };
+  running("z1", "n0", "1h");
+  running("z2", "n0", "1h");
+  running("m1", "n1", "1h");
+  running("m2", "n1", "1h");
+  running("k1", "n2", "1h");
+  running("k2", "n2", "2h");
+  running("q1", "n3", "1h");
+  running("q2", "n3", "1h");
+  c.UpsertPodGroup(
+      MakePodGroup("default", "pair").MinMember(2).Phase("Inqueue").Created(At(-5)).Obj());
+  for (int i = 0; i < 2; ++i) {
+    c.UpsertPod(MakePod("default", "pair-" + std::to_string(i)).Group("pair").Gpus(1).Obj());
+  }
+  auto e = Explain(c, DefaultSchedulerConf(), "default/pair", Now());
+  ASSERT_TRUE(e.ok()) << e.status();
+  // Every pod's end lets one member fit: k1 (1h) before k2 (2h) on n2, then m1 first by key.
+  EXPECT_EQ(e->blocking, (std::vector<std::string>{"default/k1", "default/m1"}));
+  // With z1 ending sooner than all, it is taken first.
+  running("z1", "n0", "30m");
+  e = Explain(c, DefaultSchedulerConf(), "default/pair", Now());
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->blocking, (std::vector<std::string>{"default/k1", "default/z1"}));
+}
+
 TEST(ExplainTest, AGangBehindAnotherStartsAfterTheOneAheadHasRun) {
   Cluster c;
   c.UpsertNode(MakeNode("n0").Cpu("16").Memory("64Gi").Gpus(2).Pods(110).Obj());
