@@ -43,6 +43,8 @@ bool SharesGpu(const TracePod& pod) {
   return pod.num_gpu == 1 && pod.gpu_milli > 0 && pod.gpu_milli < 1000;
 }
 
+bool MultiGpu(const TracePod& pod) { return UsesGpu(pod) && pod.num_gpu >= 2; }
+
 int64_t GpuDemand(const TracePod& pod) {
   return UsesGpu(pod) ? pod.num_gpu * std::min<int64_t>(pod.gpu_milli, 1000) : 0;
 }
@@ -54,6 +56,54 @@ double ShareOfGpuDemand(const std::vector<TracePod>& pods) {
     if (SharesGpu(p)) shared += GpuDemand(p);
   }
   return all > 0 ? 100.0 * static_cast<double>(shared) / static_cast<double>(all) : 0;
+}
+
+double MultiGpuShareOfGpuDemand(const std::vector<TracePod>& pods) {
+  int64_t multi = 0, all = 0;
+  for (const TracePod& p : pods) {
+    all += GpuDemand(p);
+    if (MultiGpu(p)) multi += GpuDemand(p);
+  }
+  return all > 0 ? 100.0 * static_cast<double>(multi) / static_cast<double>(all) : 0;
+}
+
+absl::StatusOr<std::vector<TracePod>> MultiGpuVariant(const std::vector<TracePod>& pods,
+                                                       double multi_percent, int64_t seed) {
+  if (!(multi_percent >= 0 && multi_percent < 100)) {
+    return absl::InvalidArgumentError(
+        fmt::format("the share of multi-GPU pods must be within 0..100, 100 excluded (percent "
+                    "of the GPU demand), not {}",
+                    multi_percent));
+  }
+  std::vector<const TracePod*> multi;
+  int64_t multi_demand = 0, all_demand = 0;
+  for (const TracePod& p : pods) {
+    all_demand += GpuDemand(p);
+    if (MultiGpu(p)) {
+      multi.push_back(&p);
+      multi_demand += GpuDemand(p);
+    }
+  }
+  if (multi.empty()) return absl::InvalidArgumentError("the trace has no multi-GPU pods to draw from");
+  const double x = multi_percent / 100;
+  const double have = static_cast<double>(multi_demand) / static_cast<double>(all_demand);
+  if (have > x + 1e-12) {
+    return absl::InvalidArgumentError(
+        fmt::format("multi-GPU pods already carry {:.2f} % of the trace's GPU demand, more than "
+                    "{} (a variant only adds them)",
+                    100 * have, multi_percent));
+  }
+  std::vector<TracePod> out = pods;
+  GoRand rng(seed);
+  // Each added pod has at least 2000 milli of demand, so the loop ends.
+  while (static_cast<double>(multi_demand) < x * static_cast<double>(all_demand)) {
+    const TracePod& p = *multi[rng.Intn(static_cast<int>(multi.size()))];
+    out.push_back(p);
+    multi_demand += GpuDemand(p);
+    all_demand += GpuDemand(p);
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
+  return out;
 }
 
 absl::StatusOr<std::vector<TracePod>> GpuShareVariant(const std::vector<TracePod>& pods,

@@ -1,4 +1,4 @@
-// The gpushare trace variants (sim/variants.h) drawn from the openb default trace in
+// The gpushare and multigpu trace variants (sim/variants.h) drawn from the openb default trace in
 // data/openb/: what is kept, what is drawn, the share of GPU demand reached, determinism by seed,
 // the CSV round trip and bad input.
 
@@ -164,6 +164,73 @@ TEST(GpuShareVariantTest, CsvReadsBackAsTheSamePods) {
     EXPECT_EQ((*back)[i].name, (*v)[i].name);
     EXPECT_EQ(RowOf((*back)[i]), RowOf((*v)[i])) << (*v)[i].name;
   }
+}
+
+TEST(MultiGpuVariantTest, KeepsTheTraceAndAddsMultiGpuPodsUntilTheyCarryTheShare) {
+  // The default trace: 75 multi-GPU pods carrying 7.29 % of the GPU demand.
+  EXPECT_NEAR(MultiGpuShareOfGpuDemand(DefaultPods()), 7.29, 0.005);
+  std::set<Row> multi_rows;
+  int64_t largest = 0;
+  for (const TracePod& p : DefaultPods()) {
+    if (MultiGpu(p)) {
+      multi_rows.insert(RowOf(p));
+      largest = std::max(largest, GpuDemand(p));
+    }
+  }
+  int64_t all = 0;
+  for (const TracePod& p : DefaultPods()) all += GpuDemand(p);
+  for (double x : {20.0, 40.0}) {
+    auto v = MultiGpuVariant(DefaultPods(), x, 1);
+    ASSERT_TRUE(v.ok()) << v.status();
+    const auto& pods = DefaultPods();
+    ASSERT_GT(v->size(), pods.size());
+    for (size_t i = 0; i < pods.size(); ++i) {  // the trace, whole and in order
+      ASSERT_EQ(RowOf((*v)[i]), RowOf(pods[i])) << i;
+    }
+    for (size_t i = pods.size(); i < v->size(); ++i) {  // then copies of its multi-GPU pods
+      ASSERT_TRUE(multi_rows.count(RowOf((*v)[i]))) << i;
+    }
+    for (size_t i = 0; i < v->size(); ++i) {
+      EXPECT_EQ((*v)[i].name, fmt::format("openb-pod-{:04d}", i));
+    }
+    // The share reached: at least x, and the last pod added was still needed.
+    const double share = MultiGpuShareOfGpuDemand(*v);
+    EXPECT_GE(share, x);
+    std::vector<TracePod> less(v->begin(), v->end() - 1);
+    EXPECT_LT(MultiGpuShareOfGpuDemand(less), x);
+    EXPECT_LT(share, x + 100.0 * static_cast<double>(largest) / static_cast<double>(all));
+  }
+  // The published lists added 172 (20 %) and 594 (40 %) pods; the draw lands near them.
+  auto v20 = MultiGpuVariant(DefaultPods(), 20, 1);
+  ASSERT_TRUE(v20.ok());
+  EXPECT_GT(v20->size(), DefaultPods().size() + 120);
+  EXPECT_LT(v20->size(), DefaultPods().size() + 230);
+}
+
+TEST(MultiGpuVariantTest, SameSeedSameFileOtherSeedOtherDraw) {
+  auto a = MultiGpuVariant(DefaultPods(), 30, 7);
+  auto b = MultiGpuVariant(DefaultPods(), 30, 7);
+  auto c = MultiGpuVariant(DefaultPods(), 30, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(OpenbPodsCsv(*a), OpenbPodsCsv(*b));
+  EXPECT_NE(OpenbPodsCsv(*a), OpenbPodsCsv(*c));
+}
+
+TEST(MultiGpuVariantTest, BadInputIsNamed) {
+  for (double bad : {-1.0, 100.0, std::nan("")}) {
+    auto v = MultiGpuVariant(DefaultPods(), bad, 1);
+    ASSERT_FALSE(v.ok());
+    EXPECT_THAT(std::string(v.status().message()), HasSubstr("within 0..100"));
+  }
+  EXPECT_THAT(std::string(MultiGpuVariant(DefaultPods(), 5, 1).status().message()),
+              HasSubstr("already carry 7.29 %"));
+  std::vector<TracePod> single = {{"a", 1000, 10, 1, 1000, "", "", "", {}, {}, {}}};
+  EXPECT_THAT(std::string(MultiGpuVariant(single, 50, 1).status().message()),
+              HasSubstr("no multi-GPU pods"));
+  // The trace's own share: no pod added.
+  auto same = MultiGpuVariant(DefaultPods(), MultiGpuShareOfGpuDemand(DefaultPods()), 1);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->size(), DefaultPods().size());
 }
 
 }  // namespace
