@@ -115,11 +115,11 @@ int RunPack(const PackFlags& f) {
   const core::MusterPolicyOptions& m = f.muster;
   if (m.depth < 0 || m.depth > 3 || m.branching < 0 || !(m.temperature > 0) ||
       !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) || !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2 ||
-      m.strand_free_nodes < 0 || m.strand_free_nodes > 2) {
+      m.strand_free_nodes < 0 || m.strand_free_nodes > 3) {
     fmt::print(stderr,
                "muster sim pack: --muster-depth must be 0..3, --muster-branching >= 0, "
                "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0, "
-               "--muster-gpu-ties and --muster-strand-free-nodes 0..2\n");
+               "--muster-gpu-ties 0..2 and --muster-strand-free-nodes 0..3\n");
     return 2;
   }
   auto pod_list = sim::LoadOpenbPods(trace);
@@ -215,7 +215,7 @@ void AddPackCommand(CLI::App& sim, std::shared_ptr<PackFlags> f) {
       ->group("");
   app->add_option("--muster-strand-free-nodes", f->muster.strand_free_nodes,
                   "muster: the stranding term on nodes whose GPUs are all free: 0 as elsewhere, "
-                  "1 off, 2 penalties only")
+                  "1 off, 2 penalties only, 3 off for GPU pods")
       ->group("");
   app->add_option("--muster-gpu-ties", f->muster.gpu_ties,
                   "muster: a share's GPU among equal scores: 0 first, 1 least fragmentation, 2 "

@@ -14,8 +14,9 @@
 // A CPU-stranding term (weight 0.25) joins F on both sides of the score: the GPU milli a node
 // could not hand out if its free CPU went at the typical pods' CPU per GPU milli. It sends
 // CPU-heavy pods to CPU-rich nodes where shares make CPU the scarce resource (docs/policies.md).
-// It is left out on nodes whose GPUs are all free: there it rewarded CPU-light pods for breaking
-// up the only nodes a pod with all of a node's GPUs fits, and 8-GPU pods failed.
+// For pods with GPUs it is left out on nodes whose GPUs are all free: there it rewarded CPU-light
+// pods for breaking up the only nodes a pod with all of a node's GPUs fits, and 8-GPU pods
+// failed; a CPU-only pod breaks no GPU and keeps it (it still takes the CPU those pods need).
 // Measured and off by default: the term for CPU-only pods alone, other GPU choices among equal
 // scores.
 //
@@ -87,7 +88,8 @@ class MusterPolicy : public GpuPlacementPolicy {
     const int64_t free_before = node.GpuFreeTotal();
     const bool all_free = n > 0 && free_before == int64_t{n} * kMilliPerGpu;
     const bool strand = (!options_.strand_cpu_pods_only || !pod.UsesGpu()) &&
-                        !(all_free && options_.strand_free_nodes == 1);
+                        !(all_free && (options_.strand_free_nodes == 1 ||
+                                       (options_.strand_free_nodes == 3 && pod.UsesGpu())));
     const double strand_before = strand ? Stranded(node.cpu_free, free_before) : 0;
     double strand_after = strand ? Stranded(cpu_after, free_before - pod.GpuDemand()) : 0;
     if (all_free && options_.strand_free_nodes == 2) {
