@@ -114,8 +114,9 @@ int RunPack(const PackFlags& f) {
   }
   const core::MusterPolicyOptions& m = f.muster;
   if (m.depth < 0 || m.depth > 3 || m.branching < 0 || !(m.temperature > 0) ||
-      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) || !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2 ||
-      m.strand_free_nodes < 0 || m.strand_free_nodes > 3) {
+      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) ||
+      !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2 || m.strand_free_nodes < 0 ||
+      m.strand_free_nodes > 3) {
     fmt::print(stderr,
                "muster sim pack: --muster-depth must be 0..3, --muster-branching >= 0, "
                "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0, "

@@ -84,7 +84,9 @@ absl::StatusOr<std::vector<TracePod>> MultiGpuVariant(const std::vector<TracePod
       multi_demand += GpuDemand(p);
     }
   }
-  if (multi.empty()) return absl::InvalidArgumentError("the trace has no multi-GPU pods to draw from");
+  if (multi.empty()) {
+    return absl::InvalidArgumentError("the trace has no multi-GPU pods to draw from");
+  }
   const double x = multi_percent / 100;
   const double have = static_cast<double>(multi_demand) / static_cast<double>(all_demand);
   if (have > x + 1e-12) {
