@@ -1,7 +1,7 @@
 // `muster sim`: trace-driven simulation. `muster sim pack` runs the FGD paper's packing
 // experiment, `muster sim replay` replays a trace in virtual time, `muster sim variant` draws an
-// openb trace with another share of GPU-sharing or multi-GPU pods as that paper's variants were
-// drawn (docs/sim.md).
+// openb trace with another share of GPU-sharing, multi-GPU or CPU-only pods as that paper's
+// variants were drawn (docs/sim.md).
 
 #include <unistd.h>
 
@@ -467,18 +467,27 @@ struct VariantFlags {
   std::string trace;
   double gpushare = -1;
   double multigpu = -1;
+  double cpu = -1;
   int64_t seed = 1;
   std::string out;
 };
 
 int RunVariant(const VariantFlags& f) {
-  // -1: not given (the CLI lets at most one of the two through).
+  // -1: not given (the CLI lets at most one of the three through).
   const bool multi = f.multigpu != -1;
-  if (!multi && f.gpushare == -1) {
-    fmt::print(stderr, "muster sim variant: give one of --gpushare and --multigpu\n");
+  const bool cpu = f.cpu != -1;
+  if (!multi && !cpu && f.gpushare == -1) {
+    fmt::print(stderr, "muster sim variant: give one of --gpushare, --multigpu and --cpu\n");
     return 2;
   }
-  if (!multi && !(f.gpushare >= 0 && f.gpushare <= 100)) {
+  if (cpu && !(f.cpu >= 0 && f.cpu < 1000)) {
+    fmt::print(stderr,
+               "muster sim variant: --cpu {} is outside 0..1000, 1000 excluded (per mille of the "
+               "pods that are CPU-only)\n",
+               f.cpu);
+    return 2;
+  }
+  if (!multi && !cpu && !(f.gpushare >= 0 && f.gpushare <= 100)) {
     fmt::print(stderr,
                "muster sim variant: --gpushare {} is outside 0..100 (percent of the GPU demand "
                "carried by GPU-sharing pods)\n",
@@ -498,8 +507,9 @@ int RunVariant(const VariantFlags& f) {
     fmt::print(stderr, "muster sim variant: {}\n", std::string(pods.status().message()));
     return 1;
   }
-  auto variant = multi ? sim::MultiGpuVariant(*pods, f.multigpu, f.seed)
-                       : sim::GpuShareVariant(*pods, f.gpushare, f.seed);
+  auto variant = cpu     ? sim::CpuOnlyVariant(*pods, f.cpu / 10, f.seed)
+                 : multi ? sim::MultiGpuVariant(*pods, f.multigpu, f.seed)
+                         : sim::GpuShareVariant(*pods, f.gpushare, f.seed);
   if (!variant.ok()) {
     fmt::print(stderr, "muster sim variant: {}: {}\n", trace,
                std::string(variant.status().message()));
@@ -517,7 +527,14 @@ int RunVariant(const VariantFlags& f) {
   } else if (!WriteFile(f.out, csv)) {
     return 1;
   }
-  if (multi) {
+  if (cpu) {
+    fmt::print(stderr,
+               "{}: {} pods, {} of them GPU pods; {} CPU-only pods are {:.2f} % of the pods (the "
+               "trace: {:.2f} %), seed {}\n",
+               f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods,
+               variant->size() - gpu_pods, sim::CpuOnlyShareOfPods(*variant),
+               sim::CpuOnlyShareOfPods(*pods), f.seed);
+  } else if (multi) {
     fmt::print(stderr,
                "{}: {} pods, {} of them GPU pods; {} multi-GPU pods carry {:.2f} % of the GPU "
                "demand (the trace: {:.2f} %), seed {}\n",
@@ -541,7 +558,8 @@ void AddVariantCommand(CLI::App& sim, std::shared_ptr<VariantFlags> f) {
       "drawn from the default one. --gpushare: GPU-sharing pods carry another share of the GPU "
       "demand (CPU-only pods kept, as many GPU pods as the trace has, drawn from its sharing and "
       "its other GPU pods). --multigpu: the trace kept whole, then copies of its multi-GPU pods "
-      "until they carry the given share of the GPU demand.");
+      "until they carry the given share of the GPU demand. --cpu: every GPU pod kept, CPU-only "
+      "pods drawn until they are the given per mille of the pods.");
   app->add_option("--trace", f->trace,
                   "openb pod list to draw from (a bare file name is also looked up in "
                   "data/openb/ and $MUSTER_TRACE_DIR)")
@@ -553,8 +571,13 @@ void AddVariantCommand(CLI::App& sim, std::shared_ptr<VariantFlags> f) {
       "--multigpu", f->multigpu,
       "percent of the GPU demand pods with two GPUs or more carry in the variant (at least the "
       "trace's, below 100)");
-  share->excludes(multi);
-  multi->excludes(share);
+  auto* cpu = app->add_option(
+      "--cpu", f->cpu,
+      "per mille of the pods that are CPU-only in the variant (0..1000, 1000 excluded), as in the "
+      "published cpu<X> names (cpu250: 25.0 %)");
+  share->excludes(multi, cpu);
+  multi->excludes(share, cpu);
+  cpu->excludes(share, multi);
   app->add_option("--seed", f->seed, "seed of the draw (Go math/rand)")->capture_default_str();
   app->add_option("--out", f->out, "write the pod list to this file instead of stdout");
 }

@@ -171,7 +171,7 @@ else
 fi
 expect variant-both-modes 108 'excludes' \
   "$muster" sim variant --trace $pods --gpushare 40 --multigpu 40
-expect variant-no-mode 2 'give one of --gpushare and --multigpu' \
+expect variant-no-mode 2 'give one of --gpushare, --multigpu and --cpu' \
   "$muster" sim variant --trace $pods
 expect variant-bad-multigpu 2 '--multigpu 100 is outside 0..100' \
   "$muster" sim variant --trace $pods --multigpu 100
@@ -179,6 +179,26 @@ expect variant-multigpu-below 2 'already carry 7.29 %' \
   "$muster" sim variant --trace $pods --multigpu 5
 expect variant-no-multi 2 'no multi-GPU pods to draw from' \
   "$muster" sim variant --trace "$tmp/whole.csv" --multigpu 50
+
+# CPU-heavy variants: every GPU pod kept, CPU-only pods drawn until they are 25.0 % of the pods
+# (as in the published cpu250); the same file for the same seed; one mode at a time; bad input.
+expect variant-cpu 0 '9419 pods, 7064 of them GPU pods; 2355 CPU-only pods are 25.00 %' \
+  "$muster" sim variant --trace $pods --cpu 250 --seed 1 --out "$tmp/c1.csv"
+"$muster" sim variant --trace $pods --cpu 250 --seed 1 2>/dev/null >"$tmp/c2.csv"
+if cmp -s "$tmp/c1.csv" "$tmp/c2.csv" && [ "$(wc -l <"$tmp/c1.csv")" -eq 9420 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL variant-cpu-repeat: the same seed gave another file, or not 9,419 pods"
+  fail=$((fail + 1))
+fi
+expect variant-cpu-packs 0 'fgd             42' \
+  "$muster" sim pack --trace "$tmp/c1.csv" --nodes $nodes --policy fgd --seeds 42 --quiet
+expect variant-cpu-and-share 108 'excludes' \
+  "$muster" sim variant --trace $pods --gpushare 40 --cpu 250
+expect variant-bad-cpu 2 '--cpu 1000 is outside 0..1000' \
+  "$muster" sim variant --trace $pods --cpu 1000
+expect variant-no-cpu-pods 2 'no CPU-only pods to draw from' \
+  "$muster" sim variant --trace "$tmp/whole.csv" --cpu 600
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

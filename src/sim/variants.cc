@@ -1,5 +1,5 @@
-// openb trace variants with another share of GPU-sharing pods, drawn from a trace as the FGD
-// paper's gpushare<X> pod lists were drawn from the default one (sim/variants.h).
+// openb trace variants with another share of GPU-sharing, multi-GPU or CPU-only pods, drawn from
+// a trace as the FGD paper's gpushare, multigpu and cpu pod lists were made (sim/variants.h).
 
 #include "sim/variants.h"
 
@@ -159,6 +159,38 @@ absl::StatusOr<std::vector<TracePod>> GpuShareVariant(const std::vector<TracePod
   for (int i : Draw(static_cast<int>(others.size()), gpu_pods - want_shares, rng)) {
     out.push_back(*others[i]);
   }
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
+  return out;
+}
+
+double CpuOnlyShareOfPods(const std::vector<TracePod>& pods) {
+  if (pods.empty()) return 0;
+  int cpu = 0;
+  for (const TracePod& p : pods) cpu += UsesGpu(p) ? 0 : 1;
+  return 100.0 * cpu / static_cast<double>(pods.size());
+}
+
+absl::StatusOr<std::vector<TracePod>> CpuOnlyVariant(const std::vector<TracePod>& pods,
+                                                      double cpu_percent, int64_t seed) {
+  if (!(cpu_percent >= 0 && cpu_percent < 100)) {
+    return absl::InvalidArgumentError(
+        fmt::format("the share of CPU-only pods must be within 0..100, 100 excluded (percent of "
+                    "the pods), not {}",
+                    cpu_percent));
+  }
+  std::vector<const TracePod*> cpu, gpu;
+  for (const TracePod& p : pods) (UsesGpu(p) ? gpu : cpu).push_back(&p);
+  if (gpu.empty()) return absl::InvalidArgumentError("the trace has no GPU pods to keep");
+  const double x = cpu_percent / 100;
+  const int want = static_cast<int>(std::lround(static_cast<double>(gpu.size()) * x / (1 - x)));
+  if (want > 0 && cpu.empty()) {
+    return absl::InvalidArgumentError("the trace has no CPU-only pods to draw from");
+  }
+  std::vector<TracePod> out;
+  out.reserve(want + gpu.size());
+  GoRand rng(seed);
+  for (int i : Draw(static_cast<int>(cpu.size()), want, rng)) out.push_back(*cpu[i]);
+  for (const TracePod* p : gpu) out.push_back(*p);
   for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
   return out;
 }

@@ -13,6 +13,11 @@
 // pods carry X % of the GPU demand (read off the published multigpu20..50: the first 8,152 rows
 // are the default trace's, every appended row is one of its 75 multi-GPU rows).
 //
+// The published cpu<X> pod lists (cpu0 to cpu300) keep every GPU pod of the default trace, in its
+// order, and draw copies of its CPU-only pods so that those are X per mille of the pods (cpu250:
+// 25.0 %): the drawn CPU-only pods first, then the GPU pods, renamed openb-pod-0000 on (read off
+// the published files, docs/sim.md).
+//
 // The draw uses Go's math/rand (sim/go_rand.h) seeded with the caller's seed: the same trace,
 // share and seed give the same file.
 
@@ -54,6 +59,17 @@ double MultiGpuShareOfGpuDemand(const std::vector<TracePod>& pods);
 // trace without multi-GPU pods, or a share below the one the trace already has.
 absl::StatusOr<std::vector<TracePod>> MultiGpuVariant(const std::vector<TracePod>& pods,
                                                        double multi_percent, int64_t seed);
+
+// The percentage of the pods that are CPU-only (no GPU demand; 0 without pods).
+double CpuOnlyShareOfPods(const std::vector<TracePod>& pods);
+
+// The variant of `pods` in which CPU-only pods are `cpu_percent` (0..100, 100 excluded) of the
+// pods: with N GPU pods and X = cpu_percent / 100 it draws round(N X / (1 - X)) CPU-only pods,
+// without replacement when the trace has enough and with replacement otherwise, puts them first
+// and every GPU pod of `pods` after them in order. InvalidArgument for a share outside 0..100 (100
+// excluded), a trace without GPU pods, or a share above 0 for a trace without CPU-only pods.
+absl::StatusOr<std::vector<TracePod>> CpuOnlyVariant(const std::vector<TracePod>& pods,
+                                                      double cpu_percent, int64_t seed);
 
 // The pods as an openb pod list (header and one line per pod, the eleven columns LoadOpenbPods
 // reads; absent times are empty fields).
