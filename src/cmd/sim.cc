@@ -1,7 +1,7 @@
 // `muster sim`: trace-driven simulation. `muster sim pack` runs the FGD paper's packing
 // experiment, `muster sim replay` replays a trace in virtual time, `muster sim variant` draws an
-// openb trace with another share of GPU-sharing pods as that paper's variants were drawn
-// (docs/sim.md).
+// openb trace with another share of GPU-sharing, multi-GPU or CPU-only pods as that paper's
+// variants were drawn (docs/sim.md).
 
 #include <unistd.h>
 
@@ -114,11 +114,13 @@ int RunPack(const PackFlags& f) {
   }
   const core::MusterPolicyOptions& m = f.muster;
   if (m.depth < 0 || m.depth > 3 || m.branching < 0 || !(m.temperature > 0) ||
-      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) || !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2) {
+      !(m.popularity_threshold > 0 && m.popularity_threshold <= 100) ||
+      !(m.strand_weight >= 0) || m.gpu_ties < 0 || m.gpu_ties > 2 || m.strand_free_nodes < 0 ||
+      m.strand_free_nodes > 3) {
     fmt::print(stderr,
                "muster sim pack: --muster-depth must be 0..3, --muster-branching >= 0, "
-               "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0 "
-               "and --muster-gpu-ties 0..2\n");
+               "--muster-temperature > 0, --muster-threshold in (0, 100], --muster-strand >= 0, "
+               "--muster-gpu-ties 0..2 and --muster-strand-free-nodes 0..3\n");
     return 2;
   }
   auto pod_list = sim::LoadOpenbPods(trace);
@@ -211,6 +213,10 @@ void AddPackCommand(CLI::App& sim, std::shared_ptr<PackFlags> f) {
       ->group("");
   app->add_flag("--muster-strand-cpu-pods-only", f->muster.strand_cpu_pods_only,
                 "muster: the stranding term for pods without GPUs only")
+      ->group("");
+  app->add_option("--muster-strand-free-nodes", f->muster.strand_free_nodes,
+                  "muster: the stranding term on nodes whose GPUs are all free: 0 as elsewhere, "
+                  "1 off, 2 penalties only, 3 off for GPU pods")
       ->group("");
   app->add_option("--muster-gpu-ties", f->muster.gpu_ties,
                   "muster: a share's GPU among equal scores: 0 first, 1 least fragmentation, 2 "
@@ -460,16 +466,39 @@ void AddReplayCommand(CLI::App& sim, std::shared_ptr<ReplayFlags> f) {
 struct VariantFlags {
   std::string trace;
   double gpushare = -1;
+  double multigpu = -1;
+  double cpu = -1;
   int64_t seed = 1;
   std::string out;
 };
 
 int RunVariant(const VariantFlags& f) {
-  if (!(f.gpushare >= 0 && f.gpushare <= 100)) {
+  // -1: not given (the CLI lets at most one of the three through).
+  const bool multi = f.multigpu != -1;
+  const bool cpu = f.cpu != -1;
+  if (!multi && !cpu && f.gpushare == -1) {
+    fmt::print(stderr, "muster sim variant: give one of --gpushare, --multigpu and --cpu\n");
+    return 2;
+  }
+  if (cpu && !(f.cpu >= 0 && f.cpu < 1000)) {
+    fmt::print(stderr,
+               "muster sim variant: --cpu {} is outside 0..1000, 1000 excluded (per mille of the "
+               "pods that are CPU-only)\n",
+               f.cpu);
+    return 2;
+  }
+  if (!multi && !cpu && !(f.gpushare >= 0 && f.gpushare <= 100)) {
     fmt::print(stderr,
                "muster sim variant: --gpushare {} is outside 0..100 (percent of the GPU demand "
                "carried by GPU-sharing pods)\n",
                f.gpushare);
+    return 2;
+  }
+  if (multi && !(f.multigpu >= 0 && f.multigpu < 100)) {
+    fmt::print(stderr,
+               "muster sim variant: --multigpu {} is outside 0..100, 100 excluded (percent of "
+               "the GPU demand carried by multi-GPU pods)\n",
+               f.multigpu);
     return 2;
   }
   std::string trace = ResolveTrace(f.trace);
@@ -478,16 +507,19 @@ int RunVariant(const VariantFlags& f) {
     fmt::print(stderr, "muster sim variant: {}\n", std::string(pods.status().message()));
     return 1;
   }
-  auto variant = sim::GpuShareVariant(*pods, f.gpushare, f.seed);
+  auto variant = cpu     ? sim::CpuOnlyVariant(*pods, f.cpu / 10, f.seed)
+                 : multi ? sim::MultiGpuVariant(*pods, f.multigpu, f.seed)
+                         : sim::GpuShareVariant(*pods, f.gpushare, f.seed);
   if (!variant.ok()) {
     fmt::print(stderr, "muster sim variant: {}: {}\n", trace,
                std::string(variant.status().message()));
     return 2;
   }
-  int shares = 0, gpu_pods = 0;
+  int shares = 0, gpu_pods = 0, multis = 0;
   for (const auto& p : *variant) {
     gpu_pods += sim::UsesGpu(p) ? 1 : 0;
     shares += sim::SharesGpu(p) ? 1 : 0;
+    multis += sim::MultiGpu(p) ? 1 : 0;
   }
   std::string csv = sim::OpenbPodsCsv(*variant);
   if (f.out.empty()) {
@@ -495,27 +527,57 @@ int RunVariant(const VariantFlags& f) {
   } else if (!WriteFile(f.out, csv)) {
     return 1;
   }
-  fmt::print(stderr,
-             "{}: {} pods, {} of them GPU pods; {} GPU-sharing pods carry {:.2f} % of the GPU "
-             "demand (the trace: {:.2f} %), seed {}\n",
-             f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods, shares,
-             sim::ShareOfGpuDemand(*variant), sim::ShareOfGpuDemand(*pods), f.seed);
+  if (cpu) {
+    fmt::print(stderr,
+               "{}: {} pods, {} of them GPU pods; {} CPU-only pods are {:.2f} % of the pods (the "
+               "trace: {:.2f} %), seed {}\n",
+               f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods,
+               variant->size() - gpu_pods, sim::CpuOnlyShareOfPods(*variant),
+               sim::CpuOnlyShareOfPods(*pods), f.seed);
+  } else if (multi) {
+    fmt::print(stderr,
+               "{}: {} pods, {} of them GPU pods; {} multi-GPU pods carry {:.2f} % of the GPU "
+               "demand (the trace: {:.2f} %), seed {}\n",
+               f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods, multis,
+               sim::MultiGpuShareOfGpuDemand(*variant), sim::MultiGpuShareOfGpuDemand(*pods),
+               f.seed);
+  } else {
+    fmt::print(stderr,
+               "{}: {} pods, {} of them GPU pods; {} GPU-sharing pods carry {:.2f} % of the GPU "
+               "demand (the trace: {:.2f} %), seed {}\n",
+               f.out.empty() ? "stdout" : f.out, variant->size(), gpu_pods, shares,
+               sim::ShareOfGpuDemand(*variant), sim::ShareOfGpuDemand(*pods), f.seed);
+  }
   return 0;
 }
 
 void AddVariantCommand(CLI::App& sim, std::shared_ptr<VariantFlags> f) {
   auto* app = sim.add_subcommand(
       "variant",
-      "Draw an openb pod list in which GPU-sharing pods carry another share of the GPU demand, "
-      "as the FGD paper's gpushare<X> lists were drawn from the default one: CPU-only pods kept, "
-      "as many GPU pods as the trace has, drawn from its sharing and its other GPU pods.");
+      "Draw an openb pod list with another mix of GPU pods, as the FGD paper's variants were "
+      "drawn from the default one. --gpushare: GPU-sharing pods carry another share of the GPU "
+      "demand (CPU-only pods kept, as many GPU pods as the trace has, drawn from its sharing and "
+      "its other GPU pods). --multigpu: the trace kept whole, then copies of its multi-GPU pods "
+      "until they carry the given share of the GPU demand. --cpu: every GPU pod kept, CPU-only "
+      "pods drawn until they are the given per mille of the pods.");
   app->add_option("--trace", f->trace,
                   "openb pod list to draw from (a bare file name is also looked up in "
                   "data/openb/ and $MUSTER_TRACE_DIR)")
       ->required();
-  app->add_option("--gpushare", f->gpushare,
-                  "percent of the GPU demand GPU-sharing pods carry in the variant (0..100)")
-      ->required();
+  auto* share = app->add_option(
+      "--gpushare", f->gpushare,
+      "percent of the GPU demand GPU-sharing pods carry in the variant (0..100)");
+  auto* multi = app->add_option(
+      "--multigpu", f->multigpu,
+      "percent of the GPU demand pods with two GPUs or more carry in the variant (at least the "
+      "trace's, below 100)");
+  auto* cpu = app->add_option(
+      "--cpu", f->cpu,
+      "per mille of the pods that are CPU-only in the variant (0..1000, 1000 excluded), as in the "
+      "published cpu<X> names (cpu250: 25.0 %)");
+  share->excludes(multi, cpu);
+  multi->excludes(share, cpu);
+  cpu->excludes(share, multi);
   app->add_option("--seed", f->seed, "seed of the draw (Go math/rand)")->capture_default_str();
   app->add_option("--out", f->out, "write the pod list to this file instead of stdout");
 }

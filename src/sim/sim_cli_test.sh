@@ -158,5 +158,47 @@ expect variant-no-shares 2 'no GPU-sharing pods to draw from' \
 expect variant-missing-trace 1 'nothere.csv: cannot open the file' \
   "$muster" sim variant --trace nothere.csv --gpushare 50
 
+# Multi-GPU variants: the default trace kept, multi-GPU pods added until they carry 40 %; the
+# same file for the same seed; one mode at a time; bad input.
+expect variant-multigpu 0 '8691 pods, 7603 of them GPU pods; 614 multi-GPU pods carry 40.04 %' \
+  "$muster" sim variant --trace $pods --multigpu 40 --seed 1 --out "$tmp/m1.csv"
+"$muster" sim variant --trace $pods --multigpu 40 --seed 1 2>/dev/null >"$tmp/m2.csv"
+if cmp -s "$tmp/m1.csv" "$tmp/m2.csv" && [ "$(wc -l <"$tmp/m1.csv")" -eq 8692 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL variant-multigpu-repeat: the same seed gave another file, or not 8,691 pods"
+  fail=$((fail + 1))
+fi
+expect variant-both-modes 108 'excludes' \
+  "$muster" sim variant --trace $pods --gpushare 40 --multigpu 40
+expect variant-no-mode 2 'give one of --gpushare, --multigpu and --cpu' \
+  "$muster" sim variant --trace $pods
+expect variant-bad-multigpu 2 '--multigpu 100 is outside 0..100' \
+  "$muster" sim variant --trace $pods --multigpu 100
+expect variant-multigpu-below 2 'already carry 7.29 %' \
+  "$muster" sim variant --trace $pods --multigpu 5
+expect variant-no-multi 2 'no multi-GPU pods to draw from' \
+  "$muster" sim variant --trace "$tmp/whole.csv" --multigpu 50
+
+# CPU-heavy variants: every GPU pod kept, CPU-only pods drawn until they are 25.0 % of the pods
+# (as in the published cpu250); the same file for the same seed; one mode at a time; bad input.
+expect variant-cpu 0 '9419 pods, 7064 of them GPU pods; 2355 CPU-only pods are 25.00 %' \
+  "$muster" sim variant --trace $pods --cpu 250 --seed 1 --out "$tmp/c1.csv"
+"$muster" sim variant --trace $pods --cpu 250 --seed 1 2>/dev/null >"$tmp/c2.csv"
+if cmp -s "$tmp/c1.csv" "$tmp/c2.csv" && [ "$(wc -l <"$tmp/c1.csv")" -eq 9420 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL variant-cpu-repeat: the same seed gave another file, or not 9,419 pods"
+  fail=$((fail + 1))
+fi
+expect variant-cpu-packs 0 'fgd             42' \
+  "$muster" sim pack --trace "$tmp/c1.csv" --nodes $nodes --policy fgd --seeds 42 --quiet
+expect variant-cpu-and-share 108 'excludes' \
+  "$muster" sim variant --trace $pods --gpushare 40 --cpu 250
+expect variant-bad-cpu 2 '--cpu 1000 is outside 0..1000' \
+  "$muster" sim variant --trace $pods --cpu 1000
+expect variant-no-cpu-pods 2 'no CPU-only pods to draw from' \
+  "$muster" sim variant --trace "$tmp/whole.csv" --cpu 600
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

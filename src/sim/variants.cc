@@ -1,5 +1,5 @@
-// openb trace variants with another share of GPU-sharing pods, drawn from a trace as the FGD
-// paper's gpushare<X> pod lists were drawn from the default one (sim/variants.h).
+// openb trace variants with another share of GPU-sharing, multi-GPU or CPU-only pods, drawn from
+// a trace as the FGD paper's gpushare, multigpu and cpu pod lists were made (sim/variants.h).
 
 #include "sim/variants.h"
 
@@ -43,6 +43,8 @@ bool SharesGpu(const TracePod& pod) {
   return pod.num_gpu == 1 && pod.gpu_milli > 0 && pod.gpu_milli < 1000;
 }
 
+bool MultiGpu(const TracePod& pod) { return UsesGpu(pod) && pod.num_gpu >= 2; }
+
 int64_t GpuDemand(const TracePod& pod) {
   return UsesGpu(pod) ? pod.num_gpu * std::min<int64_t>(pod.gpu_milli, 1000) : 0;
 }
@@ -54,6 +56,56 @@ double ShareOfGpuDemand(const std::vector<TracePod>& pods) {
     if (SharesGpu(p)) shared += GpuDemand(p);
   }
   return all > 0 ? 100.0 * static_cast<double>(shared) / static_cast<double>(all) : 0;
+}
+
+double MultiGpuShareOfGpuDemand(const std::vector<TracePod>& pods) {
+  int64_t multi = 0, all = 0;
+  for (const TracePod& p : pods) {
+    all += GpuDemand(p);
+    if (MultiGpu(p)) multi += GpuDemand(p);
+  }
+  return all > 0 ? 100.0 * static_cast<double>(multi) / static_cast<double>(all) : 0;
+}
+
+absl::StatusOr<std::vector<TracePod>> MultiGpuVariant(const std::vector<TracePod>& pods,
+                                                       double multi_percent, int64_t seed) {
+  if (!(multi_percent >= 0 && multi_percent < 100)) {
+    return absl::InvalidArgumentError(
+        fmt::format("the share of multi-GPU pods must be within 0..100, 100 excluded (percent "
+                    "of the GPU demand), not {}",
+                    multi_percent));
+  }
+  std::vector<const TracePod*> multi;
+  int64_t multi_demand = 0, all_demand = 0;
+  for (const TracePod& p : pods) {
+    all_demand += GpuDemand(p);
+    if (MultiGpu(p)) {
+      multi.push_back(&p);
+      multi_demand += GpuDemand(p);
+    }
+  }
+  if (multi.empty()) {
+    return absl::InvalidArgumentError("the trace has no multi-GPU pods to draw from");
+  }
+  const double x = multi_percent / 100;
+  const double have = static_cast<double>(multi_demand) / static_cast<double>(all_demand);
+  if (have > x + 1e-12) {
+    return absl::InvalidArgumentError(
+        fmt::format("multi-GPU pods already carry {:.2f} % of the trace's GPU demand, more than "
+                    "{} (a variant only adds them)",
+                    100 * have, multi_percent));
+  }
+  std::vector<TracePod> out = pods;
+  GoRand rng(seed);
+  // Each added pod has at least 2000 milli of demand, so the loop ends.
+  while (static_cast<double>(multi_demand) < x * static_cast<double>(all_demand)) {
+    const TracePod& p = *multi[rng.Intn(static_cast<int>(multi.size()))];
+    out.push_back(p);
+    multi_demand += GpuDemand(p);
+    all_demand += GpuDemand(p);
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
+  return out;
 }
 
 absl::StatusOr<std::vector<TracePod>> GpuShareVariant(const std::vector<TracePod>& pods,
@@ -107,6 +159,38 @@ absl::StatusOr<std::vector<TracePod>> GpuShareVariant(const std::vector<TracePod
   for (int i : Draw(static_cast<int>(others.size()), gpu_pods - want_shares, rng)) {
     out.push_back(*others[i]);
   }
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
+  return out;
+}
+
+double CpuOnlyShareOfPods(const std::vector<TracePod>& pods) {
+  if (pods.empty()) return 0;
+  int cpu = 0;
+  for (const TracePod& p : pods) cpu += UsesGpu(p) ? 0 : 1;
+  return 100.0 * cpu / static_cast<double>(pods.size());
+}
+
+absl::StatusOr<std::vector<TracePod>> CpuOnlyVariant(const std::vector<TracePod>& pods,
+                                                      double cpu_percent, int64_t seed) {
+  if (!(cpu_percent >= 0 && cpu_percent < 100)) {
+    return absl::InvalidArgumentError(
+        fmt::format("the share of CPU-only pods must be within 0..100, 100 excluded (percent of "
+                    "the pods), not {}",
+                    cpu_percent));
+  }
+  std::vector<const TracePod*> cpu, gpu;
+  for (const TracePod& p : pods) (UsesGpu(p) ? gpu : cpu).push_back(&p);
+  if (gpu.empty()) return absl::InvalidArgumentError("the trace has no GPU pods to keep");
+  const double x = cpu_percent / 100;
+  const int want = static_cast<int>(std::lround(static_cast<double>(gpu.size()) * x / (1 - x)));
+  if (want > 0 && cpu.empty()) {
+    return absl::InvalidArgumentError("the trace has no CPU-only pods to draw from");
+  }
+  std::vector<TracePod> out;
+  out.reserve(want + gpu.size());
+  GoRand rng(seed);
+  for (int i : Draw(static_cast<int>(cpu.size()), want, rng)) out.push_back(*cpu[i]);
+  for (const TracePod* p : gpu) out.push_back(*p);
   for (size_t i = 0; i < out.size(); ++i) out[i].name = fmt::format("openb-pod-{:04d}", i);
   return out;
 }

@@ -1,6 +1,6 @@
-// The gpushare trace variants (sim/variants.h) drawn from the openb default trace in
-// data/openb/: what is kept, what is drawn, the share of GPU demand reached, determinism by seed,
-// the CSV round trip and bad input.
+// The gpushare, multigpu and cpu trace variants (sim/variants.h) drawn from the openb default
+// trace in data/openb/: what is kept, what is drawn, the share reached, determinism by seed, the
+// CSV round trip and bad input.
 
 #include "sim/variants.h"
 
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -164,6 +165,148 @@ TEST(GpuShareVariantTest, CsvReadsBackAsTheSamePods) {
     EXPECT_EQ((*back)[i].name, (*v)[i].name);
     EXPECT_EQ(RowOf((*back)[i]), RowOf((*v)[i])) << (*v)[i].name;
   }
+}
+
+TEST(MultiGpuVariantTest, KeepsTheTraceAndAddsMultiGpuPodsUntilTheyCarryTheShare) {
+  // The default trace: 75 multi-GPU pods carrying 7.29 % of the GPU demand.
+  EXPECT_NEAR(MultiGpuShareOfGpuDemand(DefaultPods()), 7.29, 0.005);
+  std::set<Row> multi_rows;
+  int64_t largest = 0;
+  for (const TracePod& p : DefaultPods()) {
+    if (MultiGpu(p)) {
+      multi_rows.insert(RowOf(p));
+      largest = std::max(largest, GpuDemand(p));
+    }
+  }
+  int64_t all = 0;
+  for (const TracePod& p : DefaultPods()) all += GpuDemand(p);
+  for (double x : {20.0, 40.0}) {
+    auto v = MultiGpuVariant(DefaultPods(), x, 1);
+    ASSERT_TRUE(v.ok()) << v.status();
+    const auto& pods = DefaultPods();
+    ASSERT_GT(v->size(), pods.size());
+    for (size_t i = 0; i < pods.size(); ++i) {  // the trace, whole and in order
+      ASSERT_EQ(RowOf((*v)[i]), RowOf(pods[i])) << i;
+    }
+    for (size_t i = pods.size(); i < v->size(); ++i) {  // then copies of its multi-GPU pods
+      ASSERT_TRUE(multi_rows.count(RowOf((*v)[i]))) << i;
+    }
+    for (size_t i = 0; i < v->size(); ++i) {
+      EXPECT_EQ((*v)[i].name, fmt::format("openb-pod-{:04d}", i));
+    }
+    // The share reached: at least x, and the last pod added was still needed.
+    const double share = MultiGpuShareOfGpuDemand(*v);
+    EXPECT_GE(share, x);
+    std::vector<TracePod> less(v->begin(), v->end() - 1);
+    EXPECT_LT(MultiGpuShareOfGpuDemand(less), x);
+    EXPECT_LT(share, x + 100.0 * static_cast<double>(largest) / static_cast<double>(all));
+  }
+  // The published lists added 172 (20 %) and 594 (40 %) pods; the draw lands near them.
+  auto v20 = MultiGpuVariant(DefaultPods(), 20, 1);
+  ASSERT_TRUE(v20.ok());
+  EXPECT_GT(v20->size(), DefaultPods().size() + 120);
+  EXPECT_LT(v20->size(), DefaultPods().size() + 230);
+}
+
+TEST(MultiGpuVariantTest, SameSeedSameFileOtherSeedOtherDraw) {
+  auto a = MultiGpuVariant(DefaultPods(), 30, 7);
+  auto b = MultiGpuVariant(DefaultPods(), 30, 7);
+  auto c = MultiGpuVariant(DefaultPods(), 30, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(OpenbPodsCsv(*a), OpenbPodsCsv(*b));
+  EXPECT_NE(OpenbPodsCsv(*a), OpenbPodsCsv(*c));
+}
+
+TEST(MultiGpuVariantTest, BadInputIsNamed) {
+  for (double bad : {-1.0, 100.0, std::nan("")}) {
+    auto v = MultiGpuVariant(DefaultPods(), bad, 1);
+    ASSERT_FALSE(v.ok());
+    EXPECT_THAT(std::string(v.status().message()), HasSubstr("within 0..100"));
+  }
+  EXPECT_THAT(std::string(MultiGpuVariant(DefaultPods(), 5, 1).status().message()),
+              HasSubstr("already carry 7.29 %"));
+  std::vector<TracePod> single = {{"a", 1000, 10, 1, 1000, "", "", "", {}, {}, {}}};
+  EXPECT_THAT(std::string(MultiGpuVariant(single, 50, 1).status().message()),
+              HasSubstr("no multi-GPU pods"));
+  // The trace's own share: no pod added.
+  auto same = MultiGpuVariant(DefaultPods(), MultiGpuShareOfGpuDemand(DefaultPods()), 1);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->size(), DefaultPods().size());
+}
+
+TEST(CpuOnlyVariantTest, KeepsTheGpuPodsAndDrawsCpuOnlyPodsToTheShare) {
+  // The default trace: 1,088 CPU-only pods of 8,152 (13.35 %).
+  EXPECT_NEAR(CpuOnlyShareOfPods(DefaultPods()), 13.35, 0.005);
+  std::map<Row, int> cpu_rows;  // each CPU-only row and how often the trace has it
+  std::vector<Row> gpu_rows;
+  for (const TracePod& p : DefaultPods()) {
+    if (UsesGpu(p)) {
+      gpu_rows.push_back(RowOf(p));
+    } else {
+      ++cpu_rows[RowOf(p)];
+    }
+  }
+  ASSERT_EQ(gpu_rows.size(), 7064u);
+  // 5 %: fewer than the trace has, drawn without replacement; 25 %: more, with replacement.
+  for (double x : {5.0, 25.0}) {
+    auto v = CpuOnlyVariant(DefaultPods(), x, 1);
+    ASSERT_TRUE(v.ok()) << v.status();
+    const size_t want = std::lround(7064 * (x / 100) / (1 - x / 100));
+    ASSERT_EQ(v->size(), 7064 + want);
+    std::map<Row, int> drawn;
+    for (size_t i = 0; i < want; ++i) {  // CPU-only copies of the trace's CPU-only rows first
+      ASSERT_FALSE(UsesGpu((*v)[i])) << i;
+      ASSERT_TRUE(cpu_rows.count(RowOf((*v)[i]))) << i;
+      ++drawn[RowOf((*v)[i])];
+    }
+    for (size_t i = 0; i < gpu_rows.size(); ++i) {  // then every GPU pod, in order
+      ASSERT_EQ(RowOf((*v)[want + i]), gpu_rows[i]) << i;
+    }
+    for (size_t i = 0; i < v->size(); ++i) {
+      EXPECT_EQ((*v)[i].name, fmt::format("openb-pod-{:04d}", i));
+    }
+    // The share reached: within half a pod of x.
+    EXPECT_NEAR(CpuOnlyShareOfPods(*v), x, 100.0 * 0.5 / static_cast<double>(v->size()));
+    bool over = false;  // some row drawn more often than the trace has it
+    for (const auto& [row, n] : drawn) over = over || n > cpu_rows[row];
+    EXPECT_EQ(over, x == 25.0);
+  }
+  // The published cpu250 has 2,356 CPU-only pods; 25 % asks round(7064 x 0.25 / 0.75) = 2,355.
+  auto v250 = CpuOnlyVariant(DefaultPods(), 25, 1);
+  ASSERT_TRUE(v250.ok());
+  EXPECT_EQ(v250->size(), 7064u + 2355u);
+  // 0: the GPU pods alone (the published cpu0 is the 7,064 GPU pods).
+  auto v0 = CpuOnlyVariant(DefaultPods(), 0, 1);
+  ASSERT_TRUE(v0.ok());
+  EXPECT_EQ(v0->size(), 7064u);
+  EXPECT_EQ(CpuOnlyShareOfPods(*v0), 0);
+}
+
+TEST(CpuOnlyVariantTest, SameSeedSameFileOtherSeedOtherDraw) {
+  auto a = CpuOnlyVariant(DefaultPods(), 25, 7);
+  auto b = CpuOnlyVariant(DefaultPods(), 25, 7);
+  auto c = CpuOnlyVariant(DefaultPods(), 25, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(OpenbPodsCsv(*a), OpenbPodsCsv(*b));
+  EXPECT_NE(OpenbPodsCsv(*a), OpenbPodsCsv(*c));
+}
+
+TEST(CpuOnlyVariantTest, BadInputIsNamed) {
+  for (double bad : {-1.0, 100.0, std::nan("")}) {
+    auto v = CpuOnlyVariant(DefaultPods(), bad, 1);
+    ASSERT_FALSE(v.ok());
+    EXPECT_THAT(std::string(v.status().message()), HasSubstr("within 0..100"));
+  }
+  std::vector<TracePod> gpu_only = {{"a", 1000, 10, 1, 1000, "", "", "", {}, {}, {}}};
+  // 60 % of one GPU pod asks round(1.5) = 2 CPU-only pods, 20 % round(0.25) = 0.
+  EXPECT_THAT(std::string(CpuOnlyVariant(gpu_only, 60, 1).status().message()),
+              HasSubstr("no CPU-only pods"));
+  auto zero = CpuOnlyVariant(gpu_only, 20, 1);  // nothing to draw: fine
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->size(), 1u);
+  std::vector<TracePod> cpu_only = {{"a", 1000, 10, 0, 0, "", "", "", {}, {}, {}}};
+  EXPECT_THAT(std::string(CpuOnlyVariant(cpu_only, 20, 1).status().message()),
+              HasSubstr("no GPU pods"));
 }
 
 }  // namespace

@@ -14,6 +14,9 @@
 // A CPU-stranding term (weight 0.25) joins F on both sides of the score: the GPU milli a node
 // could not hand out if its free CPU went at the typical pods' CPU per GPU milli. It sends
 // CPU-heavy pods to CPU-rich nodes where shares make CPU the scarce resource (docs/policies.md).
+// For pods with GPUs it is left out on nodes whose GPUs are all free: there it rewarded CPU-light
+// pods for breaking up the only nodes a pod with all of a node's GPUs fits, and 8-GPU pods
+// failed; a CPU-only pod breaks no GPU and keeps it (it still takes the CPU those pods need).
 // Measured and off by default: the term for CPU-only pods alone, other GPU choices among equal
 // scores.
 //
@@ -83,10 +86,17 @@ class MusterPolicy : public GpuPlacementPolicy {
     const int n = static_cast<int>(node.gpu_free.size());
     const int64_t cpu_after = node.cpu_free - pod.ScoringCpu();
     const int64_t free_before = node.GpuFreeTotal();
-    const bool strand = !options_.strand_cpu_pods_only || !pod.UsesGpu();
-    const double before = Frag(node.cpu_free, node.gpu_free.data(), n, node.model, options_.depth) +
-                          (strand ? Stranded(node.cpu_free, free_before) : 0);
-    const double strand_after = strand ? Stranded(cpu_after, free_before - pod.GpuDemand()) : 0;
+    const bool all_free = n > 0 && free_before == int64_t{n} * kMilliPerGpu;
+    const bool strand = (!options_.strand_cpu_pods_only || !pod.UsesGpu()) &&
+                        !(all_free && (options_.strand_free_nodes == 1 ||
+                                       (options_.strand_free_nodes == 3 && pod.UsesGpu())));
+    const double strand_before = strand ? Stranded(node.cpu_free, free_before) : 0;
+    double strand_after = strand ? Stranded(cpu_after, free_before - pod.GpuDemand()) : 0;
+    if (all_free && options_.strand_free_nodes == 2) {
+      strand_after = std::max(strand_after, strand_before);
+    }
+    const double before =
+        Frag(node.cpu_free, node.gpu_free.data(), n, node.model, options_.depth) + strand_before;
     std::vector<int32_t> after(node.gpu_free);
     Choice best;
     if (pod.SharesGpu()) {

@@ -146,6 +146,12 @@ struct MusterPolicyOptions {
   double strand_weight = 0.25;
   // Apply the stranding term to pods without GPUs only.
   bool strand_cpu_pods_only = false;
+  // The stranding term on a node whose GPUs are all free (the only nodes its largest pods fit):
+  // 0 as on any node, 1 left out there, 2 counted only where it rises (a penalty, never a
+  // reward), 3 left out there for pods with GPUs (CPU-only pods keep it). 3 measured best on
+  // multi-GPU variants drawn from the default trace without losing the CPU-heavy traces
+  // (docs/policies.md).
+  int strand_free_nodes = 3;
   // A GPU share's GPU among those with the node's best score: 0 the first (FGD), 1 the one
   // leaving the least exact fragmentation, 2 the one with the least free milli.
   int gpu_ties = 0;

@@ -230,6 +230,7 @@ TEST(PolicyTest, MusterStrandingTermSteersCpuAwayFromGpusItWouldStrand) {
   context.typical = typical;
   context.muster.depth = 0;
   context.muster.strand_weight = 1;
+  context.muster.strand_free_nodes = 0;  // the term on all nodes, those with all GPUs free too
   auto muster = NewGpuPlacementPolicy("muster", context);
   ASSERT_TRUE(muster.ok());
   auto fgd = Policy("fgd", typical);
@@ -255,6 +256,51 @@ TEST(PolicyTest, MusterStrandingTermSteersCpuAwayFromGpusItWouldStrand) {
   auto off = NewGpuPlacementPolicy("muster", context);
   ASSERT_TRUE(off.ok());
   EXPECT_EQ((*off)->Score(cpu_only, a), 50);
+}
+
+TEST(PolicyTest, MusterStrandingTermLeavesNodesWithAllGpusFreeToGpuPods) {
+  // The typical pod and nodes of the test above. Node a has both GPUs free: by default (3) the
+  // term is left out there for pods with GPUs, so the GPU pod scores by F alone (26, not 18),
+  // while the CPU-only pod, which takes CPU and no GPU, keeps it (26). A node like a with a
+  // third GPU in use (c) keeps the term for every pod. With 1 the term is left out on a for
+  // every pod: the CPU-only pod scores as in FGD (50).
+  TypicalPod t;
+  t.shape = {8000, 1000, 1, ""};
+  t.weight = 1;
+  auto typical = std::make_shared<TypicalPods>(std::vector<TypicalPod>{t});
+  GpuPolicyContext context;
+  context.typical = typical;
+  context.muster.depth = 0;
+  context.muster.strand_weight = 1;
+  EXPECT_EQ(context.muster.strand_free_nodes, 3);  // the default
+  auto muster = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(muster.ok());
+  GpuNodeState a = Node(16000, {1000, 1000}), c = Node(16000, {1000, 1000, 0});
+  GpuPodRequest cpu_only = Pod(8000, 0, 0), heavy = Pod(12000, 1000, 1);
+  EXPECT_EQ((*muster)->Score(heavy, a), 26);
+  EXPECT_EQ((*muster)->Score(cpu_only, a), 26);
+  EXPECT_EQ((*muster)->Score(cpu_only, c), 26);
+  // A CPU-light GPU pod on a node short of CPU: 32000 mCPU for 8 GPUs strands 4000 milli; one
+  // GPU with 1000 mCPU leaves 31000 mCPU for 7000 milli, 3125 stranded. The term everywhere
+  // (0) rewards breaking the free node up (70); by default, and with 2 (penalties only), the
+  // score is F's (50).
+  GpuNodeState short_free = Node(32000, std::vector<int32_t>(8, 1000));
+  GpuPodRequest light = Pod(1000, 1000, 1);
+  EXPECT_EQ((*muster)->Score(light, short_free), 50);
+  context.muster.strand_free_nodes = 0;
+  auto everywhere = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(everywhere.ok());
+  EXPECT_EQ((*everywhere)->Score(light, short_free), 70);
+  context.muster.strand_free_nodes = 2;
+  auto penalties = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(penalties.ok());
+  EXPECT_EQ((*penalties)->Score(light, short_free), 50);
+  EXPECT_EQ((*penalties)->Score(cpu_only, a), 26);
+  context.muster.strand_free_nodes = 1;
+  auto off = NewGpuPlacementPolicy("muster", context);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ((*off)->Score(cpu_only, a), 50);
+  EXPECT_EQ((*off)->Score(cpu_only, c), 26);
 }
 
 TEST(PolicyFactoryTest, NamesAndErrors) {
