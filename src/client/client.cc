@@ -1,6 +1,7 @@
 #include "client/client.h"
 
 #include <chrono>
+#include <thread>
 #include <mutex>
 #include <utility>
 
@@ -574,6 +575,19 @@ absl::StatusOr<std::string> Client::Logs(std::string_view ns, std::string_view p
   if (!response.ok()) return response.status();
   if (!Is2xx(response->status)) return StatusFromResponse(*response);
   return std::move(response->body);
+}
+
+absl::Status ListableWithin(Client& client, const Resource& resource,
+                            std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    absl::StatusOr<ObjectList> probe = client.List(resource, "");
+    if (probe.ok()) return absl::OkStatus();
+    if (!absl::IsUnavailable(probe.status()) || std::chrono::steady_clock::now() >= deadline) {
+      return probe.status();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 }
 
 }  // namespace muster::client

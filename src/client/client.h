@@ -19,6 +19,7 @@
 //
 // Thread-safety: a Client may be used from many threads at once.
 
+#include <chrono>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -284,5 +285,13 @@ class Client {
 
 // The absl::Status for a non-2xx response (see the mapping above).
 absl::Status StatusFromResponse(const Response& response);
+
+// Whether `resource` can be listed (cluster-wide): what a component checks before it watches a
+// kind that a cluster may not serve (Volcano's HyperNodes before 1.11) or may not let it list.
+// An Unavailable answer (503: a CRD just created, whose storage is "(re)initializing"; a server
+// restarting) is asked again every 250 ms for up to `patience`. OK when a list succeeds;
+// otherwise the lasting refusal (NotFound, Forbidden, or Unavailable past `patience`).
+absl::Status ListableWithin(Client& client, const Resource& resource,
+                            std::chrono::milliseconds patience);
 
 }  // namespace muster::client

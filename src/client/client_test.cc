@@ -6,9 +6,11 @@
 
 #include "client/client.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -157,6 +159,53 @@ TEST(ResourceTest, Paths) {
             "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs/j");
   EXPECT_EQ(Leases().ApiVersion(), "coordination.k8s.io/v1");
   EXPECT_EQ(PodGroups().ApiVersion(), "scheduling.volcano.sh/v1beta1");
+}
+
+// Answers every GET with the next of `answers` (the last one again once they run out).
+class ScriptedTransport : public Transport {
+ public:
+  explicit ScriptedTransport(std::vector<Response> answers) : answers_(std::move(answers)) {}
+  absl::StatusOr<Response> Do(const Request&) override {
+    ++requests;
+    Response r = answers_[std::min(next_, answers_.size() - 1)];
+    ++next_;
+    return r;
+  }
+  absl::StatusOr<Response> Stream(const Request&, const std::function<bool(std::string_view)>&,
+                                  const std::atomic<bool>&) override {
+    return absl::UnimplementedError("no watches here");
+  }
+  int requests = 0;
+
+ private:
+  std::vector<Response> answers_;
+  size_t next_ = 0;
+};
+
+TEST(ListableWithinTest, WaitsOutAnUnavailableServerButNotARefusal) {
+  const Response initializing{
+      503, R"({"kind":"Status","message":"storage is (re)initializing","reason":"ServiceUnavailable","code":503})"};
+  const Response listed{200, R"({"kind":"HyperNodeList","metadata":{"resourceVersion":"7"},"items":[]})"};
+  const Response not_found{
+      404, R"({"kind":"Status","message":"the server could not find the requested resource","reason":"NotFound","code":404})"};
+  // The CRD's storage comes up after two answers: listable.
+  auto coming = std::make_shared<ScriptedTransport>(
+      std::vector<Response>{initializing, initializing, listed});
+  Client c1(coming);
+  EXPECT_TRUE(ListableWithin(c1, HyperNodes(), 10s).ok());
+  EXPECT_EQ(coming->requests, 3);
+  // Not served at all: said at once.
+  auto absent = std::make_shared<ScriptedTransport>(std::vector<Response>{not_found});
+  Client c2(absent);
+  EXPECT_TRUE(absl::IsNotFound(ListableWithin(c2, HyperNodes(), 10s)));
+  EXPECT_EQ(absent->requests, 1);
+  // Unavailable past the patience: that is the answer.
+  auto down = std::make_shared<ScriptedTransport>(std::vector<Response>{initializing});
+  Client c3(down);
+  absl::Status gone = ListableWithin(c3, HyperNodes(), 600ms);
+  EXPECT_TRUE(absl::IsUnavailable(gone)) << gone;
+  EXPECT_GE(down->requests, 2);
+  EXPECT_THAT(std::string(gone.message()), ::testing::HasSubstr("(re)initializing"));
 }
 
 TEST(StatusFromResponseTest, MapsCodesAndKeepsMessage) {

@@ -81,11 +81,13 @@ int RunController(const ControllerFlags& flags) {
   controllers.push_back(controller::NewQueueController(api, queue_options));
   // HyperNodes' status.nodeCount, where the API serves HyperNodes and lets this identity list
   // them (as the scheduler decides whether to watch them; Volcano's CRDs before 1.11 have none).
-  if (absl::StatusOr<client::ObjectList> probe = api.List(client::HyperNodes(), ""); probe.ok()) {
+  if (absl::Status probe =
+          client::ListableWithin(api, client::HyperNodes(), std::chrono::seconds(30));
+      probe.ok()) {
     controllers.push_back(controller::NewHyperNodeController(api));
   } else {
     fmt::print(stderr, "muster controller: not counting HyperNodes' nodes: {}\n",
-               std::string(probe.status().message()));
+               std::string(probe.message()));
   }
   auto stop_all = [&controllers] {
     for (auto it = controllers.rbegin(); it != controllers.rend(); ++it) (*it)->Stop();

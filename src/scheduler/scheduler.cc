@@ -243,14 +243,17 @@ absl::Status Scheduler::Start() {
   // with Volcano's CRDs from before 1.11, or without the RBAC rule, does not let it): without
   // them gangs have no topology to keep to, and an informer that can never list would hold
   // every cycle back.
-  if (absl::StatusOr<client::ObjectList> probe = s.client.List(client::HyperNodes(), "");
+  // A 503 (Volcano's CRDs applied a moment ago, their storage "(re)initializing") is waited out
+  // for a while, not taken for a cluster without HyperNodes.
+  if (absl::Status probe = client::ListableWithin(s.client, client::HyperNodes(),
+                                                  std::chrono::seconds(30));
       probe.ok()) {
     add(client::HyperNodes(),
         s.Handlers<api::HyperNode>(Kind::kHyperNode, api::DecodeHyperNode, HyperNodeChange));
   } else {
     s.Log(fmt::format("not watching HyperNodes (topology.volcano.sh/v1alpha1), gangs are placed "
                       "without a network topology: {}",
-                      std::string(probe.status().message())));
+                      std::string(probe.message())));
   }
   add(client::PodGroups(),
       s.Handlers<api::PodGroup>(Kind::kPodGroup, api::DecodePodGroup, PodGroupChange));
