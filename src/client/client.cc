@@ -583,7 +583,9 @@ absl::Status ListableWithin(Client& client, const Resource& resource,
   while (true) {
     absl::StatusOr<ObjectList> probe = client.List(resource, "");
     if (probe.ok()) return absl::OkStatus();
-    if (!absl::IsUnavailable(probe.status()) || std::chrono::steady_clock::now() >= deadline) {
+    const bool later = absl::IsUnavailable(probe.status()) ||
+                       absl::IsResourceExhausted(probe.status());  // 503, 429: ask again
+    if (!later || std::chrono::steady_clock::now() >= deadline) {
       return probe.status();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));

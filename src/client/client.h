@@ -288,9 +288,10 @@ absl::Status StatusFromResponse(const Response& response);
 
 // Whether `resource` can be listed (cluster-wide): what a component checks before it watches a
 // kind that a cluster may not serve (Volcano's HyperNodes before 1.11) or may not let it list.
-// An Unavailable answer (503: a CRD just created, whose storage is "(re)initializing"; a server
-// restarting) is asked again every 250 ms for up to `patience`. OK when a list succeeds;
-// otherwise the lasting refusal (NotFound, Forbidden, or Unavailable past `patience`).
+// An answer that says "later" is asked again every 250 ms for up to `patience`: 429 (a CRD just
+// created, whose watch cache answers "storage is (re)initializing" with Retry-After) and 5xx (a
+// server restarting). OK when a list succeeds; otherwise the lasting refusal (NotFound,
+// Forbidden, or a "later" past `patience`).
 absl::Status ListableWithin(Client& client, const Resource& resource,
                             std::chrono::milliseconds patience);
 

@@ -243,7 +243,7 @@ absl::Status Scheduler::Start() {
   // with Volcano's CRDs from before 1.11, or without the RBAC rule, does not let it): without
   // them gangs have no topology to keep to, and an informer that can never list would hold
   // every cycle back.
-  // A 503 (Volcano's CRDs applied a moment ago, their storage "(re)initializing") is waited out
+  // A 429 (Volcano's CRDs applied a moment ago, their storage "(re)initializing") is waited out
   // for a while, not taken for a cluster without HyperNodes.
   if (absl::Status probe = client::ListableWithin(s.client, client::HyperNodes(),
                                                   std::chrono::seconds(30));
