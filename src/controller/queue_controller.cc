@@ -132,11 +132,12 @@ struct QueueController final : public Controller {
     std::string queue;
     std::string phase;
   };
-  std::mutex mu;  // guards the two maps
+  std::mutex mu;  // guards the maps below and the gauges' updates
   // The PodGroups ("ns/name") that name each queue, and what each names and its phase
   // (Volcano's podGroups map; the phase for the gauges).
   std::map<std::string, std::set<std::string>> groups_of_queue;
   std::map<std::string, GroupSeen> group_seen;
+  std::set<std::string> deleted_queues;  // deleted since last seen: no gauges until they return
 
   void Enqueue(const std::string& queue, const std::string& action, const std::string& event) {
     WorkItem item;
@@ -203,8 +204,21 @@ struct QueueController final : public Controller {
           }
         }
       }
+      // Under the same lock as a deletion's Forget: a sync that read the queue before it went
+      // must not bring its series back after it.
+      if (deleted_queues.count(queue) != 0) return;
+      gauges->Set(queue, counts);
     }
-    gauges->Set(queue, counts);
+  }
+
+  void ForgetQueue(const std::string& queue) {
+    std::lock_guard lock(mu);
+    deleted_queues.insert(queue);
+    if (gauges) gauges->Forget(queue);
+  }
+  void QueueCame(const std::string& queue) {
+    std::lock_guard lock(mu);
+    deleted_queues.erase(queue);
   }
 
   void RecordQueueEvent(const json::object& queue, const PlannedEvent& e) {
@@ -327,6 +341,7 @@ absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
   s.started = true;
   client::InformerHandlers queues;
   queues.on_add = [&s](const json::object& q) {
+    s.QueueCame(api::MetaString(q, "name"));
     s.Enqueue(api::MetaString(q, "name"), kSyncQueueAction, kOutOfSyncEvent);
   };
   // updateQueue: a new parent is synced (its state may close or open the queue).
@@ -336,9 +351,7 @@ absl::Status QueueController::Start(std::chrono::milliseconds sync_timeout) {
       s.Enqueue(api::MetaString(q, "name"), kSyncQueueAction, kOutOfSyncEvent);
     }
   };
-  queues.on_delete = [&s](const json::object& q) {
-    if (s.gauges) s.gauges->Forget(api::MetaString(q, "name"));
-  };
+  queues.on_delete = [&s](const json::object& q) { s.ForgetQueue(api::MetaString(q, "name")); };
   s.queues.AddHandlers(std::move(queues));
   client::InformerHandlers groups;
   groups.on_add = [&s](const json::object& g) { s.OnGroup(g); };
