@@ -31,9 +31,22 @@ namespace {
 // count), so requests coalesce into it.
 constexpr char kRecountKey[] = "hypernodes";
 
+const json::object* LabelsJson(const json::object& node) {
+  return api::ObjectAt(api::ObjectAt(node, "metadata"), "labels");
+}
+
+// Whether two states of a Node carry the same labels (none and {} alike), without copying them:
+// every Node status write passes here.
+bool SameLabels(const json::object& a, const json::object& b) {
+  const json::object* la = LabelsJson(a);
+  const json::object* lb = LabelsJson(b);
+  if (la == nullptr || la->empty()) return lb == nullptr || lb->empty();
+  return lb != nullptr && *la == *lb;
+}
+
 api::StringMap LabelsOf(const json::object& node) {
   api::StringMap labels;
-  const json::object* l = api::ObjectAt(api::ObjectAt(node, "metadata"), "labels");
+  const json::object* l = LabelsJson(node);
   if (l == nullptr) return labels;
   for (const auto& [key, value] : *l) {
     if (value.is_string()) labels.emplace(key, std::string(value.get_string()));
@@ -154,7 +167,7 @@ absl::Status HyperNodeController::Start(std::chrono::milliseconds sync_timeout) 
   client::InformerHandlers nodes;
   nodes.on_add = [&s](const json::object&) { s.RecountSoon(); };
   nodes.on_update = [&s](const json::object& old_node, const json::object& node) {
-    if (LabelsOf(old_node) != LabelsOf(node)) s.RecountSoon();
+    if (!SameLabels(old_node, node)) s.RecountSoon();
   };
   nodes.on_delete = [&s](const json::object&) { s.RecountSoon(); };
   s.nodes.AddHandlers(std::move(nodes));
