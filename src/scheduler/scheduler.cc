@@ -135,7 +135,6 @@ void Scheduler::State::RunCycle(std::vector<Delta> batch, Clock::time_point star
   if (!change.message.empty()) Log(change.message);
   if (change.reloaded) {
     backoff.ResetAll();
-    ++conf_reloads;
     std::lock_guard<std::mutex> lock(stats_mu);
     ++stats.conf_reloads;
   }

@@ -200,7 +200,6 @@ struct Scheduler::State {
   std::atomic<uint64_t> fault_binds{0};  // options.fault_kill_after_binds
   int next_start_node = 0;
   uint64_t session_seq = 0;
-  uint64_t conf_reloads = 0;  // what the estimator's generation adds to the mirror's changes
   std::string session_prefix;
 
   // The last kRecentCycles cycles' durations (rings), for the percentiles in stats.

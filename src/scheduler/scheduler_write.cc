@@ -297,8 +297,13 @@ void Scheduler::State::Write(const CycleWrites& writes) {
 }
 
 void Scheduler::State::WriteEstimates(int64_t now_unix, std::set<std::string>& planned) {
+  uint64_t reloads;  // a reloaded configuration can move every answer, as a change can
+  {
+    std::lock_guard<std::mutex> lock(stats_mu);
+    reloads = stats.conf_reloads;
+  }
   for (const EstimateWrite& w :
-       estimator.Plan(mirror.cluster(), conf.conf(), now_unix, mirror.Changes() + conf_reloads)) {
+       estimator.Plan(mirror.cluster(), conf.conf(), now_unix, mirror.Changes() + reloads)) {
     absl::Status st = client.PatchWithoutResult(client::PodGroups(), w.ns, w.name,
                                                 client::PatchType::kMerge, w.Patch());
     if (st.ok()) {
