@@ -247,10 +247,11 @@ absl::Status NodeAgent::RegisterAll() {
         std::lock_guard<std::mutex> lock(failed_mu);
         if (!failed.ok()) return;
       }
-      absl::Status s = RegisterNode(nodes_[i]);
+      bool created = false;
+      absl::Status s = RegisterNode(nodes_[i], &created);
       if (s.ok()) {
         registered_.fetch_add(1);
-        s = RenewLease(nodes_[i]);
+        s = RenewLease(nodes_[i], created);
       }
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(failed_mu);
@@ -259,9 +260,9 @@ absl::Status NodeAgent::RegisterAll() {
       }
     }
   };
-  // A node is three writes (the Node, its status, its Lease). One after another over HTTP,
-  // 5,000 nodes took a minute, longer than a Lease lasts; up to four writers share them. Small
-  // clusters register in order on this thread alone.
+  // A new node is two writes (the Node with its status, its Lease). One after another over
+  // HTTP, 5,000 nodes took a minute at four writes each, longer than a Lease lasts; up to four
+  // writers share them. Small clusters register in order on this thread alone.
   std::vector<std::thread> helpers(std::min<size_t>(3, nodes_.size() / 64));
   for (std::thread& t : helpers) {
     if (!common::StartThread(t, "node registration", work).ok()) break;  // fewer helpers
@@ -338,7 +339,7 @@ void NodeAgent::NodeEvent(const NodeConfig& node, const std::string& reason,
   sink_->Record(std::move(record));
 }
 
-absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
+absl::Status NodeAgent::RegisterNode(const NodeConfig& node, bool* created_now) {
   json::object labels;
   for (const auto& [k, v] : node.labels) labels[k] = v;
   json::object annotations{{"node.alpha.kubernetes.io/ttl", "0"},
@@ -361,11 +362,16 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
     spec["podCIDR"] = node.pod_cidr;
     spec["podCIDRs"] = json::array{json::value(node.pod_cidr)};
   }
-  json::object obj{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", meta}, {"spec", spec}};
+  json::object obj{{"apiVersion", "v1"},
+                   {"kind", "Node"},
+                   {"metadata", meta},
+                   {"spec", spec},
+                   {"status", NodeStatus(node)}};
   auto created = client_.Create(client::Nodes(), "", std::move(obj));
   std::string uid;
   if (created.ok()) {
     uid = MetaString(*created, "uid");
+    if (created_now != nullptr) *created_now = true;
   } else if (absl::IsAlreadyExists(created.status())) {
     // Registered by an earlier run: labels are re-applied; taints stay as they are now. The
     // rack and spine labels are the cluster file's topology's alone: one it no longer gives the
@@ -390,13 +396,15 @@ absl::Status NodeAgent::RegisterNode(const NodeConfig& node) {
                             std::string(created.status().message())));
   }
   if (auto it = node_index_.find(node.name); it != node_index_.end()) node_uids_[it->second] = uid;
-  if (absl::Status s = WriteNodeStatus(node); !s.ok()) return s;
+  if (!created.ok()) {
+    if (absl::Status s = WriteNodeStatus(node); !s.ok()) return s;
+  }
   NodeEvent(node, "Starting", "Starting kubelet.");
   NodeEvent(node, "NodeReady", Cat("Node ", node.name, " status is now: NodeReady"));
   return absl::OkStatus();
 }
 
-absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
+json::object NodeAgent::NodeStatus(const NodeConfig& node) const {
   const std::string now = api::FormatTime(std::chrono::system_clock::now());
   const std::string since = api::FormatTime(started_at_);
   json::array conditions{
@@ -430,7 +438,11 @@ absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
                                 json::object{{"type", "Hostname"}, {"address", node.name}}}},
       {"daemonEndpoints", json::object{{"kubeletEndpoint", json::object{{"Port", 10250}}}}},
       {"nodeInfo", std::move(info)}};
-  json::object patch{{"status", std::move(status)}};
+  return status;
+}
+
+absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
+  json::object patch{{"status", NodeStatus(node)}};
   auto patched = client_.Patch(client::Nodes(), "", node.name, client::PatchType::kMerge,
                                json::serialize(patch), "status");
   if (!patched.ok()) {
@@ -441,15 +453,21 @@ absl::Status NodeAgent::WriteNodeStatus(const NodeConfig& node) {
   return absl::OkStatus();
 }
 
-absl::Status NodeAgent::RenewLease(const NodeConfig& node) {
+absl::Status NodeAgent::RenewLease(const NodeConfig& node, bool create_first) {
   const std::string renew = api::FormatMicroTime(std::chrono::system_clock::now());
   json::object spec{{"holderIdentity", node.name},
                     {"leaseDurationSeconds", options_.lease_duration_seconds},
                     {"renewTime", renew}};
-  auto patched = client_.Patch(client::Leases(), kLeaseNamespace, node.name,
-                               client::PatchType::kMerge,
-                               json::serialize(json::object{{"spec", spec}}));
-  if (patched.ok() || !absl::IsNotFound(patched.status())) return patched.status();
+  auto patch = [&]() -> absl::Status {
+    return client_
+        .Patch(client::Leases(), kLeaseNamespace, node.name, client::PatchType::kMerge,
+               json::serialize(json::object{{"spec", spec}}))
+        .status();
+  };
+  if (!create_first) {
+    absl::Status patched = patch();
+    if (patched.ok() || !absl::IsNotFound(patched)) return patched;
+  }
   json::object meta{{"name", node.name}, {"namespace", kLeaseNamespace}};
   std::string uid;
   if (auto it = node_index_.find(node.name); it != node_index_.end()) uid = node_uids_[it->second];
@@ -462,6 +480,7 @@ absl::Status NodeAgent::RenewLease(const NodeConfig& node) {
                      {"metadata", std::move(meta)},
                      {"spec", std::move(spec)}};
   auto created = client_.Create(client::Leases(), kLeaseNamespace, std::move(lease));
+  if (create_first && absl::IsAlreadyExists(created.status())) return patch();
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
     return absl::Status(created.status().code(),
                         Cat("creating the lease of node ", node.name, ": ",

@@ -107,9 +107,15 @@ class NodeAgent {
 
   // Every node registered with its Lease; the first failure.
   absl::Status RegisterAll();
-  absl::Status RegisterNode(const NodeConfig& node);
+  // The Node created with its status in one write, as the kubelet registers (its initialNode
+  // carries the status; kube-apiserver keeps a Node's status on create). A Node an earlier run
+  // registered gets its labels and its status written apart. *created: whether this call made it.
+  absl::Status RegisterNode(const NodeConfig& node, bool* created = nullptr);
+  boost::json::object NodeStatus(const NodeConfig& node) const;
   absl::Status WriteNodeStatus(const NodeConfig& node);
-  absl::Status RenewLease(const NodeConfig& node);
+  // The Lease renewed by a patch, created when there is none. create_first: a node registered
+  // a moment ago has none, so the create goes first (and a patch follows if one appeared).
+  absl::Status RenewLease(const NodeConfig& node, bool create_first = false);
   void Heartbeats();
   // The Node as stored (informer): when it is one of ours and not Ready as we report it, its
   // status is written at once.

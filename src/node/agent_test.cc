@@ -4,12 +4,16 @@
 
 #include "node/agent.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "apiserver/apiserver.h"
 #include "apiserver/local_transport.h"
@@ -336,6 +340,99 @@ TEST(NodeAgentStatusTest, ANodeMarkedNotReadyBySomeoneElseIsReportedReadyAgainAt
     EXPECT_EQ(seen, "True") << "sim-1 was not reported Ready again within 5 s";
     EXPECT_EQ(ready_status("sim-0"), "True");
     agent.Stop();
+  }
+  apiserver::testing::StopTestServer(*server, dir);
+}
+
+// A new node registers as the kubelet does: its Node is created with its status, so a watcher's
+// first sight of it (ADDED) is Ready with its capacity, and nothing writes the Node again until
+// its next status report; its Lease is created beside it. A restart on the same store finds
+// the Node and writes its status again.
+TEST(NodeAgentRegistrationTest, ANewNodeIsCreatedReadyAndItsLeaseBesideIt) {
+  const std::string dir = apiserver::testing::MakeTempDir("agent-register");
+  ASSERT_FALSE(dir.empty());
+  auto server = apiserver::testing::StartTestServer(dir);
+  ASSERT_TRUE(server.ok()) << server.status();
+  {
+    client::Client client(std::make_shared<apiserver::LocalTransport>(**server));
+    auto listed = client.List(client::Nodes(), "");
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    std::mutex mu;
+    std::vector<std::pair<client::WatchEventType, json::object>> seen;
+    std::atomic<bool> stop{false};
+    std::thread watcher([&] {
+      (void)client.Watch(client::Nodes(), "", listed->resource_version, {},
+                         [&](client::WatchEvent& e) {
+                           std::lock_guard<std::mutex> lock(mu);
+                           seen.emplace_back(e.type, *e.object);
+                           return true;
+                         },
+                         stop);
+    });
+    auto nodes = ParseClusterFile(
+        "nodePools:\n  - {name: sim, count: 2, gpu: {count: 8, model: A100}}\n");
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    NodeAgentOptions options;
+    options.data_dir = dir;
+    options.lease_renew_interval = 1h;
+    options.status_report_interval = 1h;
+    options.record_events = false;
+    auto ready = [](const json::object& node) {
+      const json::object* status = ObjectAt(node, "status");
+      const json::array* conditions = status ? ArrayAt(*status, "conditions") : nullptr;
+      if (conditions == nullptr) return false;
+      for (const json::value& c : *conditions) {
+        if (StringAt(c.as_object(), "type") == "Ready") {
+          return StringAt(c.as_object(), "status") == "True";
+        }
+      }
+      return false;
+    };
+    {
+      NodeAgent agent(client, *nodes, options);
+      ASSERT_TRUE(agent.Start().ok());
+      for (const char* name : {"sim-0", "sim-1"}) {
+        auto lease = client.Get(client::Leases(), "kube-node-lease", name);
+        ASSERT_TRUE(lease.ok()) << name << ": " << lease.status();
+        EXPECT_EQ(StringAt(*ObjectAt(*lease, "spec"), "holderIdentity"), name);
+      }
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
+      for (;;) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (seen.size() >= 2) break;
+        }
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the watch saw no two Nodes";
+        std::this_thread::sleep_for(10ms);
+      }
+      std::this_thread::sleep_for(200ms);  // a separate status write would have arrived by now
+      std::lock_guard<std::mutex> lock(mu);
+      ASSERT_EQ(seen.size(), 2u) << "each Node written once: created with its status";
+      for (const auto& [type, node] : seen) {
+        EXPECT_EQ(type, client::WatchEventType::kAdded);
+        EXPECT_TRUE(ready(node)) << json::serialize(node);
+        EXPECT_EQ(StringAt(*ObjectAt(*ObjectAt(node, "status"), "capacity"), "nvidia.com/gpu"),
+                  "8");
+      }
+      seen.clear();
+      agent.Stop();
+    }
+    // Marked not Ready while no agent ran; the next agent finds the Node and reports it again.
+    auto marked = client.Patch(
+        client::Nodes(), "", "sim-0", client::PatchType::kStrategic,
+        R"({"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown"}]}})",
+        "status");
+    ASSERT_TRUE(marked.ok()) << marked.status();
+    {
+      NodeAgent again(client, *nodes, options);
+      ASSERT_TRUE(again.Start().ok());
+      auto node = client.Get(client::Nodes(), "", "sim-0");
+      ASSERT_TRUE(node.ok()) << node.status();
+      EXPECT_TRUE(ready(*node)) << json::serialize(*node);
+      again.Stop();
+    }
+    stop = true;  // the watch polls it
+    watcher.join();
   }
   apiserver::testing::StopTestServer(*server, dir);
 }
