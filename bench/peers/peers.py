@@ -13,7 +13,9 @@ admission webhook would default: queue, schedulerName, minAvailable, maxRetry an
 minAvailable and maxRetry) or `batchjobs` (Kubernetes
 batch/v1 Jobs of --gang parallel pods). --threads connections post
 in parallel as fast as the API server takes them; --over S spreads the gangs' arrival evenly over
-S seconds. Every pod carries the label peers=<--label, default measured> and, in a gang, peers-group and
+S seconds; --bound-to PREFIX:N creates plain pods already bound, round-robin to the nodes
+PREFIX-0 .. PREFIX-(N-1) (spec.nodeName, as the initial pods scheduler_perf leaves placed before
+it measures). Every pod carries the label peers=<--label, default measured> and, in a gang, peers-group and
 peers-min, so the watcher needs no other object.
 
 watch: lists then watches the pods labelled --selector (default peers=measured). Times are the watcher's own clock: a
@@ -121,8 +123,12 @@ def units(kind, count, args):
     gang = int(args["gang"])
     out = []
     if kind == "pods":
+        node_prefix, _, node_count = args["bound-to"].rpartition(":")
         for i in range(count):
-            out.append([(ns, pod_object("%s-%05d" % (prefix, i), args))])
+            pod = pod_object("%s-%05d" % (prefix, i), args)
+            if node_prefix:
+                pod["spec"]["nodeName"] = "%s-%d" % (node_prefix, i % int(node_count))
+            out.append([(ns, pod)])
     elif kind == "gangs":
         for g in range(count):
             group = "%s-%04d" % (prefix, g)
@@ -172,7 +178,7 @@ def create(argv):
     kubeconfig, kind, count = argv[0], argv[1], int(argv[2])
     args = {"threads": "4", "over": "0", "cpu": "100m", "memory": "500Mi", "gpus": "0",
             "scheduler": "", "gang": "8", "prefix": "p", "types": "0",
-            "label": "measured"}
+            "label": "measured", "bound-to": ""}
     rest = argv[3:]
     while rest:
         key = rest.pop(0)
