@@ -787,6 +787,29 @@ TEST_F(HandlersTest, StrategicMergeOnCustomResourceIs415AndApplyCreates) {
   EXPECT_EQ(Body(strategic).at("reason").as_string(), "UnsupportedMediaType");
 }
 
+// A field manager that is not valid UTF-8 (a query parameter's percent-escapes decode to any
+// bytes) is recorded with U+FFFD in place of each bad byte, as kube-apiserver stores it: the
+// answer and the stored object stay JSON that any client reads. Found by handlers_fuzz.
+TEST_F(HandlersTest, AFieldManagerThatIsNotUtf8IsRecordedAsValidText) {
+  std::string job = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",)"
+                    R"("metadata":{"name":"j"},"spec":{"tasks":[{"name":"t","replicas":1,)"
+                    R"("template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})";
+  for (int status : {201, 200}) {
+    auto applied = Call("PATCH", std::string(kJobs) + "/j", job, "application/apply-patch+yaml",
+                        {{"fieldManager", "ku\xff\xfe"}});
+    ASSERT_EQ(applied.status, status) << applied.body;
+    json::value body = Body(applied);  // a strict parse: it fails on invalid UTF-8
+    const json::array& managed = body.at("metadata").at("managedFields").as_array();
+    ASSERT_EQ(managed.size(), 1u);
+    EXPECT_EQ(managed[0].at("manager").as_string(), "ku\xef\xbf\xbd\xef\xbf\xbd");
+  }
+  auto got = Call("GET", std::string(kJobs) + "/j");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(Body(got).at("metadata").at("managedFields").as_array()[0].at("manager").as_string(),
+            "ku\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_TRUE(store_->Damaged().empty());
+}
+
 // Server-side apply by two field managers over HTTP: the 409 a changed field of another's gets
 // (kube's message and FieldManagerConflict cause), force, and the option checks every write has.
 TEST_F(HandlersTest, ServerSideApplyKeepsFieldOwnershipAndRefusesConflicts) {

@@ -14,6 +14,7 @@
 #include "api/json_parse.h"
 #include "api/managed_fields.h"
 #include "api/patch.h"
+#include "api/text.h"
 #include "api/time.h"
 #include "api/yaml.h"
 #include "apiserver/admission/admission.h"
@@ -348,8 +349,12 @@ void RecordUpdateOwnership(const LiveState& state, json::object& next, std::stri
 api::FieldManager ManagerOf(const HttpRequest& req, const ResourceInfo& res, const Target& t,
                             bool apply) {
   api::FieldManager who;
-  who.manager = req.HasParam("fieldManager") ? std::string(req.Param("fieldManager"))
-                                             : api::ManagerFromUserAgent(req.user_agent);
+  // Recorded in metadata.managedFields, so valid UTF-8 whatever the client sent: each byte that
+  // starts no valid sequence becomes U+FFFD, as kube-apiserver's JSON encoding stores it (Go
+  // reads the bytes as RuneError, which is printable, so kube accepts such a manager).
+  who.manager = api::ToValidUtf8(req.HasParam("fieldManager")
+                                     ? req.Param("fieldManager")
+                                     : std::string_view(api::ManagerFromUserAgent(req.user_agent)));
   who.apply = apply;
   who.api_version = res.ApiVersion();
   who.subresource = t.subresource == "status" ? "status" : "";
