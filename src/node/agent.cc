@@ -458,10 +458,11 @@ absl::Status NodeAgent::RenewLease(const NodeConfig& node, bool create_first) {
   json::object spec{{"holderIdentity", node.name},
                     {"leaseDurationSeconds", options_.lease_duration_seconds},
                     {"renewTime", renew}};
+  // Serialised before `spec` moves into a Lease to create.
+  const std::string patch_body = json::serialize(json::object{{"spec", spec}});
   auto patch = [&]() -> absl::Status {
     return client_
-        .Patch(client::Leases(), kLeaseNamespace, node.name, client::PatchType::kMerge,
-               json::serialize(json::object{{"spec", spec}}))
+        .Patch(client::Leases(), kLeaseNamespace, node.name, client::PatchType::kMerge, patch_body)
         .status();
   };
   if (!create_first) {

@@ -372,6 +372,14 @@ TEST(NodeAgentRegistrationTest, ANewNodeIsCreatedReadyAndItsLeaseBesideIt) {
     auto nodes = ParseClusterFile(
         "nodePools:\n  - {name: sim, count: 2, gpu: {count: 8, model: A100}}\n");
     ASSERT_TRUE(nodes.ok()) << nodes.status();
+    // A Lease left from an earlier life of sim-1 (its Node gone): the new node's Lease create
+    // meets it and renews it instead.
+    auto stale = client.Create(
+        client::Leases(), "kube-node-lease",
+        json::parse(R"({"metadata":{"name":"sim-1"},"spec":{"holderIdentity":"old",)"
+                    R"("renewTime":"2020-01-01T00:00:00.000000Z"}})")
+            .as_object());
+    ASSERT_TRUE(stale.ok()) << stale.status();
     NodeAgentOptions options;
     options.data_dir = dir;
     options.lease_renew_interval = 1h;
@@ -395,6 +403,7 @@ TEST(NodeAgentRegistrationTest, ANewNodeIsCreatedReadyAndItsLeaseBesideIt) {
         auto lease = client.Get(client::Leases(), "kube-node-lease", name);
         ASSERT_TRUE(lease.ok()) << name << ": " << lease.status();
         EXPECT_EQ(StringAt(*ObjectAt(*lease, "spec"), "holderIdentity"), name);
+        EXPECT_GT(StringAt(*ObjectAt(*lease, "spec"), "renewTime"), "2020-01-01T00:00:00.000000Z");
       }
       const auto deadline = std::chrono::steady_clock::now() + 10s;
       for (;;) {
